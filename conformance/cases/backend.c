@@ -1,0 +1,82 @@
+/*
+ * backend.c - the backend table itself (spec/10-backend.md).
+ */
+#include <string.h>
+
+#include "cases/util.h"
+
+static void *objects_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    ck_assert_ptr_eq(cw__backend_of(ctx), cwc_backend);
+    cw_ctx *child = cw_child(ctx, "c");
+    ck_assert_ptr_eq(cw__backend_of(child), cwc_backend);
+    cw_handle *h = cw_handle_ready(ctx, CW_OK, NULL);
+    ck_assert_ptr_eq(cw__backend_of(h), cwc_backend);
+    cw_chan *c = cw_chan_new(ctx, 1, 1);
+    ck_assert_ptr_eq(cw__backend_of(c), cwc_backend);
+    cw_oneshot *o = cw_oneshot_new(ctx, 1);
+    ck_assert_ptr_eq(cw__backend_of(o), cwc_backend);
+    cw_signal *s = cw_stopped(ctx);
+    ck_assert_ptr_eq(cw__backend_of(s), cwc_backend);
+    cw_waker *w = cw_waker_current(ctx);
+    ck_assert_ptr_eq(cw__backend_of(w), cwc_backend);
+    cw_wait wait = cw_wait_pending(ctx);
+    ck_assert_ptr_eq(wait.backend, cwc_backend);
+    cw_waker_release(w);
+    cw_signal_release(s);
+    cw_oneshot_sender_drop(o);
+    cw_oneshot_receiver_drop(o);
+    cw_chan_sender_drop(c);
+    cw_chan_receiver_drop(c);
+    cw_handle_release(h);
+    cw_ctx_release(child);
+    return NULL;
+}
+
+CWC_CASE(backend_table_and_objects, "backend", "ABI-001 ABI-002 ABI-003", 0)
+{
+    ck_assert_uint_eq(CW_ABI_MAJOR(cwc_backend->abi_version), CW_ABI_MAJOR(CW_ABI_VERSION));
+    ck_assert_uint_ge(cwc_backend->size, offsetof(cw_backend, audit_digest));
+    ck_assert_ptr_nonnull(cwc_backend->name);
+    ck_assert_uint_eq(cwc_backend->capabilities & ~(uint64_t)(CW_CAP_DETERMINISTIC | CW_CAP_AUDIT |
+                                                              CW_CAP_PARALLEL),
+                      0);
+    cwc_run_ok(NULL, objects_root, NULL);
+}
+
+static void *audit_root(cw_ctx *ctx, void *arg)
+{
+    char digest[65];
+    int rc = cw_audit_digest(ctx, digest);
+    if (*(int *)arg) {
+        ck_assert_int_eq(rc, CW_OK);
+        ck_assert_uint_eq(strlen(digest), 64);
+    } else {
+        ck_assert_int_eq(rc, CW_ERR_UNSUPPORTED);
+    }
+    return NULL;
+}
+
+CWC_CASE(audit_matches_capability, "backend", "ABI-003", 0)
+{
+    int has = (cwc_backend->capabilities & CW_CAP_AUDIT) != 0;
+    cwc_run_ok(NULL, audit_root, &has);
+}
+
+CWC_CASE(error_strings, "errors", "ERR-001", 0)
+{
+    ck_assert_str_eq(cw_strerror(CW_OK), "ok");
+    ck_assert_str_eq(cw_strerror(CW_ERR_EXITED), "exited");
+    ck_assert_str_eq(cw_strerror(CW_ERR_CLOSED), "closed");
+    ck_assert_str_eq(cw_strerror(CW_ERR_ABORTED), "aborted");
+    ck_assert_str_eq(cw_strerror(CW_ERR_TIMEOUT), "timeout");
+    ck_assert_str_eq(cw_strerror(CW_ERR_BIND_FAILED), "bind failed");
+    ck_assert_str_eq(cw_strerror(CW_ERR_RECV_FAILED), "recv failed");
+    ck_assert_str_eq(cw_strerror(12345), "unknown error");
+    /* Every code has its own text and is negative. */
+    for (int a = -70; a < 0; a++)
+        for (int b = a + 1; b < 0; b++)
+            if (strcmp(cw_strerror(a), "unknown error") != 0)
+                ck_assert_str_ne(cw_strerror(a), cw_strerror(b));
+}

@@ -1,0 +1,105 @@
+/*
+ * channels.c - mpsc channels and oneshots (spec/09-channels.md).
+ */
+#include "cases/util.h"
+
+struct producer {
+    cw_chan *c;
+    int first, count;
+};
+
+static void *produce(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    struct producer *p = arg;
+    for (int i = 0; i < p->count; i++) {
+        int v = p->first + i;
+        ck_assert_int_eq(cw_chan_send(p->c, &v), CW_OK);
+    }
+    cw_chan_sender_drop(p->c);
+    return NULL;
+}
+
+static void *fifo_root(cw_ctx *ctx, void *arg)
+{
+    size_t capacity = (size_t)(uintptr_t)arg;
+    cw_chan *c = cw_chan_new(ctx, sizeof(int), capacity);
+    ck_assert_ptr_nonnull(c);
+    struct producer p[2] = {{c, 0, 100}, {c, 1000, 100}};
+    cw_chan_sender_add(c); /* two producers; the creator's sender goes to the first */
+    cw_handle *h[2];
+    for (int i = 0; i < 2; i++)
+        h[i] = cw_spawn(cw_child(ctx, "producer"), produce, &p[i]);
+    int next[2] = {0, 1000}, got = 0, v;
+    while (cw_chan_recv(c, &v) == CW_OK) {
+        int who = v >= 1000;
+        ck_assert_int_eq(v, next[who]); /* each producer's values arrive in order */
+        next[who]++;
+        got++;
+    }
+    ck_assert_int_eq(got, 200);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(cw_join(h[i], NULL), CW_OK);
+        cw_handle_release(h[i]);
+    }
+    cw_chan_receiver_drop(c);
+    return NULL;
+}
+
+CWC_CASE(channel_fifo_and_close, "channels", "CHN-001 CHN-003", 0)
+{
+    cwc_run_ok(NULL, fifo_root, (void *)(uintptr_t)0);
+    cwc_run_ok(NULL, fifo_root, (void *)(uintptr_t)3);
+}
+
+static void *bounded_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_chan *c = cw_chan_new(ctx, sizeof(int), 2);
+    int v = 1;
+    ck_assert_int_eq(cw_chan_send(c, &v), CW_OK);
+    ck_assert_int_eq(cw_chan_send(c, &v), CW_OK);
+    cw_wait send = cw_wait_send(c, &v);
+    ck_assert_int_eq(cw_timeout(ctx, 10 * CW_MSEC, &send), CW_ERR_TIMEOUT);
+    ck_assert_int_eq(cw_chan_recv(c, &v), CW_OK);
+    ck_assert_int_eq(cw_chan_try_send(c, &v), CW_OK);
+    cw_chan_receiver_drop(c);
+    ck_assert_int_eq(cw_chan_send(c, &v), CW_ERR_CLOSED);
+    cw_chan_sender_drop(c);
+    ck_assert_ptr_null(cw_chan_new(ctx, 0, 1));
+    return NULL;
+}
+
+CWC_CASE(channel_bounded_blocks_and_receiver_drop, "channels", "CHN-002 CHN-004", 0)
+{
+    cwc_run_ok(NULL, bounded_root, NULL);
+}
+
+static void *oneshot_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_oneshot *o = cw_oneshot_new(ctx, sizeof(long));
+    long v = 99, out = 0;
+    ck_assert_int_eq(cw_oneshot_send(o, &v), CW_OK);
+    ck_assert_int_eq(cw_oneshot_recv(o, &out), CW_OK); /* both sides ended: freed */
+    ck_assert_int_eq(out, 99);
+
+    cw_oneshot *dropped = cw_oneshot_new(ctx, sizeof(long));
+    cw_oneshot_sender_drop(dropped);
+    ck_assert_int_eq(cw_oneshot_recv(dropped, &out), CW_ERR_CLOSED);
+
+    cw_oneshot *twice = cw_oneshot_new(ctx, sizeof(long));
+    ck_assert_int_eq(cw_oneshot_send(twice, &v), CW_OK);
+    ck_assert_int_eq(cw_oneshot_send(twice, &v), CW_ERR_INVALID);
+    cw_oneshot_receiver_drop(twice);
+
+    cw_oneshot *deaf = cw_oneshot_new(ctx, sizeof(long));
+    cw_oneshot_receiver_drop(deaf);
+    ck_assert_int_eq(cw_oneshot_send(deaf, &v), CW_ERR_CLOSED);
+    return NULL;
+}
+
+CWC_CASE(oneshot_send_recv_and_drops, "channels", "CHN-005", 0)
+{
+    cwc_run_ok(NULL, oneshot_root, NULL);
+}

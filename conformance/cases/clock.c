@@ -1,0 +1,87 @@
+/*
+ * clock.c - the runtime clock, sleeping and timeouts (spec/07-clock.md).
+ */
+#include "cases/util.h"
+
+static void *clock_sleep_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_time start = cw_current(ctx);
+    ck_assert_int_eq(cw_sleep(ctx, 10 * CW_MSEC), CW_OK);
+    ck_assert_uint_ge(cw_current(ctx) - start, 10 * CW_MSEC);
+    return NULL;
+}
+
+CWC_CASE(clock_sleep, "clock", "CLK-001", 0)
+{
+    cwc_run_ok(NULL, clock_sleep_root, NULL);
+}
+
+static void *clock_sleep_until_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_time now = cw_current(ctx);
+    ck_assert_int_eq(cw_sleep_until(ctx, now + 100 * CW_MSEC), CW_OK);
+    ck_assert_uint_ge(cw_current(ctx) - now, 100 * CW_MSEC);
+    /* A deadline already passed completes at once. */
+    ck_assert_int_eq(cw_sleep_until(ctx, now), CW_OK);
+    return NULL;
+}
+
+CWC_CASE(clock_sleep_until, "clock", "CLK-002", 0)
+{
+    cwc_run_ok(NULL, clock_sleep_until_root, NULL);
+}
+
+static void *far_future_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_wait w = cw_wait_sleep_until(ctx, CW_TIME_MAX);
+    ck_assert_int_eq(cw_timeout(ctx, CW_MSEC, &w), CW_ERR_TIMEOUT);
+    /* A sleep whose end cannot be represented saturates rather than wraps. */
+    cw_wait huge = cw_wait_sleep(ctx, CW_FOREVER - 1);
+    ck_assert_int_eq(cw_timeout(ctx, CW_MSEC, &huge), CW_ERR_TIMEOUT);
+    return NULL;
+}
+
+CWC_CASE(clock_sleep_until_far_future, "clock", "CLK-003", 0)
+{
+    cwc_run_ok(NULL, far_future_root, NULL);
+}
+
+static void *clock_timeout_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_wait ready = cw_wait_ready(ctx, CW_OK);
+    ck_assert_int_eq(cw_timeout(ctx, 100 * CW_MSEC, &ready), CW_OK);
+    cw_wait pending = cw_wait_pending(ctx);
+    cw_time before = cw_current(ctx);
+    ck_assert_int_eq(cw_timeout(ctx, 50 * CW_MSEC, &pending), CW_ERR_TIMEOUT);
+    ck_assert_uint_ge(cw_current(ctx) - before, 50 * CW_MSEC);
+    cw_wait sleep = cw_wait_sleep(ctx, 50 * CW_MSEC);
+    ck_assert_int_eq(cw_timeout(ctx, 100 * CW_MSEC, &sleep), CW_OK);
+    return NULL;
+}
+
+CWC_CASE(clock_timeout, "clock", "CLK-004", 0)
+{
+    cwc_run_ok(NULL, clock_timeout_root, NULL);
+}
+
+static void *monotonic_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_time last = cw_current(ctx);
+    for (int i = 0; i < 100; i++) {
+        cw_yield(ctx);
+        cw_time now = cw_current(ctx);
+        ck_assert_uint_ge(now, last);
+        last = now;
+    }
+    return NULL;
+}
+
+CWC_CASE(clock_never_goes_back, "clock", "CLK-005", 0)
+{
+    cwc_run_ok(NULL, monotonic_root, NULL);
+}

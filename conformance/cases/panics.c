@@ -1,0 +1,317 @@
+/*
+ * panics.c - panics, catch_panics, cleanup handlers and how a run ends
+ * (spec/06-panics.md, spec/02-runner.md).
+ */
+#include <string.h>
+
+#include "cases/util.h"
+
+static void *panic_now(cw_ctx *ctx, void *arg)
+{
+    cw_panic(ctx, "%s", (const char *)arg);
+}
+
+static void expect_panic(const cw_config *cfg, cw_task_fn root, void *arg, const char *needle)
+{
+    cw_run_result res;
+    int rc = cwc_run(cfg, root, arg, &res);
+    ck_assert_int_eq(rc, CW_ERR_PANICKED);
+    ck_assert_int_eq(res.status, CW_ERR_PANICKED);
+    ck_assert_msg(strstr(res.message, needle), "message '%s' lacks '%s'", res.message, needle);
+}
+
+CWC_CASE(panic_aborts_root, "panics", "RUN-004 PAN-001", 0)
+{
+    cw_config cfg = cwc_config();
+    expect_panic(&cfg, panic_now, "blah", "blah");
+    cfg.catch_panics = true; /* a root panic ends the run even when caught */
+    expect_panic(&cfg, panic_now, "blah", "blah");
+}
+
+static void *sleep_forever(cw_ctx *ctx)
+{
+    for (;;)
+        cw_sleep(ctx, 100 * CW_MSEC);
+    return NULL;
+}
+
+static void *panic_spawn_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_handle_release(cw_spawn(cw_child(ctx, "panic"), panic_now, "blah"));
+    return sleep_forever(ctx);
+}
+
+CWC_CASE(panic_aborts_spawn, "panics", "PAN-001", 0)
+{
+    expect_panic(NULL, panic_spawn_root, NULL, "blah");
+}
+
+static void *panic_spawn_caught_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_handle *h = cw_spawn(cw_child(ctx, "panic"), panic_now, "blah");
+    int rc = cw_join(h, NULL);
+    cw_handle_release(h);
+    return (void *)(intptr_t)rc;
+}
+
+CWC_CASE(panic_aborts_spawn_caught, "panics", "PAN-002", 0)
+{
+    cw_config cfg = cwc_config();
+    cfg.catch_panics = true;
+    ck_assert_int_eq((int)(intptr_t)cwc_run_ok(&cfg, panic_spawn_caught_root, NULL),
+                     CW_ERR_EXITED);
+}
+
+static void *multiple_panics_root(cw_ctx *ctx, void *arg)
+{
+    static const char *booms[3] = {"boom 1", "boom 2", "boom 3"};
+    cw_handle *h[3];
+    for (int i = 0; i < 3; i++)
+        h[i] = cw_spawn(cw_child(ctx, "panic"), panic_now, (void *)booms[i]);
+    if (!arg)
+        return sleep_forever(ctx);
+    int *results = arg;
+    for (int i = 0; i < 3; i++) {
+        results[i] = cw_join(h[i], NULL);
+        cw_handle_release(h[i]);
+    }
+    return NULL;
+}
+
+CWC_CASE(multiple_panics, "panics", "PAN-001 PAN-003", 0)
+{
+    cw_run_result res;
+    ck_assert_int_eq(cwc_run(NULL, multiple_panics_root, NULL, &res), CW_ERR_PANICKED);
+    ck_assert_msg(!strcmp(res.message, "boom 1") || !strcmp(res.message, "boom 2") ||
+                      !strcmp(res.message, "boom 3"),
+                  "message '%s' is none of the panics", res.message);
+}
+
+CWC_CASE(multiple_panics_caught, "panics", "PAN-002", 0)
+{
+    cw_config cfg = cwc_config();
+    cfg.catch_panics = true;
+    int results[3] = {0, 0, 0};
+    cwc_run_ok(&cfg, multiple_panics_root, results);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(results[i], CW_ERR_EXITED);
+}
+
+static void *blocking_panic_root(cw_ctx *ctx, void *arg)
+{
+    int execution = (int)(intptr_t)arg;
+    cw_ctx *spawner = cw_child(ctx, "blocking");
+    if (execution == CW_EXEC_DEDICATED)
+        cw_dedicated(spawner);
+    else
+        cw_shared(spawner, true);
+    cw_handle *h = cw_spawn(spawner, panic_now, "blocking task panicked");
+    int rc = cw_join(h, NULL);
+    cw_handle_release(h);
+    return (void *)(intptr_t)rc;
+}
+
+CWC_CASE(spawn_blocking_panic, "panics", "PAN-001 TASK-006", 0)
+{
+    expect_panic(NULL, blocking_panic_root, (void *)(intptr_t)CW_EXEC_SHARED_BLOCKING,
+                 "blocking task panicked");
+    expect_panic(NULL, blocking_panic_root, (void *)(intptr_t)CW_EXEC_DEDICATED,
+                 "blocking task panicked");
+}
+
+CWC_CASE(spawn_blocking_panic_caught, "panics", "PAN-002 TASK-006", 0)
+{
+    cw_config cfg = cwc_config();
+    cfg.catch_panics = true;
+    ck_assert_int_eq(
+        (int)(intptr_t)cwc_run_ok(&cfg, blocking_panic_root, (void *)(intptr_t)CW_EXEC_SHARED_BLOCKING),
+        CW_ERR_EXITED);
+    ck_assert_int_eq(
+        (int)(intptr_t)cwc_run_ok(&cfg, blocking_panic_root, (void *)(intptr_t)CW_EXEC_DEDICATED),
+        CW_ERR_EXITED);
+}
+
+/* ---- cleanup handlers ------------------------------------------------------------------ */
+
+struct order {
+    char log[16];
+    int n;
+};
+
+static void note_a(void *arg)
+{
+    struct order *o = arg;
+    o->log[o->n++] = 'a';
+}
+
+static void note_b(void *arg)
+{
+    struct order *o = arg;
+    o->log[o->n++] = 'b';
+}
+
+static void note_c(void *arg)
+{
+    struct order *o = arg;
+    o->log[o->n++] = 'c';
+}
+
+struct cleanup_task {
+    struct order *order;
+    int mode; /* 0: wait to be aborted, 1: panic, 2: pop normally */
+    int ready; /* set once its handlers are registered */
+};
+
+static void *with_cleanups(cw_ctx *ctx, void *arg)
+{
+    struct cleanup_task *c = arg;
+    CW_CLEANUP_PUSH(ctx, note_a, c->order);
+    CW_CLEANUP_PUSH(ctx, note_b, c->order);
+    c->ready = 1;
+    if (c->mode == 1)
+        cw_panic(ctx, "unwind me");
+    if (c->mode == 0)
+        cwc_pending_task(ctx, NULL);
+    CW_CLEANUP_POP(ctx, true);
+    CW_CLEANUP_PUSH(ctx, note_c, c->order);
+    CW_CLEANUP_POP(ctx, false);
+    CW_CLEANUP_POP(ctx, true);
+    return NULL;
+}
+
+static void *cleanup_root(cw_ctx *ctx, void *arg)
+{
+    struct order *orders = arg;
+    struct cleanup_task tasks[3] = {{&orders[0], 0, 0}, {&orders[1], 1, 0}, {&orders[2], 2, 0}};
+    cw_handle *h[3];
+    for (int i = 0; i < 3; i++)
+        h[i] = cw_spawn(cw_child(ctx, "cleanup"), with_cleanups, &tasks[i]);
+    while (!tasks[0].ready) /* abort it at a suspension point, not before it starts */
+        cw_yield(ctx);
+    cw_abort(h[0]);
+    ck_assert_int_eq(cw_join(h[0], NULL), CW_ERR_CLOSED);
+    ck_assert_int_eq(cw_join(h[1], NULL), CW_ERR_EXITED);
+    ck_assert_int_eq(cw_join(h[2], NULL), CW_OK);
+    for (int i = 0; i < 3; i++)
+        cw_handle_release(h[i]);
+    return NULL;
+}
+
+CWC_CASE(cleanup_handlers_run_newest_first, "panics", "PAN-004 TASK-002", 0)
+{
+    cw_config cfg = cwc_config();
+    cfg.catch_panics = true;
+    struct order orders[3] = {{{0}, 0}, {{0}, 0}, {{0}, 0}};
+    cwc_run_ok(&cfg, cleanup_root, orders);
+    ck_assert_str_eq(orders[0].log, "ba"); /* aborted at its suspension point */
+    ck_assert_str_eq(orders[1].log, "ba"); /* panicked */
+    ck_assert_str_eq(orders[2].log, "ba"); /* popped with execute, c popped without */
+}
+
+/* A blocking call inside a cleanup handler of an unwinding task fails at
+ * once instead of suspending. */
+struct blocked_cleanup {
+    cw_ctx *ctx;
+    int sleep_result;
+    int ready;
+};
+
+static void sleep_in_cleanup(void *arg)
+{
+    struct blocked_cleanup *b = arg;
+    b->sleep_result = cw_sleep(b->ctx, CW_SEC);
+}
+
+static void *cleanup_sleeper(cw_ctx *ctx, void *arg)
+{
+    struct blocked_cleanup *b = arg;
+    b->ctx = ctx;
+    CW_CLEANUP_PUSH(ctx, sleep_in_cleanup, b);
+    b->ready = 1;
+    cwc_pending_task(ctx, NULL);
+    CW_CLEANUP_POP(ctx, false);
+    return NULL;
+}
+
+static void *blocked_cleanup_root(cw_ctx *ctx, void *arg)
+{
+    struct blocked_cleanup *b = arg;
+    cw_handle *h = cw_spawn(cw_child(ctx, "sleeper"), cleanup_sleeper, b);
+    while (!b->ready)
+        cw_yield(ctx);
+    cw_abort(h);
+    ck_assert_int_eq(cw_join(h, NULL), CW_ERR_CLOSED);
+    cw_handle_release(h);
+    return NULL;
+}
+
+CWC_CASE(cleanup_cannot_block, "panics", "PAN-005", 0)
+{
+    struct blocked_cleanup b = {NULL, 12345, 0};
+    cwc_run_ok(NULL, blocked_cleanup_root, &b);
+    ck_assert_int_eq(b.sleep_result, CW_ERR_CLOSED);
+}
+
+/* ---- the end of a run frees what is left ---------------------------------------------- */
+
+struct cycle_state {
+    cw_chan *setup, *mine, *theirs;
+    int *alive;
+};
+
+static void drop_resource(void *arg)
+{
+    int *alive = arg;
+    (*alive)--;
+}
+
+/* Each task holds the sending side the other waits on, so neither channel
+ * can ever close: only the end of the run can free them. */
+static void *cycle_task(cw_ctx *ctx, void *arg)
+{
+    struct cycle_state *s = arg;
+    (*s->alive)++;
+    CW_CLEANUP_PUSH(ctx, drop_resource, s->alive);
+    char unit = 1;
+    ck_assert_int_eq(cw_chan_send(s->theirs, &unit), CW_OK);
+    ck_assert_int_eq(cw_chan_recv(s->mine, &unit), CW_OK);
+    ck_assert_int_eq(cw_chan_send(s->setup, &unit), CW_OK);
+    while (cw_chan_recv(s->mine, &unit) == CW_OK) {
+    }
+    CW_CLEANUP_POP(ctx, true);
+    return NULL;
+}
+
+static void *inner_cycle_root(cw_ctx *ctx, void *arg)
+{
+    static struct cycle_state s1, s2;
+    cw_chan *setup = cw_chan_new(ctx, 1, 0);
+    cw_chan *c1 = cw_chan_new(ctx, 1, 0), *c2 = cw_chan_new(ctx, 1, 0);
+    s1 = (struct cycle_state){setup, c1, c2, arg};
+    s2 = (struct cycle_state){setup, c2, c1, arg};
+    cw_handle_release(cw_spawn(cw_child(ctx, "task1"), cycle_task, &s1));
+    cw_handle_release(cw_spawn(cw_child(ctx, "task2"), cycle_task, &s2));
+    char unit;
+    ck_assert_int_eq(cw_chan_recv(setup, &unit), CW_OK);
+    ck_assert_int_eq(cw_chan_recv(setup, &unit), CW_OK);
+    return NULL;
+}
+
+static void *outer_cycle_root(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    int *alive = arg;
+    cw_run_result res;
+    ck_assert_int_eq(cwc_run(NULL, inner_cycle_root, alive, &res), CW_OK);
+    ck_assert_int_eq(*alive, 0); /* both blocked tasks released their resource */
+    return NULL;
+}
+
+CWC_CASE(circular_reference_prevents_cleanup, "runner", "RUN-003", 0)
+{
+    int alive = 0;
+    cwc_run_ok(NULL, outer_cycle_root, &alive);
+    ck_assert_int_eq(alive, 0);
+}

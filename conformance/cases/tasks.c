@@ -1,0 +1,555 @@
+/*
+ * tasks.c - spawning, joining, aborting, and the supervision tree
+ * (spec/04-tasks.md, spec/03-context.md).
+ */
+#include <stdint.h>
+
+#include "cases/util.h"
+
+/* ---- spawn ----------------------------------------------------------------- */
+
+struct spawn_state {
+    cw_handle *child;
+    cw_oneshot *initialized, *complete;
+};
+
+static void *spawn_parent(cw_ctx *ctx, void *arg)
+{
+    struct spawn_state *s = arg;
+    s->child = cw_spawn(ctx, cwc_return_42, NULL); /* consumes the task's context */
+    cwc_notify(s->initialized);
+    cwc_await(s->complete);
+    return NULL;
+}
+
+static void *spawn_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct spawn_state s = {0};
+    s.initialized = cw_oneshot_new(ctx, 1);
+    s.complete = cw_oneshot_new(ctx, 1);
+    cw_handle *parent = cw_spawn(cw_child(ctx, "parent"), spawn_parent, &s);
+    cwc_await(s.initialized);
+    void *v = NULL;
+    ck_assert_int_eq(cw_join(s.child, &v), CW_OK);
+    ck_assert_ptr_eq(v, (void *)(intptr_t)42);
+    cwc_notify(s.complete);
+    ck_assert_int_eq(cw_join(parent, NULL), CW_OK);
+    cw_handle_release(s.child);
+    cw_handle_release(parent);
+    return NULL;
+}
+
+CWC_CASE(spawn, "tasks", "TASK-001 TASK-004", 0)
+{
+    cwc_run_ok(NULL, spawn_root, NULL);
+}
+
+static void *dedicated_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_handle *h = cw_spawn(cw_dedicated(cw_child(ctx, "dedicated")), cwc_return_42, NULL);
+    void *v = NULL;
+    ck_assert_int_eq(cw_join(h, &v), CW_OK);
+    ck_assert_ptr_eq(v, (void *)(intptr_t)42);
+    cw_handle_release(h);
+    return NULL;
+}
+
+CWC_CASE(spawn_dedicated, "tasks", "TASK-006", 0)
+{
+    cwc_run_ok(NULL, dedicated_root, NULL);
+}
+
+static cw_ctx *with_execution(cw_ctx *ctx, int execution)
+{
+    if (execution == CW_EXEC_DEDICATED)
+        return cw_dedicated(ctx);
+    return cw_shared(ctx, execution == CW_EXEC_SHARED_BLOCKING);
+}
+
+static void *blocking_root(cw_ctx *ctx, void *arg)
+{
+    int execution = (int)(intptr_t)arg;
+    cw_handle *h = cw_spawn(with_execution(cw_child(ctx, "blocking"), execution), cwc_return_42,
+                            NULL);
+    void *v = NULL;
+    ck_assert_int_eq(cw_join(h, &v), CW_OK);
+    ck_assert_ptr_eq(v, (void *)(intptr_t)42);
+    cw_handle_release(h);
+    return NULL;
+}
+
+CWC_CASE(spawn_blocking, "tasks", "TASK-006", 0)
+{
+    cwc_run_ok(NULL, blocking_root, (void *)(intptr_t)CW_EXEC_SHARED_BLOCKING);
+    cwc_run_ok(NULL, blocking_root, (void *)(intptr_t)CW_EXEC_DEDICATED);
+}
+
+/* ---- abort ------------------------------------------------------------------- */
+
+static void *abort_root(cw_ctx *ctx, void *arg)
+{
+    int execution = (int)(intptr_t)arg;
+    cw_handle *h = cw_spawn(with_execution(cw_child(ctx, "spinner"), execution), cwc_spin_task,
+                            NULL);
+    cw_abort(h);
+    ck_assert_int_eq(cw_join(h, NULL), CW_ERR_CLOSED);
+    cw_handle_release(h);
+    return NULL;
+}
+
+CWC_CASE(spawn_abort, "tasks", "TASK-002 TASK-006", 0)
+{
+    cwc_run_ok(NULL, abort_root, (void *)(intptr_t)CW_EXEC_SHARED);
+    cwc_run_ok(NULL, abort_root, (void *)(intptr_t)CW_EXEC_SHARED_BLOCKING);
+    cwc_run_ok(NULL, abort_root, (void *)(intptr_t)CW_EXEC_DEDICATED);
+}
+
+static void *spawn_after_abort_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_ctx *child = cw_child(ctx, "child");
+    /* The root's own context is consumed here: the parent task now owns the
+     * root node, and `child`, made from it earlier, is below that task. */
+    cw_handle *parent = cw_spawn(ctx, cwc_pending_task, NULL);
+    cw_abort(parent);
+    cw_handle *late = cw_spawn(child, cwc_pending_task, NULL);
+    ck_assert_int_eq(cw_join(late, NULL), CW_ERR_CLOSED);
+    ck_assert_int_eq(cw_join(parent, NULL), CW_ERR_CLOSED);
+    cw_handle_release(late);
+    cw_handle_release(parent);
+    return NULL;
+}
+
+CWC_CASE(spawn_after_abort, "tasks", "CTX-005 TASK-002", 0)
+{
+    cwc_run_ok(NULL, spawn_after_abort_root, NULL);
+}
+
+struct parent_state {
+    cw_handle *child;
+    cw_oneshot *initialized, *complete;
+};
+
+static void *parent_spawns_pending(cw_ctx *ctx, void *arg)
+{
+    struct parent_state *s = arg;
+    s->child = cw_spawn(cw_child(ctx, "child"), cwc_pending_task, NULL);
+    if (s->initialized)
+        cwc_notify(s->initialized);
+    if (s->complete)
+        cwc_await(s->complete);
+    else
+        cwc_pending_task(ctx, NULL);
+    return NULL;
+}
+
+static void *abort_on_parent_abort_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct parent_state s = {0};
+    s.initialized = cw_oneshot_new(ctx, 1);
+    cw_handle *parent = cw_spawn(cw_child(ctx, "parent"), parent_spawns_pending, &s);
+    cwc_await(s.initialized);
+    cw_abort(parent);
+    ck_assert_int_eq(cw_join(parent, NULL), CW_ERR_CLOSED);
+    ck_assert_int_eq(cw_join(s.child, NULL), CW_ERR_CLOSED);
+    cw_handle_release(parent);
+    cw_handle_release(s.child);
+    return NULL;
+}
+
+CWC_CASE(spawn_abort_on_parent_abort, "tasks", "TASK-002 TASK-005", 0)
+{
+    cwc_run_ok(NULL, abort_on_parent_abort_root, NULL);
+}
+
+static void *abort_on_parent_completion_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct parent_state s = {0};
+    s.initialized = cw_oneshot_new(ctx, 1);
+    s.complete = cw_oneshot_new(ctx, 1);
+    cw_handle *parent = cw_spawn(cw_child(ctx, "parent"), parent_spawns_pending, &s);
+    cwc_notify(s.complete);
+    ck_assert_int_eq(cw_join(parent, NULL), CW_OK);
+    cwc_await(s.initialized);
+    ck_assert_int_eq(cw_join(s.child, NULL), CW_ERR_CLOSED);
+    cw_handle_release(parent);
+    cw_handle_release(s.child);
+    return NULL;
+}
+
+CWC_CASE(spawn_abort_on_parent_completion, "tasks", "TASK-004", 0)
+{
+    cwc_run_ok(NULL, abort_on_parent_completion_root, NULL);
+}
+
+/* ---- cascading abort through a 3 x 2 tree -------------------------------------- */
+
+struct tree_state {
+    cw_handle *handles[9];
+    int nhandles;
+    cw_chan *initialized;
+    cw_ctx *children[3];
+    cw_ctx *grandchildren[3][2];
+};
+
+struct tree_child_arg {
+    struct tree_state *s;
+    int i;
+};
+
+static void tree_register(struct tree_state *s, cw_handle *h)
+{
+    s->handles[s->nhandles++] = h;
+    char unit = 1;
+    ck_assert_int_eq(cw_chan_send(s->initialized, &unit), CW_OK);
+}
+
+static void *tree_child(cw_ctx *ctx, void *arg)
+{
+    struct tree_child_arg *a = arg;
+    for (int g = 0; g < 2; g++)
+        tree_register(a->s, cw_spawn(a->s->grandchildren[a->i][g], cwc_pending_task, NULL));
+    return cwc_pending_task(ctx, NULL);
+}
+
+static void *tree_top(cw_ctx *ctx, void *arg)
+{
+    struct tree_state *s = arg;
+    static struct tree_child_arg args[3];
+    for (int i = 0; i < 3; i++) {
+        args[i] = (struct tree_child_arg){s, i};
+        tree_register(s, cw_spawn(s->children[i], tree_child, &args[i]));
+    }
+    return cwc_pending_task(ctx, NULL);
+}
+
+static void *cascading_abort_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct tree_state s = {0};
+    static const char *names[3] = {"c0", "c1", "c2"};
+    static const char *gnames[3][2] = {{"g0", "g1"}, {"g2", "g3"}, {"g4", "g5"}};
+    for (int i = 0; i < 3; i++) {
+        s.children[i] = cw_child(ctx, names[i]);
+        for (int g = 0; g < 2; g++)
+            s.grandchildren[i][g] = cw_child(s.children[i], gnames[i][g]);
+    }
+    s.initialized = cw_chan_new(ctx, 1, 9);
+    cw_ctx *waiter = cw_child(ctx, "waiter");
+    cw_handle *top = cw_spawn(ctx, tree_top, &s);
+    for (int i = 0; i < 9; i++) {
+        char unit;
+        ck_assert_int_eq(cw_chan_recv(s.initialized, &unit), CW_OK);
+    }
+    ck_assert_int_eq(s.nhandles, 9);
+    cw_abort(top);
+    ck_assert_int_eq(cw_join(top, NULL), CW_ERR_CLOSED);
+    for (int i = 0; i < 9; i++) {
+        ck_assert_int_eq(cw_join(s.handles[i], NULL), CW_ERR_CLOSED);
+        cw_handle_release(s.handles[i]);
+    }
+    cw_handle_release(top);
+    cw_ctx_release(waiter);
+    return NULL;
+}
+
+CWC_CASE(spawn_cascading_abort, "tasks", "TASK-005", 0)
+{
+    cwc_run_ok(NULL, cascading_abort_root, NULL);
+}
+
+/* ---- siblings and chains ----------------------------------------------------------- */
+
+struct sibling_state {
+    cw_oneshot *child_started, *child_complete, *sibling_started, *sibling_complete;
+    cw_oneshot *parent_complete;
+    cw_handle *child, *sibling;
+};
+
+static void *started_then_wait(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    cw_oneshot **pair = arg;
+    cwc_notify(pair[0]);
+    cwc_await(pair[1]);
+    return NULL;
+}
+
+static void *sibling_parent(cw_ctx *ctx, void *arg)
+{
+    struct sibling_state *s = arg;
+    static cw_oneshot *child_pair[2], *sibling_pair[2];
+    child_pair[0] = s->child_started;
+    child_pair[1] = s->child_complete;
+    sibling_pair[0] = s->sibling_started;
+    sibling_pair[1] = s->sibling_complete;
+    s->child = cw_spawn(cw_child(ctx, "child"), started_then_wait, child_pair);
+    s->sibling = cw_spawn(cw_child(ctx, "sibling"), started_then_wait, sibling_pair);
+    cwc_await(s->parent_complete);
+    return NULL;
+}
+
+static void *sibling_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct sibling_state s = {0};
+    s.child_started = cw_oneshot_new(ctx, 1);
+    s.child_complete = cw_oneshot_new(ctx, 1);
+    s.sibling_started = cw_oneshot_new(ctx, 1);
+    s.sibling_complete = cw_oneshot_new(ctx, 1);
+    s.parent_complete = cw_oneshot_new(ctx, 1);
+    cw_handle *parent = cw_spawn(cw_child(ctx, "parent"), sibling_parent, &s);
+    cwc_await(s.child_started);
+    cwc_await(s.sibling_started);
+    cwc_notify(s.sibling_complete);
+    ck_assert_int_eq(cw_join(s.sibling, NULL), CW_OK);
+    cwc_notify(s.child_complete);
+    ck_assert_int_eq(cw_join(s.child, NULL), CW_OK);
+    cwc_notify(s.parent_complete);
+    ck_assert_int_eq(cw_join(parent, NULL), CW_OK);
+    cw_handle_release(parent);
+    cw_handle_release(s.child);
+    cw_handle_release(s.sibling);
+    return NULL;
+}
+
+CWC_CASE(child_survives_sibling_completion, "tasks", "TASK-005", 0)
+{
+    cwc_run_ok(NULL, sibling_root, NULL);
+}
+
+struct chain_state {
+    cw_oneshot *started[3];
+    cw_handle *child, *grandchild;
+};
+
+static void *chain_grandchild(cw_ctx *ctx, void *arg)
+{
+    struct chain_state *s = arg;
+    cwc_notify(s->started[2]);
+    return cwc_pending_task(ctx, NULL);
+}
+
+static void *chain_child(cw_ctx *ctx, void *arg)
+{
+    struct chain_state *s = arg;
+    s->grandchild = cw_spawn(cw_child(ctx, "grandchild"), chain_grandchild, s);
+    cwc_notify(s->started[1]);
+    return cwc_pending_task(ctx, NULL);
+}
+
+static void *chain_parent(cw_ctx *ctx, void *arg)
+{
+    struct chain_state *s = arg;
+    s->child = cw_spawn(cw_child(ctx, "child"), chain_child, s);
+    cwc_notify(s->started[0]);
+    return cwc_pending_task(ctx, NULL);
+}
+
+static void *clone_chain_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct chain_state s = {0};
+    for (int i = 0; i < 3; i++)
+        s.started[i] = cw_oneshot_new(ctx, 1);
+    cw_handle *parent = cw_spawn(cw_child(ctx, "parent"), chain_parent, &s);
+    for (int i = 0; i < 3; i++)
+        cwc_await(s.started[i]);
+    cw_abort(parent);
+    ck_assert_int_ne(cw_join(parent, NULL), CW_OK);
+    ck_assert_int_ne(cw_join(s.child, NULL), CW_OK);
+    ck_assert_int_ne(cw_join(s.grandchild, NULL), CW_OK);
+    cw_handle_release(parent);
+    cw_handle_release(s.child);
+    cw_handle_release(s.grandchild);
+    return NULL;
+}
+
+CWC_CASE(spawn_clone_chain, "tasks", "TASK-005", 0)
+{
+    cwc_run_ok(NULL, clone_chain_root, NULL);
+}
+
+struct sparse_state {
+    cw_oneshot *leaf_started;
+    cw_handle *leaf;
+};
+
+static void *sparse_leaf(cw_ctx *ctx, void *arg)
+{
+    struct sparse_state *s = arg;
+    cwc_notify(s->leaf_started);
+    return cwc_pending_task(ctx, NULL);
+}
+
+static void *sparse_parent(cw_ctx *ctx, void *arg)
+{
+    struct sparse_state *s = arg;
+    cw_ctx *clone1 = cw_child(ctx, "clone1");
+    cw_ctx *clone2 = cw_child(clone1, "clone2");
+    cw_ctx *clone3 = cw_child(clone2, "clone3");
+    s->leaf = cw_spawn(clone3, sparse_leaf, s);
+    cw_ctx_release(clone2);
+    cw_ctx_release(clone1);
+    return cwc_pending_task(ctx, NULL);
+}
+
+static void *sparse_chain_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct sparse_state s = {0};
+    s.leaf_started = cw_oneshot_new(ctx, 1);
+    cw_handle *parent = cw_spawn(cw_child(ctx, "parent"), sparse_parent, &s);
+    cwc_await(s.leaf_started);
+    cw_abort(parent);
+    ck_assert_int_ne(cw_join(parent, NULL), CW_OK);
+    ck_assert_int_ne(cw_join(s.leaf, NULL), CW_OK);
+    cw_handle_release(parent);
+    cw_handle_release(s.leaf);
+    return NULL;
+}
+
+CWC_CASE(spawn_sparse_clone_chain, "tasks", "TASK-005", 0)
+{
+    cwc_run_ok(NULL, sparse_chain_root, NULL);
+}
+
+/* ---- the root ends the run ------------------------------------------------------------- */
+
+static void *root_finishes_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_handle_release(cw_spawn(ctx, cwc_spin_task, NULL));
+    return (void *)(intptr_t)7;
+}
+
+CWC_CASE(root_finishes, "runner", "RUN-001 RUN-003", 0)
+{
+    ck_assert_ptr_eq(cwc_run_ok(NULL, root_finishes_root, NULL), (void *)(intptr_t)7);
+}
+
+static void *error_future_root(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    return arg;
+}
+
+CWC_CASE(error_future, "runner", "RUN-001", 0)
+{
+    static const char message[] = "An error occurred";
+    ck_assert_ptr_eq(cwc_run_ok(NULL, error_future_root, (void *)message), (void *)message);
+}
+
+static void *futures_pool_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_handle *pool[2] = {cw_handle_ready(ctx, CW_OK, (void *)(intptr_t)5),
+                          cw_spawn(cw_child(ctx, "slow"), cwc_pending_task, NULL)};
+    void *v0 = NULL, *v1 = NULL;
+    cw_wait waits[2] = {cw_wait_join(pool[1], &v1), cw_wait_join(pool[0], &v0)};
+    ck_assert_int_eq(cw_select(waits, 2), 1);
+    ck_assert_int_eq(waits[1].result, CW_OK);
+    ck_assert_ptr_eq(v0, (void *)(intptr_t)5);
+    /* Joining again gives the same result. */
+    ck_assert_int_eq(cw_join(pool[0], &v0), CW_OK);
+    ck_assert_ptr_eq(v0, (void *)(intptr_t)5);
+    cw_abort(pool[0]);
+    ck_assert_int_eq(cw_join(pool[0], NULL), CW_ERR_ABORTED);
+    cw_handle_release(pool[0]);
+    cw_handle_release(pool[1]);
+    return NULL;
+}
+
+CWC_CASE(handle_can_use_futures_pool, "tasks", "TASK-007 TASK-008 SEL-001", 0)
+{
+    cwc_run_ok(NULL, futures_pool_root, NULL);
+}
+
+/* A released handle detaches the task: it runs on to completion. */
+static void *detached(cw_ctx *ctx, void *arg)
+{
+    cw_sleep(ctx, 5 * CW_MSEC);
+    cwc_notify(arg);
+    return NULL;
+}
+
+static void *detach_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_oneshot *done = cw_oneshot_new(ctx, 1);
+    cw_handle_release(cw_spawn(cw_child(ctx, "detached"), detached, done));
+    cwc_await(done);
+    return NULL;
+}
+
+CWC_CASE(handle_release_detaches, "tasks", "TASK-003", 0)
+{
+    cwc_run_ok(NULL, detach_root, NULL);
+}
+
+/* ---- wakers ------------------------------------------------------------------------- */
+
+static void *capture_waker(cw_ctx *ctx, void *arg)
+{
+    cw_waker *w = cw_waker_current(ctx);
+    ck_assert_int_eq(cw_oneshot_send(arg, &w), CW_OK);
+    return cwc_pending_task(ctx, NULL);
+}
+
+static void *late_waker_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_oneshot *tx = cw_oneshot_new(ctx, sizeof(cw_waker *));
+    cw_handle_release(cw_spawn(cw_child(ctx, "capture_waker"), capture_waker, tx));
+    cw_yield(ctx);
+    cw_waker *w = NULL;
+    ck_assert_int_eq(cw_oneshot_recv(tx, &w), CW_OK);
+    return w;
+}
+
+CWC_CASE(late_waker, "tasks", "TASK-010", 0)
+{
+    cw_waker *w = cwc_run_ok(NULL, late_waker_root, NULL);
+    ck_assert_ptr_nonnull(w);
+    cw_waker_wake(w); /* the runtime is gone: nothing happens */
+    cw_waker_release(w);
+}
+
+struct park_state {
+    cw_waker *waker;
+    int woken;
+};
+
+static void *parker(cw_ctx *ctx, void *arg)
+{
+    struct park_state *s = arg;
+    s->waker = cw_waker_current(ctx);
+    while (!s->woken)
+        cw_park(ctx);
+    cw_waker_release(s->waker);
+    return NULL;
+}
+
+static void *park_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct park_state s = {0};
+    cw_handle *h = cw_spawn(cw_child(ctx, "parker"), parker, &s);
+    while (!s.waker)
+        cw_yield(ctx);
+    cw_sleep(ctx, CW_MSEC);
+    s.woken = 1;
+    cw_waker_wake(s.waker);
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+    return NULL;
+}
+
+CWC_CASE(park_and_wake, "tasks", "TASK-009 TASK-010", 0)
+{
+    cwc_run_ok(NULL, park_root, NULL);
+}

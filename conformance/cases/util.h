@@ -1,0 +1,48 @@
+/*
+ * util.h - small helpers shared by the case files: tasks that never end,
+ * and the one-line waits the seed's tests write as `.await`.
+ */
+#ifndef CWC_CASES_UTIL_H
+#define CWC_CASES_UTIL_H
+
+#include "harness/cwc.h"
+
+/* A task body that waits forever (until aborted). */
+static inline void *cwc_pending_task(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_wait w = cw_wait_pending(ctx);
+    cw_select(&w, 1);
+    return NULL;
+}
+
+/* A task body that yields forever. */
+static inline void *cwc_spin_task(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    for (;;)
+        cw_yield(ctx);
+    return NULL;
+}
+
+static inline void *cwc_return_42(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    (void)arg;
+    return (void *)(intptr_t)42;
+}
+
+/* Send a unit value on a oneshot and require that it arrived. */
+static inline void cwc_notify(cw_oneshot *o)
+{
+    char unit = 1;
+    ck_assert_int_eq(cw_oneshot_send(o, &unit), CW_OK);
+}
+
+static inline void cwc_await(cw_oneshot *o)
+{
+    char unit;
+    ck_assert_int_eq(cw_oneshot_recv(o, &unit), CW_OK);
+}
+
+#endif

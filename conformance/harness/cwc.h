@@ -1,0 +1,60 @@
+/*
+ * cwc.h - what a conformance case sees: the backend under test, a way to
+ * run a root task on it, and the case-declaring macro.
+ *
+ * Cases run in a child process each (Check's fork mode), so an assertion
+ * may fail from inside any task: it ends that process, not the suite.
+ */
+#ifndef CWC_H
+#define CWC_H
+
+#include <check.h>
+#include <stdint.h>
+
+#include "cw/cw.h"
+
+/* The backend under test, and the seed given on the command line. */
+extern const cw_backend *cwc_backend;
+extern uint64_t cwc_seed;
+
+typedef struct cwc_case {
+    const char *name;      /* the seed test's name where it ports one */
+    const char *group;     /* the spec section: "runner", "clock"... */
+    const char *reqs;      /* requirement IDs it checks, space-separated */
+    uint64_t needs;        /* capabilities it needs: skipped when absent */
+    const TTest *test;     /* the Check test function */
+    struct cwc_case *next; /* registry */
+} cwc_case;
+
+void cwc_register(cwc_case *c);
+const cwc_case *cwc_cases(void);
+
+/* The default configuration for this run (defaults plus --seed). */
+cw_config cwc_config(void);
+/* Run `root` on the backend under test; returns the run's status. */
+int cwc_run(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *res);
+/* Run and require success: fails the case with the run's message otherwise. */
+void *cwc_run_ok(const cw_config *cfg, cw_task_fn root, void *arg);
+
+/* Declare a case. The body follows as a block, like START_TEST:
+ *     CWC_CASE(clock_sleep, "clock", "CLK-001 CLK-002", 0) { ... }
+ */
+#define CWC_CASE(cname, cgroup, creqs, cneeds)                                                     \
+    static void cwc_body_##cname(void);                                                            \
+    START_TEST(cwc_test_##cname)                                                                   \
+    {                                                                                              \
+        cwc_body_##cname();                                                                        \
+    }                                                                                              \
+    END_TEST                                                                                       \
+    static cwc_case cwc_case_##cname = {#cname, cgroup, creqs, cneeds, NULL, NULL};                \
+    __attribute__((constructor)) static void cwc_register_##cname(void)                          \
+    {                                                                                              \
+        cwc_case_##cname.test = cwc_test_##cname;                                                  \
+        cwc_register(&cwc_case_##cname);                                                           \
+    }                                                                                              \
+    static void cwc_body_##cname(void)
+
+/* Assertions that read well inside tasks. */
+#define CWC_EQ(a, b) ck_assert_int_eq((a), (b))
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * clock.c - reading the runtime clock, sleeping, and randomness, through
+ * the scheduler that owns time.
+ */
+#include "core/internal.h"
+
+cw_time cw_core_current(cw_ctx *ctx)
+{
+    return ctx->rt->sched->now(ctx->rt);
+}
+
+static bool sleep_try(cw_wait *w)
+{
+    cw_rt *rt = cw_wait_rt(w);
+    if (rt->sched->now(rt) < w->arg)
+        return false;
+    w->result = CW_OK;
+    return true;
+}
+
+static void sleep_arm(cw_wait *w, cw_task *t)
+{
+    cw_rt *rt = cw_wait_rt(w);
+    rt->sched->alarm_arm(rt, w, t);
+}
+
+static void sleep_disarm(cw_wait *w)
+{
+    cw_rt *rt = cw_wait_rt(w);
+    rt->sched->alarm_disarm(rt, w);
+}
+
+static const cw_wait_ops sleep_ops = {sleep_try, sleep_arm, sleep_disarm};
+
+void cw_core_wait_sleep_until(cw_wait *w, cw_ctx *ctx, cw_time deadline)
+{
+    cw_wait_init(w, ctx->hdr.backend, &sleep_ops, NULL);
+    w->link[3] = ctx->rt;
+    w->arg = deadline;
+}
+
+void cw_core_random(cw_ctx *ctx, void *buf, size_t len)
+{
+    ctx->rt->sched->random(ctx->rt, buf, len);
+}

@@ -1,0 +1,97 @@
+/*
+ * handle.c - task handles and ready-made handles.
+ *
+ * A handle is shared by the caller and, while it runs, the task; it is freed
+ * when both have let go (or when the runtime ends). Releasing a handle
+ * detaches the task rather than aborting it.
+ */
+#include <stdlib.h>
+
+#include "core/internal.h"
+
+cw_handle *cw_handle_new(cw_rt *rt)
+{
+    cw_handle *h = cw_xcalloc(1, sizeof *h);
+    h->hdr.backend = rt->backend;
+    h->rt = rt;
+    h->refs = 1;
+    cw_list_init(&h->waiters);
+    cw_list_push_back(&rt->handles, &h->link);
+    return h;
+}
+
+void cw_handle_complete(cw_handle *h, int result, void *value)
+{
+    if (h->done)
+        return;
+    h->done = true;
+    h->result = result;
+    h->value = value;
+    cw_waiters_wake(h->rt, &h->waiters);
+}
+
+void cw_handle_free(cw_handle *h)
+{
+    cw_list_remove(&h->link);
+    free(h);
+}
+
+void cw_handle_unref(cw_handle *h)
+{
+    if (--h->refs == 0)
+        cw_handle_free(h);
+}
+
+cw_handle *cw_core_handle_ready(cw_ctx *ctx, int result, void *value)
+{
+    cw_handle *h = cw_handle_new(ctx->rt);
+    h->is_ready = true;
+    cw_handle_complete(h, result, value);
+    return h;
+}
+
+void cw_core_abort(cw_handle *h)
+{
+    if (h->is_ready)
+        h->aborted_ready = true;
+    else if (h->task)
+        cw_task_abort(h->task);
+}
+
+void cw_core_handle_release(cw_handle *h)
+{
+    if (h->released)
+        cw_fatal("handle released twice");
+    h->released = true;
+    cw_handle_unref(h);
+}
+
+static bool join_try(cw_wait *w)
+{
+    cw_handle *h = w->object;
+    if (h->is_ready && h->aborted_ready) {
+        w->result = CW_ERR_ABORTED;
+        return true;
+    }
+    if (!h->done)
+        return false;
+    w->result = h->result;
+    if (w->out)
+        *(void **)w->out = h->result == CW_OK ? h->value : NULL;
+    return true;
+}
+
+static void join_arm(cw_wait *w, cw_task *t)
+{
+    cw_handle *h = w->object;
+    cw_waiters_add(&h->waiters, w, t);
+}
+
+static const cw_wait_ops join_ops = {join_try, join_arm, cw_waiters_remove};
+
+void cw_core_wait_join(cw_wait *w, cw_handle *h, void **out)
+{
+    cw_wait_init(w, h->hdr.backend, &join_ops, h);
+    w->link[3] = h->rt;
+    w->out = out;
+}

@@ -1,0 +1,123 @@
+/*
+ * oneshot.c - a channel for exactly one value.
+ *
+ * Each side ends once: the sender by sending or dropping, the receiver by a
+ * receive that completed or by dropping. The oneshot is freed when both
+ * sides have ended, so the common send-then-receive pattern needs no
+ * explicit release at all.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+struct cw_oneshot {
+    cw_object hdr;
+    cw_rt *rt;
+    size_t elem_size;
+    bool has_value;
+    bool sender;   /* the sending side has not ended */
+    bool receiver; /* the receiving side has not ended */
+    cw_list waiters;
+    cw_list link; /* rt->oneshots */
+    unsigned char value[];
+};
+
+cw_oneshot *cw_core_oneshot_new(cw_ctx *ctx, size_t elem_size)
+{
+    if (elem_size == 0 || elem_size > SIZE_MAX - sizeof(cw_oneshot))
+        return NULL;
+    cw_oneshot *o = calloc(1, sizeof *o + elem_size);
+    if (!o)
+        return NULL;
+    o->hdr.backend = ctx->hdr.backend;
+    o->rt = ctx->rt;
+    o->elem_size = elem_size;
+    o->sender = o->receiver = true;
+    cw_list_init(&o->waiters);
+    cw_list_push_back(&ctx->rt->oneshots, &o->link);
+    return o;
+}
+
+static void oneshot_free(cw_oneshot *o)
+{
+    cw_list_remove(&o->link);
+    free(o);
+}
+
+static void free_if_ended(cw_oneshot *o)
+{
+    if (!o->sender && !o->receiver)
+        oneshot_free(o);
+}
+
+int cw_core_oneshot_send(cw_oneshot *o, const void *elem)
+{
+    if (!o->sender)
+        return CW_ERR_INVALID;
+    o->sender = false;
+    if (!o->receiver) {
+        free_if_ended(o);
+        return CW_ERR_CLOSED;
+    }
+    memcpy(o->value, elem, o->elem_size);
+    o->has_value = true;
+    cw_waiters_wake(o->rt, &o->waiters);
+    return CW_OK;
+}
+
+void cw_core_oneshot_sender_drop(cw_oneshot *o)
+{
+    if (!o->sender)
+        return; /* already ended by a send */
+    o->sender = false;
+    cw_waiters_wake(o->rt, &o->waiters);
+    free_if_ended(o);
+}
+
+void cw_core_oneshot_receiver_drop(cw_oneshot *o)
+{
+    if (!o->receiver)
+        cw_fatal("oneshot receiver dropped after it ended");
+    o->receiver = false;
+    free_if_ended(o);
+}
+
+static bool recv_try(cw_wait *w)
+{
+    cw_oneshot *o = w->object;
+    if (!o->receiver)
+        cw_fatal("oneshot received from after its receiver ended");
+    if (o->has_value) {
+        memcpy(w->out, o->value, o->elem_size);
+        w->result = CW_OK;
+    } else if (!o->sender) {
+        w->result = CW_ERR_CLOSED;
+    } else {
+        return false;
+    }
+    o->receiver = false;
+    free_if_ended(o);
+    return true;
+}
+
+static void recv_arm(cw_wait *w, cw_task *t)
+{
+    cw_oneshot *o = w->object;
+    cw_waiters_add(&o->waiters, w, t);
+}
+
+static const cw_wait_ops recv_ops = {recv_try, recv_arm, cw_waiters_remove};
+
+void cw_core_wait_oneshot(cw_wait *w, cw_oneshot *o, void *elem)
+{
+    cw_wait_init(w, o->hdr.backend, &recv_ops, o);
+    w->link[3] = o->rt;
+    w->out = elem;
+}
+
+void cw_oneshot_free_all(cw_list *head)
+{
+    while (!cw_list_empty(head))
+        oneshot_free(cw_container_of(head->next, cw_oneshot, link));
+}

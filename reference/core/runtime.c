@@ -1,0 +1,71 @@
+/*
+ * runtime.c - what every run has, whatever schedules it: the configuration
+ * it was given and the lists of objects it must free when it ends.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+int cw_config_resolve(const cw_config *in, cw_config *cfg, char *why, size_t whylen)
+{
+    cw_config_default(cfg);
+    if (in) {
+        if (in->size < offsetof(cw_config, blocking_threads) + sizeof in->blocking_threads) {
+            snprintf(why, whylen, "config size %u is too small: use cw_config_default", in->size);
+            return CW_ERR_INVALID;
+        }
+        memcpy(cfg, in, sizeof *cfg < in->size ? sizeof *cfg : in->size);
+        cfg->size = sizeof *cfg;
+    }
+    if (cfg->cycle == 0) {
+        snprintf(why, whylen, "cycle duration must be non-zero");
+        return CW_ERR_INVALID;
+    }
+    if (cfg->stack_size == 0 || cfg->stack_size > ((size_t)1 << 30)) {
+        snprintf(why, whylen, "stack size must be between 1 byte and 1 GiB, got %zu",
+                 cfg->stack_size);
+        return CW_ERR_INVALID;
+    }
+    return CW_OK;
+}
+
+void cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
+                const cw_config *cfg)
+{
+    memset(rt, 0, sizeof *rt);
+    rt->backend = backend;
+    rt->sched = sched;
+    rt->cfg = *cfg;
+    cw_list_init(&rt->tasks);
+    cw_list_init(&rt->contexts);
+    cw_list_init(&rt->handles);
+    cw_list_init(&rt->chans);
+    cw_list_init(&rt->oneshots);
+    cw_list_init(&rt->signals);
+    cw_list_init(&rt->nodes);
+    cw_list_init(&rt->stop_waiters);
+    cw_list_init(&rt->signal_waiters);
+}
+
+#define FREE_ALL(head, type, fn)                                                                   \
+    while (!cw_list_empty(head))                                                                   \
+    fn(cw_container_of((head)->next, type, link))
+
+static void node_free(cw_node *n)
+{
+    cw_list_remove(&n->link);
+    free(n);
+}
+
+void cw_rt_free_objects(cw_rt *rt)
+{
+    FREE_ALL(&rt->contexts, cw_ctx, cw_ctx_free);
+    FREE_ALL(&rt->handles, cw_handle, cw_handle_free);
+    cw_chan_free_all(&rt->chans);
+    cw_oneshot_free_all(&rt->oneshots);
+    cw_signal_free_all(&rt->signals);
+    /* Last: freeing contexts above may already have released some nodes. */
+    FREE_ALL(&rt->nodes, cw_node, node_free);
+}

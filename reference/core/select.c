@@ -1,0 +1,128 @@
+/*
+ * select.c - waiting for the first of several operations.
+ *
+ * The loop is the classic one: try every wait in order and take the first
+ * that can complete; otherwise arm them all, park, disarm, and try again.
+ * Trying in order is what makes the lowest index win, and completing only
+ * inside "try" is what guarantees that a losing wait has no effect (a
+ * message is never taken by a receive that lost).
+ *
+ * A wait's link words: [0..1] its node in a waiter list, [2] the waiting
+ * task, [3] the runtime it belongs to.
+ */
+#include <string.h>
+
+#include "core/internal.h"
+
+void cw_wait_init(cw_wait *w, const cw_backend *b, const cw_wait_ops *ops, void *object)
+{
+    memset(w, 0, sizeof *w);
+    w->backend = b;
+    w->ops = ops;
+    w->object = object;
+}
+
+cw_rt *cw_wait_rt(const cw_wait *w)
+{
+    return w->link[3];
+}
+
+static cw_list *wait_node(cw_wait *w)
+{
+    return (cw_list *)(void *)&w->link[0];
+}
+
+cw_task *cw_wait_task(cw_wait *w)
+{
+    return w->link[2];
+}
+
+void cw_waiters_add(cw_list *waiters, cw_wait *w, cw_task *t)
+{
+    w->link[2] = t;
+    cw_list_push_back(waiters, wait_node(w));
+}
+
+void cw_waiters_remove(cw_wait *w)
+{
+    cw_list *node = wait_node(w);
+    if (node->next)
+        cw_list_remove(node);
+    w->link[2] = NULL;
+}
+
+void cw_waiters_wake(cw_rt *rt, cw_list *waiters)
+{
+    for (cw_list *it = waiters->next; it != waiters; it = it->next) {
+        cw_wait *w = (cw_wait *)(void *)((char *)it - offsetof(cw_wait, link));
+        rt->sched->wake(cw_wait_task(w));
+    }
+}
+
+int cw_core_select(cw_wait *waits, size_t n, bool block)
+{
+    cw_rt *rt = cw_wait_rt(&waits[0]);
+    cw_task *t = cw_task_self(rt, "cw_select");
+    for (;;) {
+        for (size_t i = 0; i < n; i++) {
+            const cw_wait_ops *ops = waits[i].ops;
+            if (ops->try_complete(&waits[i]))
+                return (int)i;
+        }
+        if (!block)
+            return CW_ERR_WOULD_BLOCK;
+        /* A task being unwound, or a runtime being torn down, cannot
+         * suspend: its blocking calls fail instead. */
+        if (t->unwinding || rt->ending)
+            return CW_ERR_CLOSED;
+        for (size_t i = 0; i < n; i++) {
+            const cw_wait_ops *ops = waits[i].ops;
+            ops->arm(&waits[i], t);
+        }
+        rt->sched->park(t);
+        for (size_t i = 0; i < n; i++) {
+            const cw_wait_ops *ops = waits[i].ops;
+            ops->disarm(&waits[i]);
+        }
+        cw_task_check_abort(t);
+    }
+}
+
+static bool ready_try(cw_wait *w)
+{
+    w->result = (int)(int64_t)w->arg;
+    return true;
+}
+
+static bool pending_try(cw_wait *w)
+{
+    (void)w;
+    return false;
+}
+
+static void no_arm(cw_wait *w, cw_task *t)
+{
+    (void)w;
+    (void)t;
+}
+
+static void no_disarm(cw_wait *w)
+{
+    (void)w;
+}
+
+static const cw_wait_ops ready_ops = {ready_try, no_arm, no_disarm};
+static const cw_wait_ops pending_ops = {pending_try, no_arm, no_disarm};
+
+void cw_core_wait_ready(cw_wait *w, cw_ctx *ctx, int result)
+{
+    cw_wait_init(w, ctx->hdr.backend, &ready_ops, NULL);
+    w->link[3] = ctx->rt;
+    w->arg = (uint64_t)(int64_t)result;
+}
+
+void cw_core_wait_pending(cw_wait *w, cw_ctx *ctx)
+{
+    cw_wait_init(w, ctx->hdr.backend, &pending_ops, NULL);
+    w->link[3] = ctx->rt;
+}

@@ -1,0 +1,117 @@
+/*
+ * signal.c - the stop signal.
+ *
+ * A signal from cw_stopped before any stop is a claim: stopping waits until
+ * every such claim is released, which is how tasks get time to clean up.
+ * After a stop, cw_stopped hands out signals that are already resolved and
+ * hold nothing back. The first stop's value is the one everyone sees.
+ */
+#include <stdlib.h>
+
+#include "core/internal.h"
+
+struct cw_signal {
+    cw_object hdr;
+    cw_rt *rt;
+    bool holds; /* counted in rt->stop_outstanding */
+    cw_list link; /* rt->signals */
+};
+
+cw_signal *cw_core_stopped(cw_ctx *ctx)
+{
+    cw_rt *rt = ctx->rt;
+    cw_audit(rt, "stopped", NULL, 0);
+    cw_signal *s = cw_xcalloc(1, sizeof *s);
+    s->hdr.backend = ctx->hdr.backend;
+    s->rt = rt;
+    s->holds = !rt->stop_called;
+    if (s->holds)
+        rt->stop_outstanding++;
+    cw_list_push_back(&rt->signals, &s->link);
+    return s;
+}
+
+static void signal_free(cw_signal *s)
+{
+    cw_list_remove(&s->link);
+    free(s);
+}
+
+void cw_core_signal_release(cw_signal *s)
+{
+    cw_rt *rt = s->rt;
+    if (s->holds && --rt->stop_outstanding == 0 && rt->stop_called)
+        cw_waiters_wake(rt, &rt->stop_waiters);
+    signal_free(s);
+}
+
+static bool signal_try(cw_wait *w)
+{
+    cw_signal *s = w->object;
+    if (!s->rt->stop_called)
+        return false;
+    if (w->out)
+        *(int32_t *)w->out = s->rt->stop_value;
+    w->result = CW_OK;
+    return true;
+}
+
+static void signal_arm(cw_wait *w, cw_task *t)
+{
+    cw_signal *s = w->object;
+    cw_waiters_add(&s->rt->signal_waiters, w, t);
+}
+
+static const cw_wait_ops signal_ops = {signal_try, signal_arm, cw_waiters_remove};
+
+void cw_core_wait_signal(cw_wait *w, cw_signal *s, int32_t *value)
+{
+    cw_wait_init(w, s->hdr.backend, &signal_ops, s);
+    w->link[3] = s->rt;
+    w->out = value;
+}
+
+/* The stop takes effect the first time its wait is tried, not when the wait
+ * is made, so a wait that is never selected stops nothing. */
+static bool stop_try(cw_wait *w)
+{
+    cw_rt *rt = w->object;
+    if (!w->state) {
+        w->state = 1;
+        int32_t value = (int32_t)(uint32_t)w->arg;
+        uint8_t be[8];
+        cw_be64(be, (uint32_t)value);
+        cw_field f = {be + 4, 4};
+        cw_audit(rt, "stop", &f, 1);
+        if (!rt->stop_called) {
+            rt->stop_called = true;
+            rt->stop_value = value;
+            cw_waiters_wake(rt, &rt->signal_waiters);
+        }
+    }
+    if (rt->stop_outstanding)
+        return false;
+    w->result = CW_OK;
+    return true;
+}
+
+static void stop_arm(cw_wait *w, cw_task *t)
+{
+    cw_rt *rt = w->object;
+    cw_waiters_add(&rt->stop_waiters, w, t);
+}
+
+static const cw_wait_ops stop_ops = {stop_try, stop_arm, cw_waiters_remove};
+
+void cw_core_wait_stop(cw_wait *w, cw_ctx *ctx, int32_t value)
+{
+    cw_wait_init(w, ctx->hdr.backend, &stop_ops, ctx->rt);
+    w->link[3] = ctx->rt;
+    w->arg = (uint32_t)value;
+}
+
+void cw_signal_free_all(cw_list *head)
+{
+    while (!cw_list_empty(head))
+        signal_free(cw_container_of(head->next, cw_signal, link));
+}

@@ -1,0 +1,214 @@
+/*
+ * task.c - spawning, ending, aborting and unwinding tasks; panics and
+ * cleanup handlers.
+ *
+ * A task ends in one of three ways, and each is a last switch away from its
+ * coroutine: its function returns, it panics, or it is unwound after an
+ * abort. In the last two cases its cleanup handlers run first, newest
+ * first, on the task's own stack. Whatever the ending, cw_task_finish then
+ * runs on the scheduler's side: it publishes the result, aborts everything
+ * the task supervised, and releases what the task held.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+static cw_task *task_new(cw_rt *rt, cw_ctx *parent_ctx, cw_node *own_node, cw_task_fn fn,
+                         void *arg)
+{
+    cw_task *t = cw_xcalloc(1, sizeof *t);
+    t->rt = rt;
+    t->id = rt->next_task_id++;
+    t->label = cw_xstrdup(parent_ctx ? parent_ctx->label : "");
+    t->execution = parent_ctx ? parent_ctx->execution : CW_EXEC_SHARED;
+    t->fn = fn;
+    t->arg = arg;
+    t->ctx = cw_ctx_new(rt, own_node, t->label);
+    if (parent_ctx)
+        cw_ctx_copy_attributes(t->ctx, parent_ctx);
+    t->ctx->task = t;
+    t->handle = cw_handle_new(rt);
+    t->handle->task = t;
+    t->waker = cw_waker_new(t);
+    t->state = CW_TASK_NEW;
+    cw_list_push_back(&rt->tasks, &t->link);
+    return t;
+}
+
+cw_task *cw_task_new_root(cw_rt *rt, cw_task_fn fn, void *arg)
+{
+    cw_task *t = task_new(rt, NULL, cw_node_root(rt), fn, arg);
+    rt->root = t;
+    return t;
+}
+
+/* A spawn consumes the caller's context: its node becomes the new task's
+ * owner, so anything derived from that context earlier is supervised by
+ * the new task too. */
+static void consume_context(cw_ctx *ctx)
+{
+    if (ctx->task)
+        ctx->task->ctx = NULL;
+    cw_ctx_free(ctx);
+}
+
+cw_handle *cw_core_spawn(cw_ctx *ctx, cw_task_fn fn, void *arg)
+{
+    cw_rt *rt = ctx->rt;
+    cw_node *owner = ctx->node;
+    if (owner->aborted || rt->ending) {
+        cw_handle *h = cw_handle_new(rt);
+        cw_handle_complete(h, CW_ERR_CLOSED, NULL);
+        consume_context(ctx);
+        return h;
+    }
+    cw_task *t = task_new(rt, ctx, cw_node_child(owner), fn, arg);
+    t->owner = owner;
+    cw_node_ref(owner);
+    t->handle->refs++; /* one for the task, one for the caller */
+    cw_handle *h = t->handle;
+    consume_context(ctx);
+    cw_node_set_task(owner, t);
+    rt->sched->spawned(t);
+    return h;
+}
+
+cw_task *cw_task_self(cw_rt *rt, const char *what)
+{
+    cw_task *t = rt->sched->current(rt);
+    if (!t)
+        cw_fatal("%s called outside a task of its runtime", what);
+    return t;
+}
+
+void cw_task_main(void *arg)
+{
+    cw_task *t = arg;
+    if (!t->aborted) {
+        t->exit_value = t->fn(t->ctx, t->arg);
+        t->exit_result = CW_OK;
+    } else {
+        t->exit_result = CW_ERR_CLOSED;
+    }
+    t->rt->sched->exit(t);
+    __builtin_unreachable();
+}
+
+void cw_task_unwind(cw_task *t, int result)
+{
+    t->unwinding = true;
+    while (t->cleanups) {
+        cw_cleanup *c = t->cleanups;
+        t->cleanups = c->prev;
+        c->fn(c->arg);
+    }
+    t->exit_result = result;
+    t->exit_value = NULL;
+    t->rt->sched->exit(t);
+    __builtin_unreachable();
+}
+
+void cw_task_check_abort(cw_task *t)
+{
+    if (t->aborted && !t->unwinding)
+        cw_task_unwind(t, CW_ERR_CLOSED);
+}
+
+void cw_task_abort(cw_task *t)
+{
+    if (t->state == CW_TASK_DONE || t->aborted)
+        return;
+    t->aborted = true;
+    t->rt->sched->wake(t);
+}
+
+void cw_task_finish(cw_task *t)
+{
+    t->state = CW_TASK_DONE;
+    t->cleanups = NULL;
+    /* An aborted task reports CW_ERR_CLOSED even if it got to return. */
+    int result = t->aborted && t->exit_result == CW_OK ? CW_ERR_CLOSED : t->exit_result;
+    cw_handle_complete(t->handle, result, result == CW_OK ? t->exit_value : NULL);
+    t->handle->task = NULL;
+    cw_handle_unref(t->handle);
+    t->handle = NULL;
+    if (t->owner) {
+        if (t->owner->task == t)
+            t->owner->task = NULL;
+        cw_node_abort(t->owner);
+        cw_node_unref(t->owner);
+        t->owner = NULL;
+    }
+    if (t->ctx) {
+        t->ctx->task = NULL;
+        cw_ctx_free(t->ctx);
+        t->ctx = NULL;
+    }
+    cw_waker_detach(t->waker);
+    t->waker = NULL;
+    cw_stack_free(&t->stack);
+}
+
+void cw_task_free(cw_task *t)
+{
+    cw_list_remove(&t->link);
+    free(t->label);
+    free(t);
+}
+
+void cw_core_vpanic(cw_ctx *ctx, const char *fmt, va_list ap)
+{
+    cw_rt *rt = ctx->rt;
+    char msg[sizeof rt->panic_message];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    cw_task *t = rt->sched->current(rt);
+    if (!t)
+        cw_fatal("panic outside a task: %s", msg);
+    if (t->unwinding)
+        cw_fatal("panic in a cleanup handler of task %" PRIu64 " (%s): %s", t->id, t->label, msg);
+    t->panicked = true;
+    if ((t == rt->root || !rt->cfg.catch_panics) && !rt->panicked) {
+        rt->panicked = true;
+        memcpy(rt->panic_message, msg, sizeof msg);
+    }
+    cw_task_unwind(t, CW_ERR_EXITED);
+}
+
+void cw_core_cleanup_push(cw_ctx *ctx, cw_cleanup *node)
+{
+    cw_task *t = cw_task_self(ctx->rt, "cw_cleanup_push");
+    node->prev = t->cleanups;
+    t->cleanups = node;
+}
+
+void cw_core_cleanup_pop(cw_ctx *ctx, cw_cleanup *node, bool execute)
+{
+    cw_task *t = cw_task_self(ctx->rt, "cw_cleanup_pop");
+    if (t->cleanups != node)
+        cw_panic(ctx, "cleanup handlers must be popped newest first");
+    t->cleanups = node->prev;
+    if (execute)
+        node->fn(node->arg);
+}
+
+void cw_core_yield(cw_ctx *ctx)
+{
+    cw_task *t = cw_task_self(ctx->rt, "cw_yield");
+    if (t->unwinding)
+        return;
+    ctx->rt->sched->yield(t);
+    cw_task_check_abort(t);
+}
+
+void cw_core_park(cw_ctx *ctx)
+{
+    cw_task *t = cw_task_self(ctx->rt, "cw_park");
+    if (t->unwinding)
+        return;
+    ctx->rt->sched->park(t);
+    cw_task_check_abort(t);
+}

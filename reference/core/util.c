@@ -1,0 +1,41 @@
+/*
+ * util.c - allocation that cannot fail quietly, and fatal errors.
+ *
+ * The runtime's own bookkeeping allocations are small; when one fails there
+ * is no state worth saving, so the process ends with a message rather than
+ * threading an error through every call. User-visible allocations that can
+ * be large (channels) report CW_ERR_NOMEM instead.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+void cw_fatal(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("cw: fatal: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    abort();
+}
+
+void *cw_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        cw_fatal("out of memory allocating %zu x %zu bytes", n, size);
+    return p;
+}
+
+char *cw_xstrdup(const char *s)
+{
+    size_t len = strlen(s) + 1;
+    char *p = cw_xcalloc(1, len);
+    memcpy(p, s, len);
+    return p;
+}

@@ -1,0 +1,117 @@
+/*
+ * alarm.c - a binary min-heap of sleeping waits.
+ *
+ * Ordered by deadline, then by arming order, so that alarms due at the same
+ * instant fire first-armed first: the order is part of the specified
+ * schedule. A wait records its heap position (plus one, zero meaning "not
+ * armed") in its `state` word, so a sleep that loses a select is removed in
+ * O(log n) and leaves nothing behind.
+ */
+#include <stdlib.h>
+
+#include "deterministic/det.h"
+
+/* A wait's words while it sleeps: arg = deadline, state = index + 1,
+ * link[0] = sequence number, link[2] = task. */
+static uint64_t seq_of(const cw_wait *w)
+{
+    return (uint64_t)(uintptr_t)w->link[0];
+}
+
+static bool before(const cw_wait *x, const cw_wait *y)
+{
+    return x->arg < y->arg || (x->arg == y->arg && seq_of(x) < seq_of(y));
+}
+
+static void place(cw_alarms *a, size_t i, cw_wait *w)
+{
+    a->heap[i] = w;
+    w->state = i + 1;
+}
+
+static void sift_up(cw_alarms *a, size_t i)
+{
+    cw_wait *w = a->heap[i];
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!before(w, a->heap[parent]))
+            break;
+        place(a, i, a->heap[parent]);
+        i = parent;
+    }
+    place(a, i, w);
+}
+
+static void sift_down(cw_alarms *a, size_t i)
+{
+    cw_wait *w = a->heap[i];
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= a->len)
+            break;
+        if (child + 1 < a->len && before(a->heap[child + 1], a->heap[child]))
+            child++;
+        if (!before(a->heap[child], w))
+            break;
+        place(a, i, a->heap[child]);
+        i = child;
+    }
+    place(a, i, w);
+}
+
+void cw_alarms_push(cw_alarms *a, cw_wait *w, cw_task *t)
+{
+    if (a->len == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 64;
+        cw_wait **heap = realloc(a->heap, cap * sizeof *heap);
+        if (!heap)
+            cw_fatal("out of memory arming an alarm");
+        a->heap = heap;
+        a->cap = cap;
+    }
+    w->link[0] = (void *)(uintptr_t)a->seq++;
+    w->link[2] = t;
+    a->heap[a->len] = w;
+    sift_up(a, a->len++);
+}
+
+void cw_alarms_remove(cw_alarms *a, cw_wait *w)
+{
+    if (w->state == 0)
+        return;
+    size_t i = (size_t)w->state - 1;
+    w->state = 0;
+    cw_wait *last = a->heap[--a->len];
+    if (i == a->len)
+        return;
+    place(a, i, last);
+    sift_down(a, i);
+    sift_up(a, (size_t)last->state - 1);
+}
+
+cw_wait *cw_alarms_peek(const cw_alarms *a)
+{
+    return a->len ? a->heap[0] : NULL;
+}
+
+cw_wait *cw_alarms_pop(cw_alarms *a)
+{
+    cw_wait *w = cw_alarms_peek(a);
+    if (w)
+        cw_alarms_remove(a, w);
+    return w;
+}
+
+void cw_alarms_clear(cw_alarms *a)
+{
+    for (size_t i = 0; i < a->len; i++)
+        a->heap[i]->state = 0;
+    a->len = 0;
+}
+
+void cw_alarms_free(cw_alarms *a)
+{
+    free(a->heap);
+    a->heap = NULL;
+    a->len = a->cap = 0;
+}

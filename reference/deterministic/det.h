@@ -1,0 +1,65 @@
+/*
+ * det.h - private to the deterministic backend: its PRNG, audit chain,
+ * alarm heap and scheduler state. The algorithm is specified in
+ * spec/11-deterministic.md, which this folder follows step by step.
+ */
+#ifndef CW_DET_H
+#define CW_DET_H
+
+#include "core/internal.h"
+
+/* ---- PRNG (prng.c): xoshiro256** seeded through splitmix64 ---- */
+typedef struct cw_prng {
+    uint64_t s[4];
+} cw_prng;
+
+void cw_prng_seed(cw_prng *p, uint64_t seed);
+uint64_t cw_prng_next(cw_prng *p);
+/* A value in [0, bound) by the specified reduction: next() % bound. */
+uint64_t cw_prng_below(cw_prng *p, uint64_t bound);
+void cw_prng_fill(cw_prng *p, void *buf, size_t len);
+
+/* ---- Audit chain (audit.c) ---- */
+typedef struct cw_auditor {
+    uint8_t digest[32];
+} cw_auditor;
+
+void cw_auditor_event(cw_auditor *a, const char *label, const cw_field *fields, size_t n);
+void cw_auditor_hex(const cw_auditor *a, char out[65]);
+
+/* ---- Alarm heap (alarm.c): sleeping waits ordered by (deadline, sequence) ---- */
+typedef struct cw_alarms {
+    cw_wait **heap;
+    size_t len, cap;
+    uint64_t seq;
+} cw_alarms;
+
+void cw_alarms_push(cw_alarms *a, cw_wait *w, cw_task *t);
+void cw_alarms_remove(cw_alarms *a, cw_wait *w);
+/* The earliest armed wait, or NULL. */
+cw_wait *cw_alarms_peek(const cw_alarms *a);
+cw_wait *cw_alarms_pop(cw_alarms *a);
+/* Forget every alarm (their waits are left unarmed). */
+void cw_alarms_clear(cw_alarms *a);
+void cw_alarms_free(cw_alarms *a);
+
+/* ---- The runtime (scheduler.c) ---- */
+typedef struct cw_det {
+    cw_rt rt;                /* first: the core sees only this */
+    cw_coro main;            /* the scheduler's own context */
+    cw_task *current;        /* the task running now, or NULL */
+    pthread_mutex_t lock;    /* the ready queue and wake flags: wakers may be on other threads */
+    cw_task **ready;         /* runnable in the next iteration */
+    size_t nready, cap;
+    cw_alarms alarms;
+    cw_time now;
+    cw_time deadline;        /* of the run timeout; CW_TIME_MAX when none */
+    cw_prng prng;
+    cw_auditor auditor;
+    uint64_t iterations;
+} cw_det;
+
+int cw_det_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out);
+int cw_det_audit_digest(cw_ctx *ctx, char out[65]);
+
+#endif

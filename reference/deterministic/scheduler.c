@@ -1,0 +1,416 @@
+/*
+ * scheduler.c - the deterministic scheduler: one OS thread, a seeded
+ * shuffle of the ready tasks each iteration, and virtual time.
+ *
+ * An iteration takes the whole ready queue, shuffles it with the run's
+ * PRNG, and resumes each task in that order until it suspends. Tasks woken
+ * during an iteration run in the next one. Then the clock moves one cycle;
+ * if nothing is ready it jumps straight to the earliest alarm, and if there
+ * is no alarm either, the run has stalled. spec/11-deterministic.md gives
+ * the same algorithm as numbered steps.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deterministic/det.h"
+
+static cw_det *det_of(cw_rt *rt)
+{
+    return (cw_det *)rt;
+}
+
+/* Called with det->lock held. */
+static void push_ready(cw_det *d, cw_task *t)
+{
+    if (t->queued)
+        return;
+    if (d->nready == d->cap) {
+        size_t cap = d->cap ? 2 * d->cap : 64;
+        cw_task **ready = realloc(d->ready, cap * sizeof *ready);
+        if (!ready)
+            cw_fatal("out of memory growing the ready queue");
+        d->ready = ready;
+        d->cap = cap;
+    }
+    d->ready[d->nready++] = t;
+    t->queued = true;
+}
+
+static void det_wake(cw_task *t)
+{
+    cw_det *d = det_of(t->rt);
+    pthread_mutex_lock(&d->lock);
+    if (t->state != CW_TASK_DONE) {
+        t->notified = true;
+        if (t != d->current)
+            push_ready(d, t);
+    }
+    pthread_mutex_unlock(&d->lock);
+}
+
+static void to_scheduler(cw_det *d, cw_task *t)
+{
+    cw_coro_switch(&t->coro, &d->main);
+}
+
+static void det_park(cw_task *t)
+{
+    cw_det *d = det_of(t->rt);
+    pthread_mutex_lock(&d->lock);
+    bool notified = t->notified;
+    t->notified = false;
+    pthread_mutex_unlock(&d->lock);
+    if (!notified)
+        to_scheduler(d, t);
+    pthread_mutex_lock(&d->lock);
+    t->notified = false;
+    pthread_mutex_unlock(&d->lock);
+}
+
+static void det_yield(cw_task *t)
+{
+    cw_det *d = det_of(t->rt);
+    pthread_mutex_lock(&d->lock);
+    push_ready(d, t);
+    pthread_mutex_unlock(&d->lock);
+    to_scheduler(d, t);
+}
+
+static void det_spawned(cw_task *t)
+{
+    cw_det *d = det_of(t->rt);
+    pthread_mutex_lock(&d->lock);
+    push_ready(d, t);
+    pthread_mutex_unlock(&d->lock);
+}
+
+static void det_exit(cw_task *t)
+{
+    cw_det *d = det_of(t->rt);
+    t->state = CW_TASK_DONE;
+    cw_coro_exit_switch(&t->coro, &d->main);
+}
+
+static cw_task *det_current(cw_rt *rt)
+{
+    return det_of(rt)->current;
+}
+
+static cw_time det_now(cw_rt *rt)
+{
+    return det_of(rt)->now;
+}
+
+static void det_alarm_arm(cw_rt *rt, cw_wait *w, cw_task *t)
+{
+    cw_alarms_push(&det_of(rt)->alarms, w, t);
+}
+
+static void det_alarm_disarm(cw_rt *rt, cw_wait *w)
+{
+    cw_alarms_remove(&det_of(rt)->alarms, w);
+}
+
+static void det_audit(cw_rt *rt, const char *label, const cw_field *fields, size_t n)
+{
+    cw_auditor_event(&det_of(rt)->auditor, label, fields, n);
+}
+
+static void det_random(cw_rt *rt, void *buf, size_t len)
+{
+    cw_det *d = det_of(rt);
+    uint8_t be[8];
+    cw_be64(be, len);
+    cw_field f = {be, sizeof be};
+    cw_auditor_event(&d->auditor, "rand", &f, 1);
+    cw_prng_fill(&d->prng, buf, len);
+}
+
+static const cw_sched_ops det_sched = {
+    .wake = det_wake,
+    .park = det_park,
+    .yield = det_yield,
+    .spawned = det_spawned,
+    .exit = det_exit,
+    .current = det_current,
+    .now = det_now,
+    .alarm_arm = det_alarm_arm,
+    .alarm_disarm = det_alarm_disarm,
+    .audit = det_audit,
+    .random = det_random,
+};
+
+/* ---- Running tasks -------------------------------------------------------- */
+
+static void finish_and_maybe_free(cw_det *d, cw_task *t)
+{
+    cw_task_finish(t);
+    pthread_mutex_lock(&d->lock);
+    bool queued = t->queued;
+    pthread_mutex_unlock(&d->lock);
+    /* Still queued: the queue's drain frees it. The root is freed at the end
+     * of the run, after its result has been read. */
+    if (!queued && t != d->rt.root)
+        cw_task_free(t);
+}
+
+/* Resume `t` until it suspends or ends. */
+static void resume(cw_det *d, cw_task *t)
+{
+    uint8_t id[16] = {0};
+    cw_be64(id + 8, t->id);
+    cw_field fields[2] = {{id, sizeof id}, {t->label, strlen(t->label)}};
+    cw_auditor_event(&d->auditor, "process_task", fields, 2);
+
+    if (t->state == CW_TASK_NEW) {
+        if (t->aborted) {
+            /* Aborted before it ever ran: end it without a stack. */
+            t->exit_result = CW_ERR_CLOSED;
+            finish_and_maybe_free(d, t);
+            return;
+        }
+        if (cw_stack_alloc(&t->stack, d->rt.cfg.stack_size) != 0) {
+            t->exit_result = CW_ERR_NOMEM;
+            finish_and_maybe_free(d, t);
+            return;
+        }
+        cw_coro_init(&t->coro, &t->stack, cw_task_main, t);
+        t->state = CW_TASK_RUNNING;
+    }
+    d->current = t;
+    cw_coro_switch(&d->main, &t->coro);
+    d->current = NULL;
+    if (t->state == CW_TASK_DONE)
+        finish_and_maybe_free(d, t);
+}
+
+/* ---- The run loop ------------------------------------------------------------ */
+
+typedef enum { RUN_GOING, RUN_ROOT_DONE, RUN_PANICKED, RUN_STALLED, RUN_TIMED_OUT } run_state;
+
+static void shuffle(cw_det *d, cw_task **q, size_t n)
+{
+    for (size_t i = n - 1; i > 0; i--) {
+        size_t j = (size_t)cw_prng_below(&d->prng, (uint64_t)i + 1);
+        cw_task *tmp = q[i];
+        q[i] = q[j];
+        q[j] = tmp;
+    }
+}
+
+/* Steps 2-4: take the ready queue, shuffle it, run each task once. */
+static run_state run_iteration(cw_det *d, cw_task ***batch, size_t *batch_cap)
+{
+    pthread_mutex_lock(&d->lock);
+    size_t n = d->nready;
+    if (n > *batch_cap) {
+        cw_task **grown = realloc(*batch, n * sizeof *grown);
+        if (!grown)
+            cw_fatal("out of memory taking the ready queue");
+        *batch = grown;
+        *batch_cap = n;
+    }
+    memcpy(*batch, d->ready, n * sizeof **batch);
+    d->nready = 0;
+    for (size_t i = 0; i < n; i++)
+        (*batch)[i]->queued = false;
+    pthread_mutex_unlock(&d->lock);
+
+    cw_task **q = *batch;
+    if (n > 1)
+        shuffle(d, q, n);
+    size_t i = 0;
+    for (; i < n; i++) {
+        cw_task *t = q[i];
+        if (t->state == CW_TASK_DONE) {
+            if (!t->queued && t != d->rt.root)
+                cw_task_free(t);
+            continue;
+        }
+        resume(d, t);
+        if (d->rt.panicked)
+            break;
+        if (d->rt.root->state == CW_TASK_DONE)
+            break;
+    }
+    /* Entries after an early stop are dead tasks to free or live ones the
+     * teardown will unwind; the finished ones are freed here. */
+    for (i = i < n ? i + 1 : n; i < n; i++) {
+        cw_task *t = q[i];
+        if (t->state == CW_TASK_DONE && !t->queued && t != d->rt.root)
+            cw_task_free(t);
+    }
+    if (d->rt.panicked)
+        return RUN_PANICKED;
+    if (d->rt.root->state == CW_TASK_DONE)
+        return RUN_ROOT_DONE;
+    return RUN_GOING;
+}
+
+/* Steps 5-7: advance the clock and wake what is due. */
+static run_state advance(cw_det *d)
+{
+    if (d->now > CW_TIME_MAX - d->rt.cfg.cycle)
+        return RUN_TIMED_OUT; /* the clock cannot move: treated as the end of time */
+    d->now += d->rt.cfg.cycle;
+    for (;;) {
+        cw_wait *next = cw_alarms_peek(&d->alarms);
+        pthread_mutex_lock(&d->lock);
+        bool idle = d->nready == 0;
+        pthread_mutex_unlock(&d->lock);
+        if (idle && next && next->arg > d->now)
+            d->now = next->arg;
+        if (d->now >= d->deadline)
+            return RUN_TIMED_OUT;
+        while ((next = cw_alarms_peek(&d->alarms)) && next->arg <= d->now) {
+            cw_alarms_pop(&d->alarms);
+            det_wake(cw_wait_task(next));
+        }
+        pthread_mutex_lock(&d->lock);
+        idle = d->nready == 0;
+        pthread_mutex_unlock(&d->lock);
+        if (!idle)
+            return RUN_GOING;
+        if (!cw_alarms_peek(&d->alarms))
+            return RUN_STALLED;
+    }
+}
+
+static void stall_message(cw_det *d, char *out, size_t len)
+{
+    size_t used = (size_t)snprintf(out, len, "runtime stalled: no task can make progress; blocked:");
+    size_t shown = 0, total = 0;
+    for (cw_list *it = d->rt.tasks.next; it != &d->rt.tasks; it = it->next) {
+        cw_task *t = cw_container_of(it, cw_task, link);
+        if (t->state == CW_TASK_DONE)
+            continue;
+        total++;
+        if (shown < 16 && used < len) {
+            used += (size_t)snprintf(out + used, len - used, " %s#%" PRIu64,
+                                     t->label[0] ? t->label : "root", t->id);
+            shown++;
+        }
+    }
+    if (total > shown && used < len)
+        snprintf(out + used, len - used, " (and %zu more)", total - shown);
+}
+
+/* Step 8: end the run. Every task still alive is unwound at its suspension
+ * point, in ascending id order, so its cleanup handlers run; then every
+ * object of the run is freed. */
+static void teardown(cw_det *d)
+{
+    d->rt.ending = true;
+    cw_alarms_clear(&d->alarms);
+    pthread_mutex_lock(&d->lock);
+    for (size_t i = 0; i < d->nready; i++)
+        d->ready[i]->queued = false;
+    d->nready = 0;
+    pthread_mutex_unlock(&d->lock);
+    while (!cw_list_empty(&d->rt.tasks)) {
+        cw_task *t = cw_container_of(d->rt.tasks.next, cw_task, link);
+        if (t->state == CW_TASK_RUNNING) {
+            t->aborted = true;
+            d->current = t;
+            cw_coro_switch(&d->main, &t->coro);
+            d->current = NULL;
+        }
+        if (t->state != CW_TASK_DONE || t->handle)
+            cw_task_finish(t);
+        cw_task_free(t);
+        pthread_mutex_lock(&d->lock);
+        for (size_t i = 0; i < d->nready; i++)
+            d->ready[i]->queued = false;
+        d->nready = 0;
+        pthread_mutex_unlock(&d->lock);
+    }
+    cw_rt_free_objects(&d->rt);
+}
+
+static void fill_result(cw_det *d, run_state how, cw_run_result *out)
+{
+    out->message[0] = '\0';
+    switch (how) {
+    case RUN_ROOT_DONE:
+        out->status = d->rt.root->exit_result;
+        out->value = d->rt.root->exit_value;
+        if (out->status == CW_ERR_EXITED) {
+            out->status = CW_ERR_PANICKED;
+            snprintf(out->message, sizeof out->message, "%s", d->rt.panic_message);
+        }
+        break;
+    case RUN_PANICKED:
+        out->status = CW_ERR_PANICKED;
+        snprintf(out->message, sizeof out->message, "%s", d->rt.panic_message);
+        break;
+    case RUN_STALLED:
+        out->status = CW_ERR_STALLED;
+        stall_message(d, out->message, sizeof out->message);
+        break;
+    case RUN_TIMED_OUT:
+        out->status = CW_ERR_RUN_TIMEOUT;
+        snprintf(out->message, sizeof out->message, "runtime timeout");
+        break;
+    case RUN_GOING:
+        break;
+    }
+    out->end_time = d->now;
+    out->iterations = d->iterations;
+}
+
+extern const cw_backend cw_det_backend;
+
+int cw_det_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out)
+{
+    memset(out, 0, sizeof *out);
+    cw_config resolved;
+    int rc = cw_config_resolve(cfg, &resolved, out->message, sizeof out->message);
+    if (rc != CW_OK)
+        return out->status = rc;
+
+    cw_det *d = cw_xcalloc(1, sizeof *d);
+    cw_rt_init(&d->rt, &cw_det_backend, &det_sched, &resolved);
+    pthread_mutex_init(&d->lock, NULL);
+    cw_prng_seed(&d->prng, resolved.seed);
+    d->now = resolved.start_time;
+    d->deadline = resolved.timeout > CW_TIME_MAX - d->now ? CW_TIME_MAX : d->now + resolved.timeout;
+    if (resolved.timeout == CW_FOREVER)
+        d->deadline = CW_TIME_MAX;
+
+    cw_task *t = cw_task_new_root(&d->rt, root, arg);
+    det_spawned(t);
+
+    cw_task **batch = NULL;
+    size_t batch_cap = 0;
+    run_state how = RUN_GOING;
+    while (how == RUN_GOING) {
+        if (d->now >= d->deadline) {
+            how = RUN_TIMED_OUT;
+            break;
+        }
+        how = run_iteration(d, &batch, &batch_cap);
+        if (how != RUN_GOING)
+            break;
+        how = advance(d);
+        d->iterations++;
+    }
+    free(batch);
+    fill_result(d, how, out);
+    if (how == RUN_STALLED || how == RUN_TIMED_OUT || how == RUN_PANICKED)
+        out->value = NULL;
+    teardown(d);
+    cw_auditor_hex(&d->auditor, out->digest);
+    cw_alarms_free(&d->alarms);
+    free(d->ready);
+    pthread_mutex_destroy(&d->lock);
+    free(d);
+    return out->status;
+}
+
+int cw_det_audit_digest(cw_ctx *ctx, char out[65])
+{
+    cw_auditor_hex(&det_of(ctx->rt)->auditor, out);
+    return CW_OK;
+}

@@ -1,0 +1,25 @@
+/*
+ * cwrt/cwrt.h - the reference implementation's own entry points.
+ *
+ * Everything else a program uses is the interface of <cw/cw.h>; this header
+ * only says where the reference's backends are.
+ */
+#ifndef CWRT_CWRT_H
+#define CWRT_CWRT_H
+
+#include "cw/cw.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The single-threaded, seeded, virtual-time backend. Static: never freed. */
+const cw_backend *cw_backend_deterministic(void);
+
+/* A backend of the reference by name ("deterministic"), or NULL. */
+const cw_backend *cw_backend_by_name(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

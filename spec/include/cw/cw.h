@@ -1,0 +1,19 @@
+/*
+ * cw/cw.h - the whole interface in one include.
+ */
+#ifndef CW_CW_H
+#define CW_CW_H
+
+#include "cw/backend.h"
+#include "cw/channel.h"
+#include "cw/clock.h"
+#include "cw/context.h"
+#include "cw/error.h"
+#include "cw/panic.h"
+#include "cw/runner.h"
+#include "cw/select.h"
+#include "cw/signal.h"
+#include "cw/task.h"
+#include "cw/types.h"
+
+#endif

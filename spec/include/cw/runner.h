@@ -1,0 +1,93 @@
+/*
+ * cw/runner.h - configuring and starting a runtime, and what a run returns.
+ * Rules: spec/02-runner.md.
+ */
+#ifndef CW_RUNNER_H
+#define CW_RUNNER_H
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "cw/backend.h"
+#include "cw/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Settings for one run. Fill with cw_config_default, then change fields.
+ * A backend ignores the fields that do not apply to it. */
+struct cw_config {
+    uint32_t size;         /* sizeof(cw_config) of the caller: lets the struct grow */
+    uint64_t seed;         /* deterministic: PRNG seed (default 42) */
+    cw_duration cycle;     /* deterministic: virtual time per iteration (default 1 ms, > 0) */
+    cw_time start_time;    /* deterministic: the clock's first value (default the epoch) */
+    cw_duration timeout;   /* end the run with CW_ERR_RUN_TIMEOUT after this (default CW_FOREVER) */
+    bool catch_panics;     /* a panicking non-root task resolves CW_ERR_EXITED instead of ending the run */
+    size_t stack_size;     /* usable bytes of each task stack (default 128 KiB) */
+    bool stack_guard;      /* an inaccessible page below each stack (default true) */
+    unsigned worker_threads;   /* native: threads running tasks (default: the CPU count) */
+    unsigned blocking_threads; /* native: bound of the blocking pool (default 64) */
+};
+
+/* The outcome of cw_start. */
+struct cw_run_result {
+    int status;          /* CW_OK, or CW_ERR_PANICKED / _STALLED / _RUN_TIMEOUT / _INVALID / _NOMEM */
+    void *value;         /* the root task's return value, when status is CW_OK */
+    char message[512];   /* why the run failed (the panic message...), "" on success; may be cut */
+    char digest[65];     /* the final audit digest in hex (CW_CAP_AUDIT), else "" */
+    cw_time end_time;    /* the runtime clock when the run ended */
+    uint64_t iterations; /* deterministic: scheduler iterations that ended without finishing the root */
+};
+
+static inline void cw_config_default(cw_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->size = sizeof *cfg;
+    cfg->seed = 42;
+    cfg->cycle = CW_MSEC;
+    cfg->start_time = 0;
+    cfg->timeout = CW_FOREVER;
+    cfg->catch_panics = false;
+    cfg->stack_size = 128 * 1024;
+    cfg->stack_guard = true;
+    cfg->worker_threads = 0;
+    cfg->blocking_threads = 64;
+}
+
+/* Run `root(ctx, arg)` as the root task of a new runtime of backend `b` and
+ * return when it ends, with every other task ended and freed ([RUN-001]..).
+ * `cfg` may be NULL for the defaults. Returns out->status. */
+static inline int cw_start(const cw_backend *b, const cw_config *cfg, cw_task_fn root, void *arg,
+                           cw_run_result *out)
+{
+    return b->start(cfg, root, arg, out);
+}
+
+/* Random bytes: seeded and audited on a deterministic backend, from the OS otherwise. */
+static inline void cw_random(cw_ctx *ctx, void *buf, size_t len)
+{
+    cw__backend_of(ctx)->random(ctx, buf, len);
+}
+
+static inline uint64_t cw_random_u64(cw_ctx *ctx)
+{
+    uint64_t v;
+    cw_random(ctx, &v, sizeof v);
+    return v;
+}
+
+/* The current audit digest as 64 lowercase hex digits and a NUL.
+ * CW_ERR_UNSUPPORTED without CW_CAP_AUDIT. */
+static inline int cw_audit_digest(cw_ctx *ctx, char out[65])
+{
+    const cw_backend *b = cw__backend_of(ctx);
+    if (!(b->capabilities & CW_CAP_AUDIT) || !CW_BACKEND_HAS(b, audit_digest))
+        return CW_ERR_UNSUPPORTED;
+    return b->audit_digest(ctx, out);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

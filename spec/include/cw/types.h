@@ -1,0 +1,61 @@
+/*
+ * cw/types.h - the scalar types and opaque object types of the interface.
+ *
+ * Every object the interface hands out (context, handle, channel, signal,
+ * waker) begins with a pointer to the backend table that made it. That one
+ * rule is what lets the inline functions of the other headers dispatch
+ * without any global state, and several backends live in one process.
+ */
+#ifndef CW_TYPES_H
+#define CW_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Nanoseconds since the Unix epoch. The deterministic backend's clock is
+ * virtual; the native backend's is the wall clock. */
+typedef uint64_t cw_time;
+/* Nanoseconds. */
+typedef uint64_t cw_duration;
+
+/* The latest representable time; a sleep until it never ends. */
+#define CW_TIME_MAX UINT64_MAX
+/* "No deadline", where a duration is optional. */
+#define CW_FOREVER UINT64_MAX
+
+#define CW_NSEC ((cw_duration)1)
+#define CW_USEC ((cw_duration)1000)
+#define CW_MSEC ((cw_duration)1000000)
+#define CW_SEC ((cw_duration)1000000000)
+
+typedef struct cw_backend cw_backend;
+
+/* The common prefix of every object: see spec/10-backend.md [ABI-003]. */
+typedef struct cw_object {
+    const cw_backend *backend;
+} cw_object;
+
+typedef struct cw_ctx cw_ctx;             /* a task's view of the runtime */
+typedef struct cw_handle cw_handle;       /* the result of a spawned task */
+typedef struct cw_chan cw_chan;           /* an mpsc channel, bounded or not */
+typedef struct cw_oneshot cw_oneshot;     /* a channel for exactly one value */
+typedef struct cw_signal cw_signal;       /* a claim on the stop signal */
+typedef struct cw_waker cw_waker;         /* a way to wake one task, from anywhere */
+
+/* A task body. `ctx` belongs to the task (spec/04-tasks.md [TASK-004]); the
+ * return value is what cw_join hands to the joiner. */
+typedef void *(*cw_task_fn)(cw_ctx *ctx, void *arg);
+
+static inline const cw_backend *cw__backend_of(const void *object)
+{
+    return ((const cw_object *)object)->backend;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif
