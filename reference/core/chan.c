@@ -39,6 +39,7 @@ cw_chan *cw_core_chan_new(cw_ctx *ctx, size_t elem_size, size_t capacity)
     }
     c->hdr.backend = ctx->hdr.backend;
     c->rt = ctx->rt;
+    cw_rt_lock(ctx->rt);
     c->elem_size = elem_size;
     c->capacity = capacity;
     c->ring = ring;
@@ -48,6 +49,7 @@ cw_chan *cw_core_chan_new(cw_ctx *ctx, size_t elem_size, size_t capacity)
     cw_list_init(&c->send_waiters);
     cw_list_init(&c->recv_waiters);
     cw_list_push_back(&ctx->rt->chans, &c->link);
+    cw_rt_unlock(ctx->rt);
     return c;
 }
 
@@ -66,26 +68,34 @@ static void free_if_unused(cw_chan *c)
 
 void cw_core_chan_sender_add(cw_chan *c)
 {
+    cw_rt_lock(c->rt);
     c->senders++;
+    cw_rt_unlock(c->rt);
 }
 
 void cw_core_chan_sender_drop(cw_chan *c)
 {
+    cw_rt *rt = c->rt;
+    cw_rt_lock(rt);
     if (c->senders == 0)
         cw_fatal("channel sender dropped more often than added");
     if (--c->senders == 0)
-        cw_waiters_wake(c->rt, &c->recv_waiters);
+        cw_waiters_wake(rt, &c->recv_waiters);
     free_if_unused(c);
+    cw_rt_unlock(rt);
 }
 
 void cw_core_chan_receiver_drop(cw_chan *c)
 {
+    cw_rt *rt = c->rt;
+    cw_rt_lock(rt);
     if (!c->receiver)
         cw_fatal("channel receiver dropped twice");
     c->receiver = false;
     c->len = 0;
-    cw_waiters_wake(c->rt, &c->send_waiters);
+    cw_waiters_wake(rt, &c->send_waiters);
     free_if_unused(c);
+    cw_rt_unlock(rt);
 }
 
 /* Make room for one more value in an unbounded ring, unrolling it. */

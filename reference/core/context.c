@@ -68,7 +68,9 @@ cw_ctx *cw_core_child(cw_ctx *ctx, const char *label)
         free(full);
         cw_panic(ctx, "using runtime label is not allowed: %s", label);
     }
+    cw_rt_lock(ctx->rt);
     cw_ctx *child = cw_ctx_new(ctx->rt, cw_node_child(ctx->node), "");
+    cw_rt_unlock(ctx->rt);
     free(child->label);
     child->label = full;
     cw_ctx_copy_attributes(child, ctx);
@@ -95,5 +97,10 @@ void cw_core_set_execution(cw_ctx *ctx, int execution)
 
 void cw_core_ctx_release(cw_ctx *ctx)
 {
+    cw_rt *rt = ctx->rt;
+    cw_rt_lock(rt);
+    if (ctx->task)
+        ctx->task->ctx = NULL; /* a task gave up its own context */
     cw_ctx_free(ctx);
+    cw_rt_unlock(rt);
 }

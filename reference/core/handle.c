@@ -44,26 +44,34 @@ void cw_handle_unref(cw_handle *h)
 
 cw_handle *cw_core_handle_ready(cw_ctx *ctx, int result, void *value)
 {
+    cw_rt_lock(ctx->rt);
     cw_handle *h = cw_handle_new(ctx->rt);
     h->is_ready = true;
     cw_handle_complete(h, result, value);
+    cw_rt_unlock(ctx->rt);
     return h;
 }
 
 void cw_core_abort(cw_handle *h)
 {
+    cw_rt *rt = h->rt;
+    cw_rt_lock(rt);
     if (h->is_ready)
         h->aborted_ready = true;
     else if (h->task)
         cw_task_abort(h->task);
+    cw_rt_unlock(rt);
 }
 
 void cw_core_handle_release(cw_handle *h)
 {
+    cw_rt *rt = h->rt;
+    cw_rt_lock(rt);
     if (h->released)
         cw_fatal("handle released twice");
     h->released = true;
     cw_handle_unref(h);
+    cw_rt_unlock(rt);
 }
 
 static bool join_try(cw_wait *w)

@@ -7,9 +7,14 @@
  * native/) supplies a scheduler through cw_sched_ops and fills the public
  * cw_backend table, mostly with the core's functions.
  *
- * Threading: a runtime's tasks and its scheduler run on one OS thread at a
- * time, so the core keeps no locks. The one exception is cw_waker, which may
- * be woken from any thread and has a lock of its own.
+ * Threading: a runtime's tasks may run on several threads at once (native
+ * backend), so all of the core's shared state — the tree, handles, channels,
+ * the stop signal and the object lists — is guarded by one lock per runtime,
+ * rt->lock. Public entry points (cw_core_*) take it; internal helpers expect
+ * it held. It is never held while user code runs or a task is suspended.
+ * Lock order: rt->lock, then a waker's lock, then the scheduler's own locks;
+ * the scheduler never takes rt->lock while holding one of its own.
+ * A cw_waker may be woken from any thread and has a lock of its own.
  */
 #ifndef CW_INTERNAL_H
 #define CW_INTERNAL_H
@@ -59,6 +64,7 @@ typedef struct cw_sched_ops {
 /* ---- Runtime ---------------------------------------------------------------- */
 
 struct cw_rt {
+    pthread_mutex_t lock; /* see "Threading" above */
     const cw_backend *backend;
     const cw_sched_ops *sched;
     cw_config cfg;
@@ -83,7 +89,9 @@ struct cw_rt {
 
 void cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
                 const cw_config *cfg);
-/* Free every object still alive. Call after every task has ended. */
+void cw_rt_lock(cw_rt *rt);
+void cw_rt_unlock(cw_rt *rt);
+/* Free every object still alive and the lock. Call after every task has ended. */
 void cw_rt_free_objects(cw_rt *rt);
 /* Validate a caller's config into `cfg`; CW_OK or CW_ERR_INVALID with `why`. */
 int cw_config_resolve(const cw_config *in, cw_config *cfg, char *why, size_t whylen);

@@ -35,7 +35,9 @@ cw_oneshot *cw_core_oneshot_new(cw_ctx *ctx, size_t elem_size)
     o->elem_size = elem_size;
     o->sender = o->receiver = true;
     cw_list_init(&o->waiters);
+    cw_rt_lock(ctx->rt);
     cw_list_push_back(&ctx->rt->oneshots, &o->link);
+    cw_rt_unlock(ctx->rt);
     return o;
 }
 
@@ -53,34 +55,46 @@ static void free_if_ended(cw_oneshot *o)
 
 int cw_core_oneshot_send(cw_oneshot *o, const void *elem)
 {
-    if (!o->sender)
-        return CW_ERR_INVALID;
-    o->sender = false;
-    if (!o->receiver) {
+    cw_rt *rt = o->rt;
+    int rc = CW_OK;
+    cw_rt_lock(rt);
+    if (!o->sender) {
+        rc = CW_ERR_INVALID;
+    } else if (!o->receiver) {
+        o->sender = false;
         free_if_ended(o);
-        return CW_ERR_CLOSED;
+        rc = CW_ERR_CLOSED;
+    } else {
+        o->sender = false;
+        memcpy(o->value, elem, o->elem_size);
+        o->has_value = true;
+        cw_waiters_wake(rt, &o->waiters);
     }
-    memcpy(o->value, elem, o->elem_size);
-    o->has_value = true;
-    cw_waiters_wake(o->rt, &o->waiters);
-    return CW_OK;
+    cw_rt_unlock(rt);
+    return rc;
 }
 
 void cw_core_oneshot_sender_drop(cw_oneshot *o)
 {
-    if (!o->sender)
-        return; /* already ended by a send */
-    o->sender = false;
-    cw_waiters_wake(o->rt, &o->waiters);
-    free_if_ended(o);
+    cw_rt *rt = o->rt;
+    cw_rt_lock(rt);
+    if (o->sender) { /* else it already ended with a send */
+        o->sender = false;
+        cw_waiters_wake(rt, &o->waiters);
+        free_if_ended(o);
+    }
+    cw_rt_unlock(rt);
 }
 
 void cw_core_oneshot_receiver_drop(cw_oneshot *o)
 {
+    cw_rt *rt = o->rt;
+    cw_rt_lock(rt);
     if (!o->receiver)
         cw_fatal("oneshot receiver dropped after it ended");
     o->receiver = false;
     free_if_ended(o);
+    cw_rt_unlock(rt);
 }
 
 static bool recv_try(cw_wait *w)

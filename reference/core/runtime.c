@@ -35,6 +35,7 @@ void cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
                 const cw_config *cfg)
 {
     memset(rt, 0, sizeof *rt);
+    pthread_mutex_init(&rt->lock, NULL);
     rt->backend = backend;
     rt->sched = sched;
     rt->cfg = *cfg;
@@ -68,4 +69,15 @@ void cw_rt_free_objects(cw_rt *rt)
     cw_signal_free_all(&rt->signals);
     /* Last: freeing contexts above may already have released some nodes. */
     FREE_ALL(&rt->nodes, cw_node, node_free);
+    pthread_mutex_destroy(&rt->lock);
+}
+
+void cw_rt_lock(cw_rt *rt)
+{
+    pthread_mutex_lock(&rt->lock);
+}
+
+void cw_rt_unlock(cw_rt *rt)
+{
+    pthread_mutex_unlock(&rt->lock);
 }

@@ -63,29 +63,45 @@ int cw_core_select(cw_wait *waits, size_t n, bool block)
 {
     cw_rt *rt = cw_wait_rt(&waits[0]);
     cw_task *t = cw_task_self(rt, "cw_select");
+    int rc = CW_ERR_WOULD_BLOCK;
+    cw_rt_lock(rt);
     for (;;) {
         for (size_t i = 0; i < n; i++) {
             const cw_wait_ops *ops = waits[i].ops;
-            if (ops->try_complete(&waits[i]))
-                return (int)i;
+            if (ops->try_complete(&waits[i])) {
+                rc = (int)i;
+                goto out;
+            }
         }
         if (!block)
-            return CW_ERR_WOULD_BLOCK;
+            goto out;
         /* A task being unwound, or a runtime being torn down, cannot
          * suspend: its blocking calls fail instead. */
-        if (t->unwinding || rt->ending)
-            return CW_ERR_CLOSED;
+        if (t->unwinding || rt->ending) {
+            rc = CW_ERR_CLOSED;
+            goto out;
+        }
         for (size_t i = 0; i < n; i++) {
             const cw_wait_ops *ops = waits[i].ops;
             ops->arm(&waits[i], t);
         }
+        /* A wake between this unlock and the park is not lost: the
+         * scheduler remembers it and the park returns at once. */
+        cw_rt_unlock(rt);
         rt->sched->park(t);
+        cw_rt_lock(rt);
         for (size_t i = 0; i < n; i++) {
             const cw_wait_ops *ops = waits[i].ops;
             ops->disarm(&waits[i]);
         }
-        cw_task_check_abort(t);
+        if (t->aborted && !t->unwinding) {
+            cw_rt_unlock(rt);
+            cw_task_unwind(t, CW_ERR_CLOSED);
+        }
     }
+out:
+    cw_rt_unlock(rt);
+    return rc;
 }
 
 static bool ready_try(cw_wait *w)

@@ -20,14 +20,16 @@ struct cw_signal {
 cw_signal *cw_core_stopped(cw_ctx *ctx)
 {
     cw_rt *rt = ctx->rt;
-    cw_audit(rt, "stopped", NULL, 0);
     cw_signal *s = cw_xcalloc(1, sizeof *s);
     s->hdr.backend = ctx->hdr.backend;
     s->rt = rt;
+    cw_rt_lock(rt);
+    cw_audit(rt, "stopped", NULL, 0);
     s->holds = !rt->stop_called;
     if (s->holds)
         rt->stop_outstanding++;
     cw_list_push_back(&rt->signals, &s->link);
+    cw_rt_unlock(rt);
     return s;
 }
 
@@ -40,9 +42,11 @@ static void signal_free(cw_signal *s)
 void cw_core_signal_release(cw_signal *s)
 {
     cw_rt *rt = s->rt;
+    cw_rt_lock(rt);
     if (s->holds && --rt->stop_outstanding == 0 && rt->stop_called)
         cw_waiters_wake(rt, &rt->stop_waiters);
     signal_free(s);
+    cw_rt_unlock(rt);
 }
 
 static bool signal_try(cw_wait *w)

@@ -59,11 +59,13 @@ static void consume_context(cw_ctx *ctx)
 cw_handle *cw_core_spawn(cw_ctx *ctx, cw_task_fn fn, void *arg)
 {
     cw_rt *rt = ctx->rt;
+    cw_rt_lock(rt);
     cw_node *owner = ctx->node;
     if (owner->aborted || rt->ending) {
         cw_handle *h = cw_handle_new(rt);
         cw_handle_complete(h, CW_ERR_CLOSED, NULL);
         consume_context(ctx);
+        cw_rt_unlock(rt);
         return h;
     }
     cw_task *t = task_new(rt, ctx, cw_node_child(owner), fn, arg);
@@ -74,6 +76,7 @@ cw_handle *cw_core_spawn(cw_ctx *ctx, cw_task_fn fn, void *arg)
     consume_context(ctx);
     cw_node_set_task(owner, t);
     rt->sched->spawned(t);
+    cw_rt_unlock(rt);
     return h;
 }
 
@@ -114,7 +117,10 @@ void cw_task_unwind(cw_task *t, int result)
 
 void cw_task_check_abort(cw_task *t)
 {
-    if (t->aborted && !t->unwinding)
+    cw_rt_lock(t->rt);
+    bool unwind = t->aborted && !t->unwinding;
+    cw_rt_unlock(t->rt);
+    if (unwind)
         cw_task_unwind(t, CW_ERR_CLOSED);
 }
 
@@ -128,6 +134,7 @@ void cw_task_abort(cw_task *t)
 
 void cw_task_finish(cw_task *t)
 {
+    cw_rt_lock(t->rt);
     t->state = CW_TASK_DONE;
     t->cleanups = NULL;
     /* An aborted task reports CW_ERR_CLOSED even if it got to return. */
@@ -150,12 +157,16 @@ void cw_task_finish(cw_task *t)
     }
     cw_waker_detach(t->waker);
     t->waker = NULL;
+    cw_rt_unlock(t->rt);
     cw_stack_free(&t->stack);
 }
 
 void cw_task_free(cw_task *t)
 {
+    cw_rt *rt = t->rt;
+    cw_rt_lock(rt);
     cw_list_remove(&t->link);
+    cw_rt_unlock(rt);
     free(t->label);
     free(t);
 }
@@ -171,10 +182,12 @@ void cw_core_vpanic(cw_ctx *ctx, const char *fmt, va_list ap)
     if (t->unwinding)
         cw_fatal("panic in a cleanup handler of task %" PRIu64 " (%s): %s", t->id, t->label, msg);
     t->panicked = true;
+    cw_rt_lock(rt);
     if ((t == rt->root || !rt->cfg.catch_panics) && !rt->panicked) {
         rt->panicked = true;
         memcpy(rt->panic_message, msg, sizeof msg);
     }
+    cw_rt_unlock(rt);
     cw_task_unwind(t, CW_ERR_EXITED);
 }
 

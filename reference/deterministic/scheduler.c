@@ -89,7 +89,9 @@ static void det_spawned(cw_task *t)
 static void det_exit(cw_task *t)
 {
     cw_det *d = det_of(t->rt);
+    pthread_mutex_lock(&d->lock); /* a foreign waker may be reading the state */
     t->state = CW_TASK_DONE;
+    pthread_mutex_unlock(&d->lock);
     cw_coro_exit_switch(&t->coro, &d->main);
 }
 
