@@ -40,6 +40,7 @@ typedef struct cw_config cw_config;
 typedef struct cw_run_result cw_run_result;
 typedef struct cw_wait cw_wait;
 typedef struct cw_cleanup cw_cleanup;
+typedef struct cw_buffer_ops cw_buffer_ops;
 
 struct cw_backend {
     /* Identity. */
@@ -106,6 +107,9 @@ struct cw_backend {
     /* Randomness and audit (cw/runner.h). */
     void (*random)(cw_ctx *ctx, void *buf, size_t len);
     int (*audit_digest)(cw_ctx *ctx, char out[65]);
+
+    /* Buffers and pools (cw/iobuf.h, cw/pool.h): a table of their own. */
+    const cw_buffer_ops *buffers;
 };
 
 /* True when `b` provides the entry at `field` (it was built with a table at

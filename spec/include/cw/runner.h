@@ -10,6 +10,7 @@
 
 #include "cw/backend.h"
 #include "cw/error.h"
+#include "cw/pool.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,6 +29,8 @@ struct cw_config {
     bool stack_guard;      /* an inaccessible page below each stack (default true) */
     unsigned worker_threads;   /* native: threads running tasks (default: the CPU count) */
     unsigned blocking_threads; /* native: bound of the blocking pool (default 64) */
+    cw_pool_config network_pool; /* cw_network_pool (default cw_pool_config_network) */
+    cw_pool_config storage_pool; /* cw_storage_pool (default cw_pool_config_storage) */
 };
 
 /* The outcome of cw_start. */
@@ -53,6 +56,8 @@ static inline void cw_config_default(cw_config *cfg)
     cfg->stack_guard = true;
     cfg->worker_threads = 0;
     cfg->blocking_threads = 64;
+    cw_pool_config_network(&cfg->network_pool);
+    cw_pool_config_storage(&cfg->storage_pool);
 }
 
 /* Run `root(ctx, arg)` as the root task of a new runtime of backend `b` and

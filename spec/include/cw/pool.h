@@ -1,0 +1,224 @@
+/*
+ * cw/pool.h - buffer pools: reusable, aligned buffers in power-of-two size
+ * classes, and the two pools every run has (network and storage).
+ *
+ * A pool hands out cw_iobuf_mut buffers of a class size; a buffer goes back
+ * to its pool when its last reference (mutable, frozen, or any view of it)
+ * is released, on whatever thread. Pools are thread-safe. Rules:
+ * spec/12-buffers.md.
+ */
+#ifndef CW_POOL_H
+#define CW_POOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "cw/iobuf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The two pools of a run (cw_runtime_pool). */
+enum cw_pool_kind {
+    CW_POOL_NETWORK = 0, /* message buffers: many, small, cache-line aligned */
+    CW_POOL_STORAGE = 1, /* block I/O buffers: few, large, page aligned (O_DIRECT) */
+};
+
+/* Why cw_pool_try_alloc said CW_ERR_POOL. */
+enum cw_pool_failure {
+    CW_POOL_EXHAUSTED = 1, /* the size class has all its buffers out */
+    CW_POOL_OVERSIZED = 2, /* larger than the largest class */
+};
+
+/* thread_cache: size each thread's cache from max_per_class and parallelism. */
+#define CW_POOL_CACHE_AUTO UINT32_MAX
+
+/* How a pool is laid out. Fill with cw_pool_config_network or
+ * cw_pool_config_storage, then change fields [BUF-020]. */
+struct cw_pool_config {
+    size_t min_size;        /* the smallest class: a power of two, >= alignment */
+    size_t max_size;        /* the largest class: a power of two, >= min_size */
+    uint32_t max_per_class; /* buffers each class may create over its life (>= 1) */
+    size_t alignment;       /* of every pooled buffer: a power of two */
+    size_t pool_min_size;   /* smaller requests bypass the pool (<= min_size) */
+    uint32_t thread_cache;  /* buffers each thread may keep per class: 0 (none),
+                               a count (at most max_per_class), or CW_POOL_CACHE_AUTO */
+    uint32_t parallelism;   /* threads expected to share the pool (>= 1) */
+    bool prefill;           /* create every buffer when the pool is made */
+};
+
+/* One size class, as cw_pool_stats reports it [BUF-024]. */
+struct cw_pool_stats {
+    size_t size;          /* the class size in bytes */
+    uint32_t max_buffers; /* max_per_class */
+    uint64_t created;     /* buffers the class has created: never decreases */
+    uint64_t exhausted;   /* try_alloc refusals because the class had none left */
+    uint64_t idle;        /* buffers parked in the pool, seen from the calling thread */
+    uint64_t oversized;   /* pool-wide: try_alloc refusals for a size above every class */
+};
+
+/* The cache line size the network pool aligns to: 128 where a line is, or
+ * where the prefetcher pulls pairs of 64-byte lines; 64 elsewhere. */
+#if defined(__x86_64__) || defined(__aarch64__) || defined(__powerpc64__)
+#define CW_CACHE_LINE_SIZE ((size_t)128)
+#else
+#define CW_CACHE_LINE_SIZE ((size_t)64)
+#endif
+
+/* The system's page size (4096 when it cannot be read). */
+static inline size_t cw_page_size(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    return page > 0 ? (size_t)page : 4096;
+}
+
+/* Defaults for network buffers [BUF-028]: classes 1 KiB .. 128 KiB, 4096
+ * buffers each, aligned to a cache line. */
+static inline void cw_pool_config_network(cw_pool_config *cfg)
+{
+    cfg->min_size = 1024;
+    cfg->max_size = 128 * 1024;
+    cfg->max_per_class = 4096;
+    cfg->alignment = CW_CACHE_LINE_SIZE;
+    cfg->pool_min_size = 0;
+    cfg->thread_cache = CW_POOL_CACHE_AUTO;
+    cfg->parallelism = 1;
+    cfg->prefill = false;
+}
+
+/* Defaults for storage buffers [BUF-028]: classes one page .. 8 MiB, 64
+ * buffers each, aligned to a page. */
+static inline void cw_pool_config_storage(cw_pool_config *cfg)
+{
+    size_t page = cw_page_size();
+    cfg->min_size = page;
+    cfg->max_size = 8 * 1024 * 1024 > page ? 8 * 1024 * 1024 : page;
+    cfg->max_per_class = 64;
+    cfg->alignment = page;
+    cfg->pool_min_size = 0;
+    cfg->thread_cache = CW_POOL_CACHE_AUTO;
+    cfg->parallelism = 1;
+    cfg->prefill = false;
+}
+
+static inline bool cw__pow2(size_t v)
+{
+    return v != 0 && (v & (v - 1)) == 0;
+}
+
+/* NULL when `cfg` is valid, else why not, naming the rule [BUF-020]. */
+static inline const char *cw_pool_config_check(const cw_pool_config *cfg)
+{
+    if (!cw__pow2(cfg->alignment))
+        return "[BUF-020] alignment must be a power of two";
+    if (!cw__pow2(cfg->min_size) || !cw__pow2(cfg->max_size))
+        return "[BUF-020] class sizes must be powers of two";
+    if (cfg->max_size < cfg->min_size)
+        return "[BUF-020] max_size must be >= min_size";
+    if (cfg->max_size > SIZE_MAX / 4)
+        return "[BUF-020] max_size is too large";
+    if (cfg->min_size < cfg->alignment)
+        return "[BUF-020] the smallest class must be >= alignment";
+    if (cfg->pool_min_size > cfg->min_size)
+        return "[BUF-020] pool_min_size must be <= the smallest class";
+    if (cfg->max_per_class == 0)
+        return "[BUF-020] max_per_class must be >= 1";
+    if (cfg->parallelism == 0)
+        return "[BUF-020] parallelism must be >= 1";
+    return NULL;
+}
+
+/* The number of size classes of a valid configuration. */
+static inline size_t cw_pool_config_classes(const cw_pool_config *cfg)
+{
+    size_t n = 1;
+    for (size_t s = cfg->min_size; s < cfg->max_size; s <<= 1)
+        n++;
+    return n;
+}
+
+/* A new pool of backend `b`; the caller owns it (cw_pool_release).
+ * CW_ERR_INVALID for a configuration cw_pool_config_check refuses,
+ * CW_ERR_NOMEM; `*out` is then NULL. */
+static inline int cw_pool_new(const cw_backend *b, const cw_pool_config *cfg, cw_pool **out)
+{
+    const cw_buffer_ops *ops = cw__buffer_ops(b);
+    *out = NULL;
+    if (!ops)
+        return CW_ERR_UNSUPPORTED;
+    return ops->pool_new(b, cfg, out);
+}
+
+/* Give up the pool. Its buffers still out stay valid and are freed by
+ * their last release [BUF-025]. */
+static inline void cw_pool_release(cw_pool *pool)
+{
+    if (pool)
+        cw__backend_of(pool)->buffers->pool_release(pool);
+}
+
+/* A pooled buffer of at least `cap` bytes: len 0, cap = the class size
+ * [BUF-021]. The caller owns it. CW_ERR_POOL with `*why` (may be NULL) set
+ * to a cw_pool_failure when the class is exhausted or `cap` is oversized;
+ * CW_ERR_NOMEM; `*out` is then empty. */
+static inline int cw_pool_try_alloc(cw_pool *pool, size_t cap, cw_iobuf_mut *out, int *why)
+{
+    return cw__backend_of(pool)->buffers->pool_try_alloc(pool, cap, out, why);
+}
+
+/* Like cw_pool_try_alloc, but where it would say CW_ERR_POOL, a buffer of
+ * at least `cap` bytes outside the pool (same alignment) [BUF-023]. */
+static inline int cw_pool_alloc(cw_pool *pool, size_t cap, cw_iobuf_mut *out)
+{
+    return cw__backend_of(pool)->buffers->pool_alloc(pool, cap, out);
+}
+
+/* The configuration the pool was made with. */
+static inline void cw_pool_get_config(const cw_pool *pool, cw_pool_config *out)
+{
+    cw__backend_of(pool)->buffers->pool_config(pool, out);
+}
+
+/* Counters of size class `cls` (0 is the smallest). CW_ERR_INVALID past
+ * the last class. */
+static inline int cw_pool_stats_of(const cw_pool *pool, size_t cls, cw_pool_stats *out)
+{
+    return cw__backend_of(pool)->buffers->pool_stats(pool, cls, out);
+}
+
+static inline const char *cw_pool_strfailure(int why)
+{
+    switch (why) {
+    case CW_POOL_EXHAUSTED: return "pool exhausted for required size class";
+    case CW_POOL_OVERSIZED: return "requested capacity exceeds maximum buffer size";
+    default: return "no pool failure";
+    }
+}
+
+/* The run's pool of kind `kind` (enum cw_pool_kind), borrowed: valid until
+ * the run ends, while buffers from it may live longer [BUF-027]. NULL when
+ * the backend has no pools. */
+static inline cw_pool *cw_runtime_pool(cw_ctx *ctx, int kind)
+{
+    const cw_buffer_ops *ops = cw__buffer_ops(cw__backend_of(ctx));
+    if (!ops || !CW_BUFFER_OPS_HAS(ops, runtime_pool))
+        return NULL;
+    return ops->runtime_pool(ctx, kind);
+}
+
+static inline cw_pool *cw_network_pool(cw_ctx *ctx)
+{
+    return cw_runtime_pool(ctx, CW_POOL_NETWORK);
+}
+
+static inline cw_pool *cw_storage_pool(cw_ctx *ctx)
+{
+    return cw_runtime_pool(ctx, CW_POOL_STORAGE);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif
