@@ -85,6 +85,8 @@ struct cw_rt {
     size_t stop_outstanding; /* signals handed out before the stop, not yet released */
     cw_list stop_waiters;    /* cw_wait_stop waits */
     cw_list signal_waiters;  /* cw_wait_signal waits */
+
+    cw_pool *pools[2]; /* the network and storage pools (buffers/ops.c) */
 };
 
 void cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
