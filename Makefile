@@ -99,7 +99,7 @@ $(B)/bin/test_%: reference/tests/test_%.c $(B)/lib/libcwrt.a
 deps:
 	@sh ci/deps.sh
 
-BACKENDS := deterministic
+BACKENDS := deterministic native
 
 unit: $(UNIT_BIN)
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done

@@ -1,5 +1,5 @@
 /*
- * alarm.c - a binary min-heap of sleeping waits.
+ * alarm.c - a binary min-heap of sleeping waits, for every scheduler.
  *
  * Ordered by deadline, then by arming order, so that alarms due at the same
  * instant fire first-armed first: the order is part of the specified
@@ -9,7 +9,7 @@
  */
 #include <stdlib.h>
 
-#include "deterministic/det.h"
+#include "core/internal.h"
 
 /* A wait's words while it sleeps: arg = deadline, state = index + 1,
  * link[0] = sequence number, link[2] = task. */

@@ -195,6 +195,9 @@ struct cw_task {
 cw_handle *cw_core_spawn(cw_ctx *ctx, cw_task_fn fn, void *arg);
 /* The task that is calling into the runtime `rt`; fatal outside one. */
 cw_task *cw_task_self(cw_rt *rt, const char *what);
+/* Before a task's first run: its stack and coroutine. CW_OK or CW_ERR_NOMEM. */
+int cw_task_prepare(cw_task *t);
+bool cw_task_aborted(cw_task *t);
 /* The first code a task's coroutine runs. */
 void cw_task_main(void *task);
 /* After a task's last switch (or when it is dropped unstarted): record its
@@ -303,6 +306,67 @@ void cw_core_waker_release(cw_waker *w);
 cw_time cw_core_current(cw_ctx *ctx);
 void cw_core_wait_sleep_until(cw_wait *w, cw_ctx *ctx, cw_time deadline);
 void cw_core_random(cw_ctx *ctx, void *buf, size_t len);
+
+/* ---- Alarm heap (alarm.c): sleeping waits ordered by (deadline, sequence) ------------- */
+typedef struct cw_alarms {
+    cw_wait **heap;
+    size_t len, cap;
+    uint64_t seq;
+} cw_alarms;
+
+void cw_alarms_push(cw_alarms *a, cw_wait *w, cw_task *t);
+void cw_alarms_remove(cw_alarms *a, cw_wait *w);
+/* The earliest armed wait, or NULL. */
+cw_wait *cw_alarms_peek(const cw_alarms *a);
+cw_wait *cw_alarms_pop(cw_alarms *a);
+/* Forget every alarm (their waits are left unarmed). */
+void cw_alarms_clear(cw_alarms *a);
+void cw_alarms_free(cw_alarms *a);
+
+/* ---- Backend tables ---------------------------------------------------------------- */
+
+/* The table entries every reference backend takes from the core, as
+ * designated initializers: a backend's table lists these, then its own. */
+#define CW_CORE_ENTRIES \
+    .child = cw_core_child, \
+    .with_attribute = cw_core_with_attribute, \
+    .label = cw_core_label, \
+    .set_execution = cw_core_set_execution, \
+    .ctx_release = cw_core_ctx_release, \
+    .spawn = cw_core_spawn, \
+    .handle_ready = cw_core_handle_ready, \
+    .abort = cw_core_abort, \
+    .handle_release = cw_core_handle_release, \
+    .yield = cw_core_yield, \
+    .waker_current = cw_core_waker_current, \
+    .waker_wake = cw_core_waker_wake, \
+    .waker_release = cw_core_waker_release, \
+    .park = cw_core_park, \
+    .vpanic = cw_core_vpanic, \
+    .cleanup_push = cw_core_cleanup_push, \
+    .cleanup_pop = cw_core_cleanup_pop, \
+    .current = cw_core_current, \
+    .select = cw_core_select, \
+    .wait_join = cw_core_wait_join, \
+    .wait_sleep_until = cw_core_wait_sleep_until, \
+    .wait_ready = cw_core_wait_ready, \
+    .wait_pending = cw_core_wait_pending, \
+    .chan_new = cw_core_chan_new, \
+    .chan_sender_add = cw_core_chan_sender_add, \
+    .chan_sender_drop = cw_core_chan_sender_drop, \
+    .chan_receiver_drop = cw_core_chan_receiver_drop, \
+    .wait_send = cw_core_wait_send, \
+    .wait_recv = cw_core_wait_recv, \
+    .oneshot_new = cw_core_oneshot_new, \
+    .oneshot_send = cw_core_oneshot_send, \
+    .oneshot_sender_drop = cw_core_oneshot_sender_drop, \
+    .oneshot_receiver_drop = cw_core_oneshot_receiver_drop, \
+    .wait_oneshot = cw_core_wait_oneshot, \
+    .stopped = cw_core_stopped, \
+    .signal_release = cw_core_signal_release, \
+    .wait_signal = cw_core_wait_signal, \
+    .wait_stop = cw_core_wait_stop, \
+    .random = cw_core_random
 
 /* Audit helpers: big-endian integer fields. */
 static inline void cw_be64(uint8_t out[8], uint64_t v)

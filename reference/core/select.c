@@ -75,6 +75,11 @@ int cw_core_select(cw_wait *waits, size_t n, bool block)
         }
         if (!block)
             goto out;
+        /* An aborted task ends at its first real suspension point. */
+        if (t->aborted && !t->unwinding) {
+            cw_rt_unlock(rt);
+            cw_task_unwind(t, CW_ERR_CLOSED);
+        }
         /* A task being unwound, or a runtime being torn down, cannot
          * suspend: its blocking calls fail instead. */
         if (t->unwinding || rt->ending) {
@@ -93,10 +98,6 @@ int cw_core_select(cw_wait *waits, size_t n, bool block)
         for (size_t i = 0; i < n; i++) {
             const cw_wait_ops *ops = waits[i].ops;
             ops->disarm(&waits[i]);
-        }
-        if (t->aborted && !t->unwinding) {
-            cw_rt_unlock(rt);
-            cw_task_unwind(t, CW_ERR_CLOSED);
         }
     }
 out:

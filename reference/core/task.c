@@ -88,10 +88,29 @@ cw_task *cw_task_self(cw_rt *rt, const char *what)
     return t;
 }
 
+int cw_task_prepare(cw_task *t)
+{
+    if (cw_stack_alloc(&t->stack, t->rt->cfg.stack_size) != 0)
+        return CW_ERR_NOMEM;
+    cw_coro_init(&t->coro, &t->stack, cw_task_main, t);
+    cw_rt_lock(t->rt);
+    t->state = CW_TASK_RUNNING;
+    cw_rt_unlock(t->rt);
+    return CW_OK;
+}
+
+bool cw_task_aborted(cw_task *t)
+{
+    cw_rt_lock(t->rt);
+    bool aborted = t->aborted;
+    cw_rt_unlock(t->rt);
+    return aborted;
+}
+
 void cw_task_main(void *arg)
 {
     cw_task *t = arg;
-    if (!t->aborted) {
+    if (!cw_task_aborted(t)) {
         t->exit_value = t->fn(t->ctx, t->arg);
         t->exit_result = CW_OK;
     } else {

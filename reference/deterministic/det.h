@@ -27,22 +27,6 @@ typedef struct cw_auditor {
 void cw_auditor_event(cw_auditor *a, const char *label, const cw_field *fields, size_t n);
 void cw_auditor_hex(const cw_auditor *a, char out[65]);
 
-/* ---- Alarm heap (alarm.c): sleeping waits ordered by (deadline, sequence) ---- */
-typedef struct cw_alarms {
-    cw_wait **heap;
-    size_t len, cap;
-    uint64_t seq;
-} cw_alarms;
-
-void cw_alarms_push(cw_alarms *a, cw_wait *w, cw_task *t);
-void cw_alarms_remove(cw_alarms *a, cw_wait *w);
-/* The earliest armed wait, or NULL. */
-cw_wait *cw_alarms_peek(const cw_alarms *a);
-cw_wait *cw_alarms_pop(cw_alarms *a);
-/* Forget every alarm (their waits are left unarmed). */
-void cw_alarms_clear(cw_alarms *a);
-void cw_alarms_free(cw_alarms *a);
-
 /* ---- The runtime (scheduler.c) ---- */
 typedef struct cw_det {
     cw_rt rt;                /* first: the core sees only this */

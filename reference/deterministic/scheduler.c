@@ -173,13 +173,11 @@ static void resume(cw_det *d, cw_task *t)
             finish_and_maybe_free(d, t);
             return;
         }
-        if (cw_stack_alloc(&t->stack, d->rt.cfg.stack_size) != 0) {
+        if (cw_task_prepare(t) != CW_OK) {
             t->exit_result = CW_ERR_NOMEM;
             finish_and_maybe_free(d, t);
             return;
         }
-        cw_coro_init(&t->coro, &t->stack, cw_task_main, t);
-        t->state = CW_TASK_RUNNING;
     }
     d->current = t;
     cw_coro_switch(&d->main, &t->coro);

@@ -16,7 +16,11 @@ extern "C" {
 /* The single-threaded, seeded, virtual-time backend. Static: never freed. */
 const cw_backend *cw_backend_deterministic(void);
 
-/* A backend of the reference by name ("deterministic"), or NULL. */
+/* The production backend: worker threads, a blocking pool, dedicated
+ * threads, an epoll reactor, the wall clock. Static: never freed. */
+const cw_backend *cw_backend_native(void);
+
+/* A backend of the reference by name ("deterministic", "native"), or NULL. */
 const cw_backend *cw_backend_by_name(const char *name);
 
 #ifdef __cplusplus

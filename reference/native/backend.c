@@ -1,0 +1,22 @@
+/*
+ * backend.c - the native backend's table: the core's functions plus
+ * this folder's scheduler.
+ */
+#include "cwrt/cwrt.h"
+#include "native/native.h"
+
+const cw_backend cw_native_backend = {
+    .abi_version = CW_ABI_VERSION,
+    .size = sizeof(cw_backend),
+    .name = "native",
+    .capabilities = CW_CAP_PARALLEL,
+
+    .start = cw_native_start,
+
+    CW_CORE_ENTRIES,
+};
+
+const cw_backend *cw_backend_native(void)
+{
+    return &cw_native_backend;
+}

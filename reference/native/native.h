@@ -1,0 +1,97 @@
+/*
+ * native.h - private to the native backend: worker pools, per-task state,
+ * the reactor, and the runtime that ties them together.
+ *
+ * Tasks are the core's coroutines. A pool is a queue of runnable tasks and
+ * the threads that serve it: the shared workers, the bounded blocking pool,
+ * and one single-task pool per dedicated task. A task always runs on its
+ * home pool's threads but may resume on any of them.
+ */
+#ifndef CW_NATIVE_H
+#define CW_NATIVE_H
+
+#include <inttypes.h>
+#include <pthread.h>
+
+#include "core/internal.h"
+
+typedef struct cw_native cw_native;
+
+/* Where a task is, as far as the scheduler is concerned. Guarded by n->lock. */
+enum cw_nstate {
+    CW_N_QUEUED,   /* in its pool's queue */
+    CW_N_RUNNING,  /* on a thread */
+    CW_N_PARKING,  /* switching away to park: not yet safe to resume elsewhere */
+    CW_N_YIELDING, /* switching away to yield */
+    CW_N_PARKED,   /* suspended, waiting for a wake */
+    CW_N_EXITED,   /* made its last switch */
+};
+
+typedef struct cw_pool cw_pool;
+
+typedef struct cw_ntask {
+    cw_task *task;
+    cw_pool *home;
+    enum cw_nstate state;
+    bool notified;             /* woken while not parked */
+    struct cw_ntask *next;     /* queue link */
+} cw_ntask;
+
+struct cw_pool {
+    cw_native *n;
+    cw_ntask *head, *tail;  /* FIFO of runnable tasks */
+    pthread_cond_t ready;   /* signalled when a task is queued or the pool stops */
+    unsigned threads;       /* started */
+    unsigned idle;          /* waiting on `ready` */
+    unsigned max_threads;   /* a blocking pool grows up to this */
+    bool dedicated;         /* one task, one thread, gone with the task */
+    bool stopping;
+    cw_pool *next_dedicated; /* n->dedicated list, freed at the end of the run */
+};
+
+typedef struct cw_reactor {
+    int epfd, timerfd, eventfd;
+    pthread_t thread;
+    pthread_mutex_t lock; /* the alarm heap */
+    cw_alarms alarms;
+    cw_time armed;        /* the timerfd's deadline, CW_TIME_MAX when disarmed */
+    bool stopping;
+} cw_reactor;
+
+struct cw_native {
+    cw_rt rt; /* first: the core sees only this */
+    pthread_mutex_t lock;      /* pools, task states, counts */
+    pthread_cond_t changed;    /* the run's end condition or a count changed */
+    cw_pool shared, blocking;
+    unsigned live_tasks;       /* spawned and not yet finished */
+    unsigned live_threads;     /* worker threads of every pool, still running */
+    pthread_t *threads;        /* every thread started, joined at the end */
+    size_t nthreads, cap_threads;
+    cw_pool *dedicated;        /* pools of dedicated tasks */
+    bool root_done;
+    bool panicked;             /* a copy of rt.panicked, readable under this lock */
+    cw_reactor reactor;
+    /* The clock: wall time at start, advanced by the monotonic clock, so it
+     * reads like real time yet never goes back. */
+    cw_time start_real;
+    uint64_t start_mono;
+};
+
+/* sched.c */
+extern const cw_sched_ops cw_native_sched;
+void cw_pool_init(cw_pool *p, cw_native *n, unsigned max_threads, bool dedicated);
+int cw_pool_start_thread(cw_pool *p); /* with n->lock held */
+void cw_native_push(cw_native *n, cw_ntask *nt); /* with n->lock held */
+uint64_t cw_native_mono_ns(void);
+cw_time cw_native_now(cw_native *n);
+
+/* reactor.c */
+int cw_reactor_start(cw_reactor *r, cw_native *n);
+void cw_reactor_stop(cw_reactor *r);
+void cw_reactor_arm(cw_reactor *r, cw_wait *w, cw_task *t);
+void cw_reactor_disarm(cw_reactor *r, cw_wait *w);
+
+/* runner.c */
+int cw_native_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out);
+
+#endif

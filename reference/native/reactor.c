@@ -1,0 +1,145 @@
+/*
+ * reactor.c - the thread that waits on the kernel for the runtime: epoll,
+ * with a timerfd for the earliest sleeping task and an eventfd to be woken.
+ *
+ * Sleeps are kept in the core's alarm heap, keyed by their deadline on the
+ * runtime clock. The timerfd runs on CLOCK_MONOTONIC, to which the runtime
+ * clock is tied (see native.h), so a sleep is never cut short or stretched
+ * by a change of the wall clock. Sockets will join the same epoll set.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "native/native.h"
+
+static cw_native *owner(cw_reactor *r)
+{
+    return cw_container_of(r, cw_native, reactor);
+}
+
+/* Point the timerfd at `deadline`; CW_TIME_MAX disarms it. */
+static void set_timer(cw_reactor *r, cw_time deadline)
+{
+    cw_native *n = owner(r);
+    struct itimerspec its = {{0, 0}, {0, 0}};
+    r->armed = deadline;
+    if (deadline != CW_TIME_MAX) {
+        uint64_t mono = deadline <= n->start_real ? n->start_mono
+                                                  : n->start_mono + (deadline - n->start_real);
+        if (mono < n->start_mono) /* wrapped: so far ahead it cannot fire */
+            mono = UINT64_MAX;
+        if (mono == 0)
+            mono = 1; /* an all-zero it_value would disarm */
+        its.it_value.tv_sec = (time_t)(mono / 1000000000u);
+        its.it_value.tv_nsec = (long)(mono % 1000000000u);
+    }
+    if (timerfd_settime(r->timerfd, TFD_TIMER_ABSTIME, &its, NULL) != 0)
+        cw_fatal("timerfd_settime failed: errno %d", errno);
+}
+
+static void drain(int fd)
+{
+    uint64_t v;
+    while (read(fd, &v, sizeof v) > 0) {
+    }
+}
+
+static void fire_due(cw_reactor *r)
+{
+    cw_native *n = owner(r);
+    pthread_mutex_lock(&r->lock);
+    cw_time now = cw_native_now(n);
+    cw_wait *w;
+    while ((w = cw_alarms_peek(&r->alarms)) && w->arg <= now) {
+        cw_alarms_pop(&r->alarms);
+        cw_native_sched.wake(cw_wait_task(w));
+    }
+    w = cw_alarms_peek(&r->alarms);
+    set_timer(r, w ? w->arg : CW_TIME_MAX);
+    pthread_mutex_unlock(&r->lock);
+}
+
+static void *reactor_thread(void *arg)
+{
+    cw_reactor *r = arg;
+    struct epoll_event events[16];
+    for (;;) {
+        int k = epoll_wait(r->epfd, events, 16, -1);
+        if (k < 0 && errno != EINTR)
+            cw_fatal("epoll_wait failed: errno %d", errno);
+        for (int i = 0; i < k; i++)
+            drain(events[i].data.fd);
+        pthread_mutex_lock(&r->lock);
+        bool stopping = r->stopping;
+        pthread_mutex_unlock(&r->lock);
+        if (stopping)
+            return NULL;
+        fire_due(r);
+    }
+}
+
+static int watch(cw_reactor *r, int fd)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+    return epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int cw_reactor_start(cw_reactor *r, cw_native *n)
+{
+    (void)n;
+    pthread_mutex_init(&r->lock, NULL);
+    r->armed = CW_TIME_MAX;
+    r->epfd = epoll_create1(EPOLL_CLOEXEC);
+    r->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    r->eventfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (r->epfd < 0 || r->timerfd < 0 || r->eventfd < 0 || watch(r, r->timerfd) != 0 ||
+        watch(r, r->eventfd) != 0 || pthread_create(&r->thread, NULL, reactor_thread, r) != 0) {
+        if (r->epfd >= 0)
+            close(r->epfd);
+        if (r->timerfd >= 0)
+            close(r->timerfd);
+        if (r->eventfd >= 0)
+            close(r->eventfd);
+        pthread_mutex_destroy(&r->lock);
+        return CW_ERR_IO;
+    }
+    return CW_OK;
+}
+
+void cw_reactor_stop(cw_reactor *r)
+{
+    pthread_mutex_lock(&r->lock);
+    r->stopping = true;
+    pthread_mutex_unlock(&r->lock);
+    uint64_t one = 1;
+    if (write(r->eventfd, &one, sizeof one) != sizeof one)
+        cw_fatal("cannot wake the reactor: errno %d", errno);
+    pthread_join(r->thread, NULL);
+    close(r->epfd);
+    close(r->timerfd);
+    close(r->eventfd);
+    cw_alarms_free(&r->alarms);
+    pthread_mutex_destroy(&r->lock);
+}
+
+void cw_reactor_arm(cw_reactor *r, cw_wait *w, cw_task *t)
+{
+    pthread_mutex_lock(&r->lock);
+    cw_alarms_push(&r->alarms, w, t);
+    if (w->arg < r->armed)
+        set_timer(r, w->arg);
+    pthread_mutex_unlock(&r->lock);
+}
+
+void cw_reactor_disarm(cw_reactor *r, cw_wait *w)
+{
+    /* The timerfd may still be set for this deadline: firing for nothing
+     * costs one wake of the reactor, cheaper than resetting it each time. */
+    pthread_mutex_lock(&r->lock);
+    cw_alarms_remove(&r->alarms, w);
+    pthread_mutex_unlock(&r->lock);
+}

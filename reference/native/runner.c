@@ -1,0 +1,158 @@
+/*
+ * runner.c - starting and ending a native run.
+ *
+ * The calling thread only waits: for the root to finish, a panic that ends
+ * the run, or the run timeout. Then every task still alive is aborted and
+ * the runner waits until each has unwound on its own thread, so no task
+ * outlives cw_start.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "native/native.h"
+
+extern const cw_backend cw_native_backend;
+
+static cw_native *native_new(const cw_config *cfg)
+{
+    cw_native *n = cw_xcalloc(1, sizeof *n);
+    cw_rt_init(&n->rt, &cw_native_backend, &cw_native_sched, cfg);
+    pthread_mutex_init(&n->lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&n->changed, &attr);
+    pthread_condattr_destroy(&attr);
+    struct timespec real;
+    clock_gettime(CLOCK_REALTIME, &real);
+    n->start_real = (cw_time)real.tv_sec * 1000000000u + (cw_time)real.tv_nsec;
+    n->start_mono = cw_native_mono_ns();
+    unsigned workers = cfg->worker_threads;
+    if (workers == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        workers = cpus > 0 ? (unsigned)cpus : 1;
+    }
+    cw_pool_init(&n->shared, n, workers, false);
+    cw_pool_init(&n->blocking, n, cfg->blocking_threads ? cfg->blocking_threads : 1, false);
+    return n;
+}
+
+/* Wait for the end of the run; true when the timeout ended it. */
+static bool wait_for_end(cw_native *n)
+{
+    cw_duration timeout = n->rt.cfg.timeout;
+    uint64_t limit = timeout == CW_FOREVER || timeout > UINT64_MAX - n->start_mono
+                         ? UINT64_MAX
+                         : n->start_mono + timeout;
+    struct timespec until = {(time_t)(limit / 1000000000u), (long)(limit % 1000000000u)};
+    bool timed_out = false;
+    pthread_mutex_lock(&n->lock);
+    for (;;) {
+        /* rt.panicked itself needs rt->lock, which must not be taken under
+         * this one: finish() copies it here. */
+        if (n->root_done || n->panicked)
+            break;
+        if (limit == UINT64_MAX) {
+            pthread_cond_wait(&n->changed, &n->lock);
+        } else if (pthread_cond_timedwait(&n->changed, &n->lock, &until) != 0 &&
+                   cw_native_mono_ns() >= limit) {
+            timed_out = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&n->lock);
+    return timed_out;
+}
+
+/* Abort everything, wait for every task to unwind, stop the threads. */
+static void teardown(cw_native *n)
+{
+    cw_rt_lock(&n->rt);
+    n->rt.ending = true;
+    for (cw_list *it = n->rt.tasks.next; it != &n->rt.tasks; it = it->next)
+        cw_task_abort(cw_container_of(it, cw_task, link));
+    cw_rt_unlock(&n->rt);
+
+    pthread_mutex_lock(&n->lock);
+    while (n->live_tasks > 0)
+        pthread_cond_wait(&n->changed, &n->lock);
+    n->shared.stopping = n->blocking.stopping = true;
+    pthread_cond_broadcast(&n->shared.ready);
+    pthread_cond_broadcast(&n->blocking.ready);
+    for (cw_pool *p = n->dedicated; p; p = p->next_dedicated) {
+        p->stopping = true;
+        pthread_cond_broadcast(&p->ready);
+    }
+    size_t nthreads = n->nthreads;
+    pthread_mutex_unlock(&n->lock);
+    for (size_t i = 0; i < nthreads; i++)
+        pthread_join(n->threads[i], NULL);
+    cw_reactor_stop(&n->reactor);
+}
+
+static void fill_result(cw_native *n, bool timed_out, cw_run_result *out)
+{
+    cw_task *root = n->rt.root;
+    if (n->rt.panicked) {
+        out->status = CW_ERR_PANICKED;
+        snprintf(out->message, sizeof out->message, "%s", n->rt.panic_message);
+    } else if (timed_out) {
+        out->status = CW_ERR_RUN_TIMEOUT;
+        snprintf(out->message, sizeof out->message, "runtime timeout");
+    } else {
+        out->status = root->exit_result;
+        out->value = root->exit_result == CW_OK ? root->exit_value : NULL;
+    }
+    out->end_time = cw_native_now(n);
+}
+
+static void native_free(cw_native *n)
+{
+    cw_task_free(n->rt.root);
+    cw_rt_free_objects(&n->rt);
+    while (n->dedicated) {
+        cw_pool *p = n->dedicated;
+        n->dedicated = p->next_dedicated;
+        pthread_cond_destroy(&p->ready);
+        free(p);
+    }
+    pthread_cond_destroy(&n->shared.ready);
+    pthread_cond_destroy(&n->blocking.ready);
+    pthread_cond_destroy(&n->changed);
+    pthread_mutex_destroy(&n->lock);
+    free(n->threads);
+    free(n);
+}
+
+int cw_native_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out)
+{
+    memset(out, 0, sizeof *out);
+    cw_config resolved;
+    int rc = cw_config_resolve(cfg, &resolved, out->message, sizeof out->message);
+    if (rc != CW_OK)
+        return out->status = rc;
+
+    cw_native *n = native_new(&resolved);
+    if (cw_reactor_start(&n->reactor, n) != CW_OK) {
+        snprintf(out->message, sizeof out->message, "cannot start the reactor");
+        cw_rt_free_objects(&n->rt);
+        free(n);
+        return out->status = CW_ERR_IO;
+    }
+    pthread_mutex_lock(&n->lock);
+    for (unsigned i = 0; i < n->shared.max_threads; i++)
+        if (cw_pool_start_thread(&n->shared) != 0 && n->shared.threads == 0)
+            cw_fatal("cannot start any worker thread");
+    pthread_mutex_unlock(&n->lock);
+
+    cw_task *t = cw_task_new_root(&n->rt, root, arg);
+    cw_native_sched.spawned(t);
+    bool timed_out = wait_for_end(n);
+    teardown(n);
+    fill_result(n, timed_out, out);
+    native_free(n);
+    return out->status;
+}

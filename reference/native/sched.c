@@ -1,0 +1,340 @@
+/*
+ * sched.c - the native scheduler: pools of threads running tasks.
+ *
+ * Each pool is a FIFO of runnable tasks served by its threads. A thread
+ * pops a task and switches into it; when the task switches back, the
+ * thread decides, under the scheduler lock, what happens to it next. That
+ * after-switch step is what makes cross-thread wakes safe: a parking task
+ * is only marked PARKED (and so only becomes resumable by a wake on another
+ * thread) once it is entirely off its stack.
+ *
+ * One global queue per pool keeps the design readable; bench/runtime.c
+ * measures it against work stealing's main alternative, a thread per task.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "native/native.h"
+
+static _Thread_local cw_task *tls_task;  /* the task this thread is running */
+static _Thread_local cw_coro *tls_home;  /* this thread's own context */
+
+/* TLS is read through these out-of-line functions only: a task may resume
+ * on another thread, and a TLS address computed before a switch must never
+ * be reused after it. */
+static __attribute__((noinline)) cw_task *current_task(void)
+{
+    return tls_task;
+}
+
+static __attribute__((noinline)) cw_coro *current_home(void)
+{
+    return tls_home;
+}
+
+static cw_native *native_of(cw_rt *rt)
+{
+    return (cw_native *)rt;
+}
+
+static cw_ntask *ntask_of(cw_task *t)
+{
+    return t->sched_data;
+}
+
+uint64_t cw_native_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+cw_time cw_native_now(cw_native *n)
+{
+    return n->start_real + (cw_native_mono_ns() - n->start_mono);
+}
+
+/* ---- Pools --------------------------------------------------------------------- */
+
+void cw_pool_init(cw_pool *p, cw_native *n, unsigned max_threads, bool dedicated)
+{
+    p->n = n;
+    p->max_threads = max_threads;
+    p->dedicated = dedicated;
+    pthread_cond_init(&p->ready, NULL);
+}
+
+static cw_ntask *pool_pop(cw_pool *p)
+{
+    cw_ntask *nt = p->head;
+    p->head = nt->next;
+    if (!p->head)
+        p->tail = NULL;
+    nt->next = NULL;
+    return nt;
+}
+
+void cw_native_push(cw_native *n, cw_ntask *nt)
+{
+    cw_pool *p = nt->home;
+    nt->state = CW_N_QUEUED;
+    nt->next = NULL;
+    if (p->tail)
+        p->tail->next = nt;
+    else
+        p->head = nt;
+    p->tail = nt;
+    if (p->idle)
+        pthread_cond_signal(&p->ready);
+    else if (p->threads < p->max_threads && cw_pool_start_thread(p) != 0 && p->threads == 0)
+        cw_fatal("cannot start a thread for a %s task",
+                 p->dedicated ? "dedicated" : "blocking");
+    (void)n;
+}
+
+/* Finish a task that made its last switch: publish its result, then
+ * account for it (the root is kept for the runner to read). */
+static void finish(cw_native *n, cw_ntask *nt)
+{
+    cw_task *t = nt->task;
+    cw_task_finish(t);
+    cw_rt_lock(&n->rt);
+    bool panicked = n->rt.panicked;
+    cw_rt_unlock(&n->rt);
+    bool root = t == n->rt.root;
+    if (!root)
+        cw_task_free(t);
+    pthread_mutex_lock(&n->lock);
+    n->live_tasks--;
+    if (root)
+        n->root_done = true;
+    if (panicked)
+        n->panicked = true;
+    if (root || panicked || n->live_tasks == 0)
+        pthread_cond_broadcast(&n->changed);
+    pthread_mutex_unlock(&n->lock);
+    free(nt);
+}
+
+/* Run `nt` until it switches back; true when it ended. */
+static bool run(cw_native *n, cw_coro *home, cw_ntask *nt)
+{
+    cw_task *t = nt->task;
+    if (t->state == CW_TASK_NEW && cw_task_prepare(t) != CW_OK) {
+        t->exit_result = CW_ERR_NOMEM;
+        finish(n, nt);
+        return true;
+    }
+    tls_task = t;
+    tls_home = home;
+    cw_coro_switch(home, &t->coro);
+    tls_task = NULL;
+
+    pthread_mutex_lock(&n->lock);
+    switch (nt->state) {
+    case CW_N_PARKING:
+        if (nt->notified) {
+            nt->notified = false;
+            cw_native_push(n, nt);
+        } else {
+            nt->state = CW_N_PARKED;
+        }
+        break;
+    case CW_N_YIELDING:
+        cw_native_push(n, nt);
+        break;
+    case CW_N_EXITED:
+        pthread_mutex_unlock(&n->lock);
+        finish(n, nt);
+        return true;
+    default:
+        cw_fatal("task %" PRIu64 " switched away while %d", t->id, (int)nt->state);
+    }
+    pthread_mutex_unlock(&n->lock);
+    return false;
+}
+
+static void *pool_thread(void *arg)
+{
+    cw_pool *p = arg;
+    cw_native *n = p->n;
+    cw_coro home = {0};
+    pthread_mutex_lock(&n->lock);
+    for (;;) {
+        while (!p->head && !p->stopping) {
+            p->idle++;
+            pthread_cond_wait(&p->ready, &n->lock);
+            p->idle--;
+        }
+        if (!p->head)
+            break;
+        cw_ntask *nt = pool_pop(p);
+        nt->state = CW_N_RUNNING;
+        pthread_mutex_unlock(&n->lock);
+        bool ended = run(n, &home, nt);
+        pthread_mutex_lock(&n->lock);
+        if (ended && p->dedicated)
+            break;
+    }
+    p->threads--;
+    n->live_threads--;
+    pthread_cond_broadcast(&n->changed);
+    pthread_mutex_unlock(&n->lock);
+    return NULL;
+}
+
+int cw_pool_start_thread(cw_pool *p)
+{
+    cw_native *n = p->n;
+    if (n->nthreads == n->cap_threads) {
+        size_t cap = n->cap_threads ? 2 * n->cap_threads : 16;
+        pthread_t *grown = realloc(n->threads, cap * sizeof *grown);
+        if (!grown)
+            return ENOMEM;
+        n->threads = grown;
+        n->cap_threads = cap;
+    }
+    /* The thread only runs the pool loop; tasks have stacks of their own. */
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    int rc = pthread_create(&n->threads[n->nthreads], &attr, pool_thread, p);
+    pthread_attr_destroy(&attr);
+    if (rc != 0)
+        return rc;
+    n->nthreads++;
+    p->threads++;
+    n->live_threads++;
+    return 0;
+}
+
+/* ---- The scheduler interface ------------------------------------------------------- */
+
+static void native_wake(cw_task *t)
+{
+    cw_native *n = native_of(t->rt);
+    cw_ntask *nt = ntask_of(t);
+    pthread_mutex_lock(&n->lock);
+    if (nt->state == CW_N_PARKED)
+        cw_native_push(n, nt);
+    else if (nt->state != CW_N_EXITED)
+        nt->notified = true;
+    pthread_mutex_unlock(&n->lock);
+}
+
+static void switch_home(cw_task *t)
+{
+    cw_coro_switch(&t->coro, current_home());
+}
+
+static void native_park(cw_task *t)
+{
+    cw_native *n = native_of(t->rt);
+    cw_ntask *nt = ntask_of(t);
+    pthread_mutex_lock(&n->lock);
+    if (nt->notified) {
+        nt->notified = false;
+        pthread_mutex_unlock(&n->lock);
+        return;
+    }
+    nt->state = CW_N_PARKING;
+    pthread_mutex_unlock(&n->lock);
+    switch_home(t);
+}
+
+static void native_yield(cw_task *t)
+{
+    cw_native *n = native_of(t->rt);
+    pthread_mutex_lock(&n->lock);
+    ntask_of(t)->state = CW_N_YIELDING;
+    pthread_mutex_unlock(&n->lock);
+    switch_home(t);
+}
+
+static cw_pool *home_pool(cw_native *n, cw_task *t)
+{
+    if (t->execution == CW_EXEC_SHARED_BLOCKING)
+        return &n->blocking;
+    if (t->execution != CW_EXEC_DEDICATED)
+        return &n->shared;
+    cw_pool *p = cw_xcalloc(1, sizeof *p);
+    cw_pool_init(p, n, 1, true);
+    p->next_dedicated = n->dedicated;
+    n->dedicated = p;
+    return p;
+}
+
+static void native_spawned(cw_task *t)
+{
+    cw_native *n = native_of(t->rt);
+    cw_ntask *nt = cw_xcalloc(1, sizeof *nt);
+    nt->task = t;
+    t->sched_data = nt;
+    pthread_mutex_lock(&n->lock);
+    nt->home = home_pool(n, t);
+    n->live_tasks++;
+    cw_native_push(n, nt);
+    pthread_mutex_unlock(&n->lock);
+}
+
+static void native_exit(cw_task *t)
+{
+    cw_native *n = native_of(t->rt);
+    pthread_mutex_lock(&n->lock);
+    ntask_of(t)->state = CW_N_EXITED;
+    pthread_mutex_unlock(&n->lock);
+    cw_coro_exit_switch(&t->coro, current_home());
+}
+
+static cw_task *native_current(cw_rt *rt)
+{
+    cw_task *t = current_task();
+    return t && t->rt == rt ? t : NULL;
+}
+
+static cw_time native_now(cw_rt *rt)
+{
+    return cw_native_now(native_of(rt));
+}
+
+static void native_alarm_arm(cw_rt *rt, cw_wait *w, cw_task *t)
+{
+    cw_reactor_arm(&native_of(rt)->reactor, w, t);
+}
+
+static void native_alarm_disarm(cw_rt *rt, cw_wait *w)
+{
+    cw_reactor_disarm(&native_of(rt)->reactor, w);
+}
+
+static void native_random(cw_rt *rt, void *buf, size_t len)
+{
+    (void)rt;
+    unsigned char *p = buf;
+    while (len) {
+        ssize_t got = getrandom(p, len, 0);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            cw_fatal("getrandom failed: errno %d", errno);
+        }
+        p += got;
+        len -= (size_t)got;
+    }
+}
+
+const cw_sched_ops cw_native_sched = {
+    .wake = native_wake,
+    .park = native_park,
+    .yield = native_yield,
+    .spawned = native_spawned,
+    .exit = native_exit,
+    .current = native_current,
+    .now = native_now,
+    .alarm_arm = native_alarm_arm,
+    .alarm_disarm = native_alarm_disarm,
+    .audit = NULL,
+    .random = native_random,
+};
