@@ -11,7 +11,7 @@
 #   make install PREFIX=/usr/local
 #
 # VARIANT selects a build flavour in its own directory: release (default),
-# asan, coverage.
+# asan (ASan+UBSan), tsan (ThreadSanitizer, with clang), coverage.
 
 CC ?= cc
 ifeq ($(origin CC),default)
@@ -27,6 +27,10 @@ OPT := -O2
 ifeq ($(VARIANT),asan)
 OPT := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 SAN_LD := -fsanitize=address,undefined
+endif
+ifeq ($(VARIANT),tsan)
+OPT := -O1 -fno-omit-frame-pointer -fsanitize=thread
+SAN_LD := -fsanitize=thread
 endif
 ifeq ($(VARIANT),coverage)
 OPT := -O0 --coverage
@@ -120,6 +124,7 @@ requirements: $(B)/bin/cw-conformance
 check: deps
 	$(MAKE) all unit requirements conformance-run
 	$(MAKE) VARIANT=asan unit conformance-run
+	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run
 	$(MAKE) -C fuzz replay
 	@echo "check: all passed"
 

@@ -2,6 +2,7 @@
  * panics.c - panics, catch_panics, cleanup handlers and how a run ends
  * (spec/06-panics.md, spec/02-runner.md).
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "cases/util.h"
@@ -161,7 +162,7 @@ static void note_c(void *arg)
 struct cleanup_task {
     struct order *order;
     int mode; /* 0: wait to be aborted, 1: panic, 2: pop normally */
-    int ready; /* set once its handlers are registered */
+    atomic_int ready; /* set once its handlers are registered */
 };
 
 static void *with_cleanups(cw_ctx *ctx, void *arg)
@@ -215,7 +216,7 @@ CWC_CASE(cleanup_handlers_run_newest_first, "panics", "PAN-004 TASK-002", 0)
 struct blocked_cleanup {
     cw_ctx *ctx;
     int sleep_result;
-    int ready;
+    atomic_int ready;
 };
 
 static void sleep_in_cleanup(void *arg)
@@ -258,13 +259,13 @@ CWC_CASE(cleanup_cannot_block, "panics", "PAN-005", 0)
 
 struct cycle_state {
     cw_chan *setup, *mine, *theirs;
-    int *alive;
+    atomic_int *alive;
 };
 
 static void drop_resource(void *arg)
 {
-    int *alive = arg;
-    (*alive)--;
+    atomic_int *alive = arg;
+    atomic_fetch_sub(alive, 1);
 }
 
 /* Each task holds the sending side the other waits on, so neither channel
@@ -272,7 +273,7 @@ static void drop_resource(void *arg)
 static void *cycle_task(cw_ctx *ctx, void *arg)
 {
     struct cycle_state *s = arg;
-    (*s->alive)++;
+    atomic_fetch_add(s->alive, 1);
     CW_CLEANUP_PUSH(ctx, drop_resource, s->alive);
     char unit = 1;
     ck_assert_int_eq(cw_chan_send(s->theirs, &unit), CW_OK);
@@ -302,7 +303,7 @@ static void *inner_cycle_root(cw_ctx *ctx, void *arg)
 static void *outer_cycle_root(cw_ctx *ctx, void *arg)
 {
     (void)ctx;
-    int *alive = arg;
+    atomic_int *alive = arg;
     cw_run_result res;
     ck_assert_int_eq(cwc_run(NULL, inner_cycle_root, alive, &res), CW_OK);
     ck_assert_int_eq(*alive, 0); /* both blocked tasks released their resource */
@@ -311,7 +312,7 @@ static void *outer_cycle_root(cw_ctx *ctx, void *arg)
 
 CWC_CASE(circular_reference_prevents_cleanup, "runner", "RUN-003", 0)
 {
-    int alive = 0;
+    atomic_int alive = 0;
     cwc_run_ok(NULL, outer_cycle_root, &alive);
     ck_assert_int_eq(alive, 0);
 }

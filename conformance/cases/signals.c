@@ -1,6 +1,8 @@
 /*
  * signals.c - stop and stopped (spec/05-signals.md).
  */
+#include <stdatomic.h>
+
 #include "cases/util.h"
 
 #define KILL 9
@@ -39,7 +41,7 @@ CWC_CASE(shutdown, "signals", "SIG-001 SIG-003", 0)
 
 struct cleanup_worker {
     cw_chan *started;
-    int *counter;
+    atomic_int *counter;
     cw_duration cleanup;
 };
 
@@ -53,7 +55,7 @@ static void *cleanup_worker(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(cw_signal_wait(s, &value), CW_OK);
     ck_assert_int_eq(value, 42);
     cw_sleep(ctx, w->cleanup);
-    (*w->counter)++;
+    atomic_fetch_add(w->counter, 1);
     cw_signal_release(s);
     return NULL;
 }
@@ -61,7 +63,7 @@ static void *cleanup_worker(cw_ctx *ctx, void *arg)
 static void *multiple_signals_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
-    int counter = 0;
+    atomic_int counter = 0;
     cw_chan *started = cw_chan_new(ctx, 1, 3);
     struct cleanup_worker w[3];
     cw_handle *h[3];
@@ -113,7 +115,7 @@ CWC_CASE(shutdown_timeout, "signals", "SIG-005", 0)
 
 struct slow_stopper {
     cw_oneshot *started;
-    int *counter;
+    atomic_int *counter;
 };
 
 static void *slow_stopper(cw_ctx *ctx, void *arg)
@@ -125,7 +127,7 @@ static void *slow_stopper(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(cw_signal_wait(sig, &value), CW_OK);
     ck_assert_int_eq(value, 42);
     cw_sleep(ctx, 50 * CW_MSEC);
-    (*s->counter)++;
+    atomic_fetch_add(s->counter, 1);
     cw_signal_release(sig);
     return NULL;
 }
@@ -133,7 +135,7 @@ static void *slow_stopper(cw_ctx *ctx, void *arg)
 static void *multiple_stop_calls_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
-    int counter = 0;
+    atomic_int counter = 0;
     struct slow_stopper s = {cw_oneshot_new(ctx, 1), &counter};
     cw_handle *task = cw_spawn(cw_child(ctx, "blocking_task"), slow_stopper, &s);
     cwc_await(s.started);

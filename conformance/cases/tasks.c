@@ -2,6 +2,7 @@
  * tasks.c - spawning, joining, aborting, and the supervision tree
  * (spec/04-tasks.md, spec/03-context.md).
  */
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "cases/util.h"
@@ -520,8 +521,8 @@ CWC_CASE(late_waker, "tasks", "TASK-010", 0)
 }
 
 struct park_state {
-    cw_waker *waker;
-    int woken;
+    _Atomic(cw_waker *) waker;
+    atomic_int woken;
 };
 
 static void *parker(cw_ctx *ctx, void *arg)
@@ -537,7 +538,7 @@ static void *parker(cw_ctx *ctx, void *arg)
 static void *park_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
-    struct park_state s = {0};
+    struct park_state s = {NULL, 0};
     cw_handle *h = cw_spawn(cw_child(ctx, "parker"), parker, &s);
     while (!s.waker)
         cw_yield(ctx);
