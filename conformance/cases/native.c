@@ -1,0 +1,194 @@
+/*
+ * native.c - what a parallel backend promises about threads and time
+ * (spec/13-native.md). Skipped on backends without CW_CAP_PARALLEL.
+ */
+#include <dirent.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cases/util.h"
+
+#define PAR CW_CAP_PARALLEL
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Spin without ever suspending until `flag` is set, for at most 10 s. */
+static int spin_until(atomic_int *flag)
+{
+    uint64_t give_up = mono_ns() + 10ull * 1000000000u;
+    while (!atomic_load(flag))
+        if (mono_ns() > give_up)
+            return 0;
+    return 1;
+}
+
+struct meet {
+    atomic_int a, b;
+};
+
+static void *meet_a(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    struct meet *m = arg;
+    atomic_store(&m->a, 1);
+    return (void *)(intptr_t)spin_until(&m->b);
+}
+
+static void *meet_b(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    struct meet *m = arg;
+    atomic_store(&m->b, 1);
+    return (void *)(intptr_t)spin_until(&m->a);
+}
+
+static void *parallel_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct meet m;
+    atomic_init(&m.a, 0);
+    atomic_init(&m.b, 0);
+    cw_handle *a = cw_spawn(cw_child(ctx, "a"), meet_a, &m);
+    cw_handle *b = cw_spawn(cw_child(ctx, "b"), meet_b, &m);
+    void *va = NULL, *vb = NULL;
+    ck_assert_int_eq(cw_join(a, &va), CW_OK);
+    ck_assert_int_eq(cw_join(b, &vb), CW_OK);
+    ck_assert_msg(va && vb, "two shared tasks never ran at the same time");
+    cw_handle_release(a);
+    cw_handle_release(b);
+    return NULL;
+}
+
+CWC_CASE(native_shared_tasks_run_in_parallel, "native", "NAT-001", PAR)
+{
+    cw_config cfg = cwc_config();
+    cfg.worker_threads = 2;
+    cwc_run_ok(&cfg, parallel_root, NULL);
+}
+
+/* A blocking or dedicated task holds its thread until a shared task runs:
+ * with a single worker that is only possible if it is not on the worker. */
+static void *hog(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    return (void *)(intptr_t)spin_until(arg);
+}
+
+static void *release_hog(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    atomic_store((atomic_int *)arg, 1);
+    return NULL;
+}
+
+static void *off_worker_root(cw_ctx *ctx, void *arg)
+{
+    int execution = (int)(intptr_t)arg;
+    atomic_int flag;
+    atomic_init(&flag, 0);
+    cw_ctx *c = cw_child(ctx, "hog");
+    if (execution == CW_EXEC_DEDICATED)
+        cw_dedicated(c);
+    else
+        cw_shared(c, true);
+    cw_handle *h = cw_spawn(c, hog, &flag);
+    cw_sleep(ctx, CW_MSEC); /* let the hog take its thread */
+    cw_handle *r = cw_spawn(cw_child(ctx, "release"), release_hog, &flag);
+    void *v = NULL;
+    ck_assert_int_eq(cw_join(h, &v), CW_OK);
+    ck_assert_msg(v != NULL, "a shared task could not run while a blocking one held its thread");
+    ck_assert_int_eq(cw_join(r, NULL), CW_OK);
+    cw_handle_release(h);
+    cw_handle_release(r);
+    return NULL;
+}
+
+CWC_CASE(native_blocking_and_dedicated_leave_workers_free, "native", "NAT-002", PAR)
+{
+    cw_config cfg = cwc_config();
+    cfg.worker_threads = 1;
+    cwc_run_ok(&cfg, off_worker_root, (void *)(intptr_t)CW_EXEC_SHARED_BLOCKING);
+    cwc_run_ok(&cfg, off_worker_root, (void *)(intptr_t)CW_EXEC_DEDICATED);
+}
+
+static void *clock_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct timespec real;
+    clock_gettime(CLOCK_REALTIME, &real);
+    uint64_t wall = (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec;
+    cw_time now = cw_current(ctx);
+    uint64_t skew = now > wall ? now - wall : wall - now;
+    ck_assert_msg(skew < CW_SEC, "runtime clock is %llu ns away from the wall clock",
+                  (unsigned long long)skew);
+    uint64_t before = mono_ns();
+    ck_assert_int_eq(cw_sleep(ctx, 20 * CW_MSEC), CW_OK);
+    ck_assert_uint_ge(mono_ns() - before, 20 * CW_MSEC);
+    cw_time last = cw_current(ctx);
+    for (int i = 0; i < 1000; i++) {
+        cw_time t = cw_current(ctx);
+        ck_assert_uint_ge(t, last);
+        last = t;
+    }
+    return NULL;
+}
+
+CWC_CASE(native_clock_is_wall_time_measured_monotonically, "native", "NAT-003 CLK-005", PAR)
+{
+    cwc_run_ok(NULL, clock_root, NULL);
+}
+
+static int thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static void bump(void *arg)
+{
+    atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+static void *held(cw_ctx *ctx, void *arg)
+{
+    CW_CLEANUP_PUSH(ctx, bump, arg);
+    cwc_pending_task(ctx, NULL);
+    CW_CLEANUP_POP(ctx, false);
+    return NULL;
+}
+
+static void *end_root(cw_ctx *ctx, void *arg)
+{
+    for (int i = 0; i < 8; i++) {
+        cw_ctx *c = cw_child(ctx, "held");
+        if (i % 4 == 1)
+            cw_shared(c, true);
+        if (i % 4 == 2)
+            cw_dedicated(c);
+        cw_handle_release(cw_spawn(c, held, arg));
+    }
+    cw_sleep(ctx, 5 * CW_MSEC);
+    return NULL;
+}
+
+CWC_CASE(native_run_end_waits_for_every_task_and_thread, "native", "NAT-004 RUN-003", PAR)
+{
+    int before = thread_count();
+    atomic_int unwound;
+    atomic_init(&unwound, 0);
+    cwc_run_ok(NULL, end_root, &unwound);
+    ck_assert_int_eq(atomic_load(&unwound), 8);
+    ck_assert_int_eq(thread_count(), before);
+}
