@@ -185,9 +185,13 @@ static void *end_root(cw_ctx *ctx, void *arg)
 
 CWC_CASE(native_run_end_waits_for_every_task_and_thread, "native", "NAT-004 RUN-003", PAR)
 {
-    int before = thread_count();
     atomic_int unwound;
     atomic_init(&unwound, 0);
+    /* A first run lets the C library and any sanitizer start the helper
+     * threads they keep for the life of the process. */
+    cwc_run_ok(NULL, end_root, &unwound);
+    int before = thread_count();
+    atomic_store(&unwound, 0);
     cwc_run_ok(NULL, end_root, &unwound);
     ck_assert_int_eq(atomic_load(&unwound), 8);
     ck_assert_int_eq(thread_count(), before);
