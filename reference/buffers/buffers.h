@@ -99,8 +99,7 @@ int cw_buf_iobuf_advance(cw_iobuf *buf, size_t n);
 bool cw_buf_iobuf_try_into_mut(cw_iobuf *buf, cw_iobuf_mut *out);
 bool cw_buf_iobuf_is_pooled(const cw_iobuf *buf);
 
-int cw_buf_mut_alloc(const cw_backend *b, size_t cap, size_t align, bool zeroed,
-                     cw_iobuf_mut *out);
+int cw_buf_mut_alloc(const cw_backend *b, size_t cap, size_t align, bool zeroed, cw_iobuf_mut *out);
 void cw_buf_mut_release(cw_iobuf_mut *m);
 int cw_buf_mut_advance(cw_iobuf_mut *m, size_t n);
 void cw_buf_mut_freeze(cw_iobuf_mut *m, cw_iobuf *out);
@@ -136,7 +135,7 @@ const cw_iobuf *cw_buf_bufs_chunk(const cw_iobufs *l, size_t i);
 cw_iobufs *cw_buf_bufs_clone(const cw_iobufs *l);
 int cw_buf_bufs_split_to(cw_iobufs *l, size_t at, cw_iobufs **head);
 int cw_buf_bufs_advance(cw_iobufs *l, size_t n);
-int cw_buf_bufs_coalesce(cw_iobufs *l, cw_pool *pool, cw_iobuf *out);
+int cw_buf_bufs_coalesce(cw_iobufs *l, cw_bufpool *pool, cw_iobuf *out);
 
 cw_iobufs_mut *cw_buf_mbufs_new(const cw_backend *b);
 void cw_buf_mbufs_release(cw_iobufs_mut *l);
@@ -150,9 +149,9 @@ int cw_buf_mbufs_put(cw_iobufs_mut *l, const void *src, size_t n);
 int cw_buf_mbufs_set_len(cw_iobufs_mut *l, size_t n);
 int cw_buf_mbufs_advance(cw_iobufs_mut *l, size_t n);
 cw_iobufs *cw_buf_mbufs_freeze(cw_iobufs_mut *l);
-int cw_buf_mbufs_coalesce(cw_iobufs_mut *l, cw_pool *pool, cw_iobuf_mut *out);
+int cw_buf_mbufs_coalesce(cw_iobufs_mut *l, cw_bufpool *pool, cw_iobuf_mut *out);
 
-cw_iobufs_builder *cw_buf_builder_new(cw_pool *pool, size_t capacity);
+cw_iobufs_builder *cw_buf_builder_new(cw_bufpool *pool, size_t capacity);
 void cw_buf_builder_release(cw_iobufs_builder *bld);
 int cw_buf_builder_put(cw_iobufs_builder *bld, const void *src, size_t n);
 int cw_buf_builder_push(cw_iobufs_builder *bld, cw_iobuf *buf);
@@ -160,76 +159,66 @@ cw_iobufs *cw_buf_builder_finish(cw_iobufs_builder *bld);
 
 /* ---- Pools (pool.c, thread_cache.c) ---------------------------------------------- */
 
-typedef struct cw_pool_class cw_pool_class;
+typedef struct cw_bufpool_class cw_bufpool_class;
 
 /* One buffer a size class created. Its owner record comes first, so a
  * handle's owner pointer is the slot. */
-typedef struct cw_pool_slot {
+typedef struct cw_bufpool_slot {
     cw_owner own;
-    cw_pool_class *cls;
-    struct cw_pool_slot *next; /* while parked: the next in a freelist or a thread's bin */
-} cw_pool_slot;
+    cw_bufpool_class *cls;
+    struct cw_bufpool_slot *next; /* while parked: the next in a freelist or a thread's bin */
+} cw_bufpool_slot;
 
-struct cw_pool_class {
-    struct cw_pool *pool;
+struct cw_bufpool_class {
+    struct cw_bufpool *pool;
     size_t size;
-    uint64_t id;       /* unique in the process: the key of thread caches */
-    uint32_t max;      /* buffers it may create */
+    uint64_t id;        /* unique in the process: the key of thread caches */
+    uint32_t max;       /* buffers it may create */
     uint32_t cache_cap; /* buffers each thread may keep; 0: no thread cache */
     pthread_mutex_t lock;
-    cw_pool_slot *free; /* parked buffers, newest first (lock) */
-    uint32_t nfree;     /* (lock) */
-    uint32_t created;   /* (lock) */
+    cw_bufpool_slot *free; /* parked buffers, newest first (lock) */
+    uint32_t nfree;        /* (lock) */
+    uint32_t created;      /* (lock) */
     atomic_uint_fast64_t exhausted;
 };
 
-struct cw_pool {
+struct cw_bufpool {
     cw_object hdr;
-    cw_pool_config cfg;
+    cw_bufpool_config cfg;
     /* 1 for the owner and one per buffer that exists: the pool is freed
      * when its owner and every buffer are gone. */
     atomic_size_t live;
     atomic_bool closed; /* the owner released it: returns free their buffer */
     atomic_uint_fast64_t oversized;
     size_t nclasses;
-    cw_pool_class classes[];
+    cw_bufpool_class classes[];
 };
 
-int cw_buf_pool_new(const cw_backend *b, const cw_pool_config *cfg, cw_pool **out);
-void cw_buf_pool_release(cw_pool *pool);
-int cw_buf_pool_try_alloc(cw_pool *pool, size_t cap, cw_iobuf_mut *out, int *why);
-int cw_buf_pool_alloc(cw_pool *pool, size_t cap, cw_iobuf_mut *out);
-void cw_buf_pool_config(const cw_pool *pool, cw_pool_config *out);
-int cw_buf_pool_stats(const cw_pool *pool, size_t cls, cw_pool_stats *out);
-cw_pool *cw_buf_runtime_pool(cw_ctx *ctx, int kind);
+int cw_buf_pool_new(const cw_backend *b, const cw_bufpool_config *cfg, cw_bufpool **out);
+void cw_buf_pool_release(cw_bufpool *pool);
+int cw_buf_pool_try_alloc(cw_bufpool *pool, size_t cap, cw_iobuf_mut *out, int *why);
+int cw_buf_pool_alloc(cw_bufpool *pool, size_t cap, cw_iobuf_mut *out);
+void cw_buf_pool_config(const cw_bufpool *pool, cw_bufpool_config *out);
+int cw_buf_pool_stats(const cw_bufpool *pool, size_t cls, cw_bufpool_stats *out);
+cw_bufpool *cw_buf_runtime_pool(cw_ctx *ctx, int kind);
 
 /* A buffer whose last reference is gone goes home: to this thread's
  * cache, or its class's freelist, or free() once the pool is closed. */
-void cw_pool_return(cw_pool_slot *s);
+void cw_bufpool_return(cw_bufpool_slot *s);
 /* Park `s` in its class's freelist (or free it when the pool is closed). */
-void cw_class_put(cw_pool_class *cls, cw_pool_slot *s);
+void cw_class_put(cw_bufpool_class *cls, cw_bufpool_slot *s);
 /* Park a chain of `n` slots of one class under one lock. */
-void cw_class_put_chain(cw_pool_class *cls, cw_pool_slot *first, uint32_t n);
+void cw_class_put_chain(cw_bufpool_class *cls, cw_bufpool_slot *first, uint32_t n);
 
 /* Thread caches: NULL/false when the class has none or the thread's cache
  * is unavailable (it is being torn down). */
-cw_pool_slot *cw_cache_pop(cw_pool_class *cls);
-bool cw_cache_push(cw_pool_class *cls, cw_pool_slot *s);
+cw_bufpool_slot *cw_cache_pop(cw_bufpool_class *cls);
+bool cw_cache_push(cw_bufpool_class *cls, cw_bufpool_slot *s);
 /* Hand this thread's cached buffers of `pool` back to their classes. */
-void cw_cache_flush_pool(cw_pool *pool);
+void cw_cache_flush_pool(cw_bufpool *pool);
 /* Buffers of `cls` in the calling thread's cache. */
-uint32_t cw_cache_count(const cw_pool_class *cls);
+uint32_t cw_cache_count(const cw_bufpool_class *cls);
 /* Take up to `max` parked slots of `cls` as a chain (lock held inside). */
-uint32_t cw_class_take(cw_pool_class *cls, uint32_t max, cw_pool_slot **chain);
-
-/* ---- The backend's entries and the run's pools (ops.c) ---------------------------- */
-
-extern const cw_buffer_ops cw_buffer_entries;
-
-/* Make the two pools of a run of backend `b` from `cfg`. CW_ERR_INVALID or
- * CW_ERR_NOMEM with the reason in `why`; then nothing is left. */
-int cw_rt_pools_open(const cw_backend *b, const cw_config *cfg, cw_pool *pools[2], char *why,
-                     size_t whylen);
-void cw_rt_pools_close(cw_pool *pools[2]);
+uint32_t cw_class_take(cw_bufpool_class *cls, uint32_t max, cw_bufpool_slot **chain);
 
 #endif

@@ -23,13 +23,13 @@ struct cw_iobufs_builder {
     size_t n, cap;
 };
 
-cw_iobufs_builder *cw_buf_builder_new(cw_pool *pool, size_t capacity)
+cw_iobufs_builder *cw_buf_builder_new(cw_bufpool *pool, size_t capacity)
 {
     cw_iobufs_builder *bld = calloc(1, sizeof *bld);
     if (!bld)
         return NULL;
     bld->hdr.backend = pool->hdr.backend;
-    if (cw_pool_alloc(pool, capacity, &bld->inl) != CW_OK) {
+    if (cw_bufpool_alloc(pool, capacity, &bld->inl) != CW_OK) {
         free(bld);
         return NULL;
     }

@@ -12,8 +12,7 @@ static bool pow2(size_t v)
     return v != 0 && (v & (v - 1)) == 0;
 }
 
-int cw_buf_mut_alloc(const cw_backend *b, size_t cap, size_t align, bool zeroed,
-                     cw_iobuf_mut *out)
+int cw_buf_mut_alloc(const cw_backend *b, size_t cap, size_t align, bool zeroed, cw_iobuf_mut *out)
 {
     cw_mut_detach(out, b);
     if (!pow2(align))

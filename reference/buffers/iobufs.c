@@ -188,10 +188,10 @@ int cw_buf_bufs_split_to(cw_iobufs *l, size_t at, cw_iobufs **head)
 }
 
 /* One buffer of all `len` bytes, copied, from `pool` when there is one. */
-static int merge(const cw_iobufs *l, cw_pool *pool, cw_iobuf *out)
+static int merge(const cw_iobufs *l, cw_bufpool *pool, cw_iobuf *out)
 {
     cw_iobuf_mut m;
-    int rc = pool ? cw_pool_alloc(pool, l->len, &m)
+    int rc = pool ? cw_bufpool_alloc(pool, l->len, &m)
                   : cw_buf_mut_alloc(l->hdr.backend, l->len, 1, false, &m);
     if (rc != CW_OK)
         return rc;
@@ -203,7 +203,7 @@ static int merge(const cw_iobufs *l, cw_pool *pool, cw_iobuf *out)
     return CW_OK;
 }
 
-int cw_buf_bufs_coalesce(cw_iobufs *l, cw_pool *pool, cw_iobuf *out)
+int cw_buf_bufs_coalesce(cw_iobufs *l, cw_bufpool *pool, cw_iobuf *out)
 {
     cw_buf_detach(out, l->hdr.backend);
     if (l->n == 1) {

@@ -163,7 +163,7 @@ cw_iobufs *cw_buf_mbufs_freeze(cw_iobufs_mut *l)
     return out;
 }
 
-int cw_buf_mbufs_coalesce(cw_iobufs_mut *l, cw_pool *pool, cw_iobuf_mut *out)
+int cw_buf_mbufs_coalesce(cw_iobufs_mut *l, cw_bufpool *pool, cw_iobuf_mut *out)
 {
     cw_mut_detach(out, l->hdr.backend);
     if (l->n == 1) {
@@ -172,7 +172,7 @@ int cw_buf_mbufs_coalesce(cw_iobufs_mut *l, cw_pool *pool, cw_iobuf_mut *out)
         return CW_OK;
     }
     size_t len = cw_buf_mbufs_len(l);
-    int rc = pool ? cw_pool_alloc(pool, len, out)
+    int rc = pool ? cw_bufpool_alloc(pool, len, out)
                   : cw_buf_mut_alloc(l->hdr.backend, len, 1, false, out);
     if (rc != CW_OK)
         return rc;

@@ -67,21 +67,21 @@ const cw_buffer_ops cw_buffer_entries = {
     .runtime_pool = cw_buf_runtime_pool,
 };
 
-cw_pool *cw_buf_runtime_pool(cw_ctx *ctx, int kind)
+cw_bufpool *cw_buf_runtime_pool(cw_ctx *ctx, int kind)
 {
-    if (kind != CW_POOL_NETWORK && kind != CW_POOL_STORAGE)
+    if (kind != CW_BUFPOOL_NETWORK && kind != CW_BUFPOOL_STORAGE)
         return NULL;
     return ctx->rt->pools[kind];
 }
 
-int cw_rt_pools_open(const cw_backend *b, const cw_config *cfg, cw_pool *pools[2], char *why,
+int cw_rt_pools_open(const cw_backend *b, const cw_config *cfg, cw_bufpool *pools[2], char *why,
                      size_t whylen)
 {
-    static const char *names[2] = {"network_pool", "storage_pool"};
-    const cw_pool_config *each[2] = {&cfg->network_pool, &cfg->storage_pool};
+    static const char *names[2] = {"network_buffer_pool", "storage_buffer_pool"};
+    const cw_bufpool_config *each[2] = {&cfg->network_buffer_pool, &cfg->storage_buffer_pool};
     pools[0] = pools[1] = NULL;
     for (int i = 0; i < 2; i++) {
-        const char *bad = cw_pool_config_check(each[i]);
+        const char *bad = cw_bufpool_config_check(each[i]);
         if (bad) {
             snprintf(why, whylen, "%s: %s", names[i], bad);
             return CW_ERR_INVALID;
@@ -98,7 +98,7 @@ int cw_rt_pools_open(const cw_backend *b, const cw_config *cfg, cw_pool *pools[2
     return CW_OK;
 }
 
-void cw_rt_pools_close(cw_pool *pools[2])
+void cw_rt_pools_close(cw_bufpool *pools[2])
 {
     for (int i = 0; i < 2; i++) {
         if (pools[i])

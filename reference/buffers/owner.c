@@ -93,7 +93,7 @@ void cw_owner_free(cw_owner *o)
         break;
     }
     case CW_OWNER_POOLED:
-        cw_pool_return((cw_pool_slot *)o);
+        cw_bufpool_return((cw_bufpool_slot *)o);
         break;
     default:
         cw_fatal("buffer owner record of unknown kind %d: memory corrupt", o->kind);

@@ -21,12 +21,12 @@
 
 static atomic_uint_fast64_t next_class_id = 1; /* 0 marks an unused cache bin */
 
-static uint32_t cache_capacity(const cw_pool_config *cfg)
+static uint32_t cache_capacity(const cw_bufpool_config *cfg)
 {
     uint64_t max = cfg->max_per_class;
     if (cfg->thread_cache == 0)
         return 0;
-    if (cfg->thread_cache != CW_POOL_CACHE_AUTO)
+    if (cfg->thread_cache != CW_BUFPOOL_CACHE_AUTO)
         return cfg->thread_cache < max ? cfg->thread_cache : (uint32_t)max;
     /* Half the class spread over the threads expected: the other half
      * stays in the shared freelist, reachable from every thread. */
@@ -35,19 +35,19 @@ static uint32_t cache_capacity(const cw_pool_config *cfg)
     return n < CACHE_AUTO_MAX ? (uint32_t)n : CACHE_AUTO_MAX;
 }
 
-static void pool_free(cw_pool *p)
+static void pool_free(cw_bufpool *p)
 {
     for (size_t i = 0; i < p->nclasses; i++)
         pthread_mutex_destroy(&p->classes[i].lock);
     free(p);
 }
 
-static cw_pool_slot *slot_new(cw_pool_class *cls)
+static cw_bufpool_slot *slot_new(cw_bufpool_class *cls)
 {
     size_t align = cls->pool->cfg.alignment;
     if (align < sizeof(void *))
         align = sizeof(void *);
-    cw_pool_slot *s = malloc(sizeof *s);
+    cw_bufpool_slot *s = malloc(sizeof *s);
     void *data = NULL;
     if (!s || posix_memalign(&data, align, cls->size) != 0) {
         free(s);
@@ -63,25 +63,25 @@ static cw_pool_slot *slot_new(cw_pool_class *cls)
     return s;
 }
 
-static void slot_destroy(cw_pool_slot *s)
+static void slot_destroy(cw_bufpool_slot *s)
 {
-    cw_pool *p = s->cls->pool;
+    cw_bufpool *p = s->cls->pool;
     free(s->own.base);
     free(s);
     if (atomic_fetch_sub_explicit(&p->live, 1, memory_order_acq_rel) == 1)
         pool_free(p);
 }
 
-static void destroy_chain(cw_pool_slot *s)
+static void destroy_chain(cw_bufpool_slot *s)
 {
     while (s) {
-        cw_pool_slot *next = s->next;
+        cw_bufpool_slot *next = s->next;
         slot_destroy(s);
         s = next;
     }
 }
 
-void cw_class_put_chain(cw_pool_class *cls, cw_pool_slot *first, uint32_t n)
+void cw_class_put_chain(cw_bufpool_class *cls, cw_bufpool_slot *first, uint32_t n)
 {
     if (n == 0)
         return;
@@ -91,7 +91,7 @@ void cw_class_put_chain(cw_pool_class *cls, cw_pool_slot *first, uint32_t n)
         destroy_chain(first);
         return;
     }
-    cw_pool_slot *last = first;
+    cw_bufpool_slot *last = first;
     while (last->next)
         last = last->next;
     last->next = cls->free;
@@ -100,18 +100,18 @@ void cw_class_put_chain(cw_pool_class *cls, cw_pool_slot *first, uint32_t n)
     pthread_mutex_unlock(&cls->lock);
 }
 
-void cw_class_put(cw_pool_class *cls, cw_pool_slot *s)
+void cw_class_put(cw_bufpool_class *cls, cw_bufpool_slot *s)
 {
     s->next = NULL;
     cw_class_put_chain(cls, s, 1);
 }
 
-uint32_t cw_class_take(cw_pool_class *cls, uint32_t max, cw_pool_slot **chain)
+uint32_t cw_class_take(cw_bufpool_class *cls, uint32_t max, cw_bufpool_slot **chain)
 {
     pthread_mutex_lock(&cls->lock);
-    cw_pool_slot *first = cls->free, *last = NULL;
+    cw_bufpool_slot *first = cls->free, *last = NULL;
     uint32_t n = 0;
-    for (cw_pool_slot *s = first; s && n < max; s = s->next) {
+    for (cw_bufpool_slot *s = first; s && n < max; s = s->next) {
         last = s;
         n++;
     }
@@ -125,9 +125,9 @@ uint32_t cw_class_take(cw_pool_class *cls, uint32_t max, cw_pool_slot **chain)
     return n;
 }
 
-void cw_pool_return(cw_pool_slot *s)
+void cw_bufpool_return(cw_bufpool_slot *s)
 {
-    cw_pool_class *cls = s->cls;
+    cw_bufpool_class *cls = s->cls;
     if (cls->cache_cap > 0 && !atomic_load_explicit(&cls->pool->closed, memory_order_relaxed) &&
         cw_cache_push(cls, s))
         return;
@@ -135,7 +135,7 @@ void cw_pool_return(cw_pool_slot *s)
 }
 
 /* A parked buffer, or a new one while the class is under its limit. */
-static int class_get(cw_pool_class *cls, cw_pool_slot **out)
+static int class_get(cw_bufpool_class *cls, cw_bufpool_slot **out)
 {
     *out = NULL;
     if (cw_class_take(cls, 1, out) == 1)
@@ -159,7 +159,7 @@ static int class_get(cw_pool_class *cls, cw_pool_slot **out)
 }
 
 /* The smallest class that holds `cap` bytes, or NULL above the largest. */
-static cw_pool_class *class_for(cw_pool *p, size_t cap)
+static cw_bufpool_class *class_for(cw_bufpool *p, size_t cap)
 {
     size_t i = 0;
     for (size_t size = p->cfg.min_size; size < cap; size <<= 1)
@@ -168,12 +168,12 @@ static cw_pool_class *class_for(cw_pool *p, size_t cap)
     return &p->classes[i];
 }
 
-static int prefill(cw_pool *p)
+static int prefill(cw_bufpool *p)
 {
     for (size_t i = 0; i < p->nclasses; i++) {
-        cw_pool_class *cls = &p->classes[i];
+        cw_bufpool_class *cls = &p->classes[i];
         while (cls->created < cls->max) {
-            cw_pool_slot *s = slot_new(cls);
+            cw_bufpool_slot *s = slot_new(cls);
             if (!s)
                 return CW_ERR_NOMEM;
             cls->created++;
@@ -185,13 +185,13 @@ static int prefill(cw_pool *p)
     return CW_OK;
 }
 
-int cw_buf_pool_new(const cw_backend *b, const cw_pool_config *cfg, cw_pool **out)
+int cw_buf_pool_new(const cw_backend *b, const cw_bufpool_config *cfg, cw_bufpool **out)
 {
     *out = NULL;
-    if (cw_pool_config_check(cfg))
+    if (cw_bufpool_config_check(cfg))
         return CW_ERR_INVALID;
-    size_t n = cw_pool_config_classes(cfg);
-    cw_pool *p = calloc(1, sizeof *p + n * sizeof p->classes[0]);
+    size_t n = cw_bufpool_config_classes(cfg);
+    cw_bufpool *p = calloc(1, sizeof *p + n * sizeof p->classes[0]);
     if (!p)
         return CW_ERR_NOMEM;
     p->hdr.backend = b;
@@ -202,7 +202,7 @@ int cw_buf_pool_new(const cw_backend *b, const cw_pool_config *cfg, cw_pool **ou
     p->nclasses = n;
     uint32_t cache_cap = cache_capacity(cfg);
     for (size_t i = 0; i < n; i++) {
-        cw_pool_class *cls = &p->classes[i];
+        cw_bufpool_class *cls = &p->classes[i];
         cls->pool = p;
         cls->size = cfg->min_size << i;
         cls->id = atomic_fetch_add_explicit(&next_class_id, 1, memory_order_relaxed);
@@ -219,14 +219,14 @@ int cw_buf_pool_new(const cw_backend *b, const cw_pool_config *cfg, cw_pool **ou
     return CW_OK;
 }
 
-void cw_buf_pool_release(cw_pool *p)
+void cw_buf_pool_release(cw_bufpool *p)
 {
     cw_cache_flush_pool(p);
     atomic_store_explicit(&p->closed, true, memory_order_relaxed);
     for (size_t i = 0; i < p->nclasses; i++) {
-        cw_pool_class *cls = &p->classes[i];
+        cw_bufpool_class *cls = &p->classes[i];
         pthread_mutex_lock(&cls->lock);
-        cw_pool_slot *parked = cls->free;
+        cw_bufpool_slot *parked = cls->free;
         cls->free = NULL;
         cls->nfree = 0;
         pthread_mutex_unlock(&cls->lock);
@@ -236,7 +236,7 @@ void cw_buf_pool_release(cw_pool *p)
         pool_free(p);
 }
 
-int cw_buf_pool_try_alloc(cw_pool *p, size_t cap, cw_iobuf_mut *out, int *why)
+int cw_buf_pool_try_alloc(cw_bufpool *p, size_t cap, cw_iobuf_mut *out, int *why)
 {
     const cw_backend *b = p->hdr.backend;
     cw_mut_detach(out, b);
@@ -246,19 +246,19 @@ int cw_buf_pool_try_alloc(cw_pool *p, size_t cap, cw_iobuf_mut *out, int *why)
         return CW_OK;
     if (cap < p->cfg.pool_min_size)
         return cw_buf_mut_alloc(b, cap, p->cfg.alignment, false, out);
-    cw_pool_class *cls = class_for(p, cap);
+    cw_bufpool_class *cls = class_for(p, cap);
     if (!cls) {
         atomic_fetch_add_explicit(&p->oversized, 1, memory_order_relaxed);
         if (why)
-            *why = CW_POOL_OVERSIZED;
+            *why = CW_BUFPOOL_OVERSIZED;
         return CW_ERR_POOL;
     }
-    cw_pool_slot *s = cls->cache_cap > 0 ? cw_cache_pop(cls) : NULL;
+    cw_bufpool_slot *s = cls->cache_cap > 0 ? cw_cache_pop(cls) : NULL;
     if (!s) {
         int rc = class_get(cls, &s);
         if (rc != CW_OK) {
             if (rc == CW_ERR_POOL && why)
-                *why = CW_POOL_EXHAUSTED;
+                *why = CW_BUFPOOL_EXHAUSTED;
             return rc;
         }
     }
@@ -266,7 +266,7 @@ int cw_buf_pool_try_alloc(cw_pool *p, size_t cap, cw_iobuf_mut *out, int *why)
     return CW_OK;
 }
 
-int cw_buf_pool_alloc(cw_pool *p, size_t cap, cw_iobuf_mut *out)
+int cw_buf_pool_alloc(cw_bufpool *p, size_t cap, cw_iobuf_mut *out)
 {
     int rc = cw_buf_pool_try_alloc(p, cap, out, NULL);
     if (rc == CW_ERR_POOL)
@@ -274,17 +274,17 @@ int cw_buf_pool_alloc(cw_pool *p, size_t cap, cw_iobuf_mut *out)
     return rc;
 }
 
-void cw_buf_pool_config(const cw_pool *p, cw_pool_config *out)
+void cw_buf_pool_config(const cw_bufpool *p, cw_bufpool_config *out)
 {
     *out = p->cfg;
 }
 
-int cw_buf_pool_stats(const cw_pool *p, size_t i, cw_pool_stats *out)
+int cw_buf_pool_stats(const cw_bufpool *p, size_t i, cw_bufpool_stats *out)
 {
     memset(out, 0, sizeof *out);
     if (i >= p->nclasses)
         return CW_ERR_INVALID;
-    cw_pool_class *cls = (cw_pool_class *)&p->classes[i];
+    cw_bufpool_class *cls = (cw_bufpool_class *)&p->classes[i];
     pthread_mutex_lock(&cls->lock);
     out->created = cls->created;
     out->idle = cls->nfree;

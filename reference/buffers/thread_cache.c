@@ -22,8 +22,8 @@
 
 typedef struct cw_bin {
     uint64_t id; /* the class's id; 0 when unused */
-    cw_pool_class *cls;
-    cw_pool_slot *head;
+    cw_bufpool_class *cls;
+    cw_bufpool_slot *head;
     uint32_t n;
 } cw_bin;
 
@@ -79,7 +79,7 @@ static cw_thread_cache *cache(void)
     return mine = c;
 }
 
-static cw_bin *bin_for(cw_pool_class *cls)
+static cw_bin *bin_for(cw_bufpool_class *cls)
 {
     cw_thread_cache *c = cache();
     if (!c)
@@ -93,7 +93,7 @@ static cw_bin *bin_for(cw_pool_class *cls)
     return bin;
 }
 
-cw_pool_slot *cw_cache_pop(cw_pool_class *cls)
+cw_bufpool_slot *cw_cache_pop(cw_bufpool_class *cls)
 {
     cw_bin *bin = bin_for(cls);
     if (!bin)
@@ -104,24 +104,24 @@ cw_pool_slot *cw_cache_pop(cw_pool_class *cls)
         if (bin->n == 0)
             return NULL;
     }
-    cw_pool_slot *s = bin->head;
+    cw_bufpool_slot *s = bin->head;
     bin->head = s->next;
     bin->n--;
     s->next = NULL;
     return s;
 }
 
-bool cw_cache_push(cw_pool_class *cls, cw_pool_slot *s)
+bool cw_cache_push(cw_bufpool_class *cls, cw_bufpool_slot *s)
 {
     cw_bin *bin = bin_for(cls);
     if (!bin)
         return false;
     if (bin->n >= cls->cache_cap) {
         uint32_t keep = cls->cache_cap / 2;
-        cw_pool_slot **at = &bin->head;
+        cw_bufpool_slot **at = &bin->head;
         for (uint32_t i = 0; i < keep; i++)
             at = &(*at)->next;
-        cw_pool_slot *spill = *at;
+        cw_bufpool_slot *spill = *at;
         *at = NULL;
         cw_class_put_chain(cls, spill, bin->n - keep);
         bin->n = keep;
@@ -132,7 +132,7 @@ bool cw_cache_push(cw_pool_class *cls, cw_pool_slot *s)
     return true;
 }
 
-void cw_cache_flush_pool(cw_pool *pool)
+void cw_cache_flush_pool(cw_bufpool *pool)
 {
     if (!mine)
         return;
@@ -143,7 +143,7 @@ void cw_cache_flush_pool(cw_pool *pool)
     }
 }
 
-uint32_t cw_cache_count(const cw_pool_class *cls)
+uint32_t cw_cache_count(const cw_bufpool_class *cls)
 {
     if (!mine)
         return 0;

@@ -86,7 +86,7 @@ struct cw_rt {
     cw_list stop_waiters;    /* cw_wait_stop waits */
     cw_list signal_waiters;  /* cw_wait_signal waits */
 
-    cw_pool *pools[2]; /* the network and storage pools (buffers/ops.c) */
+    cw_bufpool *pools[2]; /* the network and storage buffer pools (buffers/ops.c) */
 };
 
 void cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
@@ -322,6 +322,16 @@ cw_wait *cw_alarms_pop(cw_alarms *a);
 /* Forget every alarm (their waits are left unarmed). */
 void cw_alarms_clear(cw_alarms *a);
 void cw_alarms_free(cw_alarms *a);
+
+/* ---- Buffers (buffers/): their table entries and each run's two pools --------------- */
+
+extern const cw_buffer_ops cw_buffer_entries;
+/* Make the network and storage pools of a run of backend `b` from `cfg`.
+ * CW_ERR_INVALID or CW_ERR_NOMEM with the reason in `why`: nothing is left. */
+int cw_rt_pools_open(const cw_backend *b, const cw_config *cfg, cw_bufpool *pools[2], char *why,
+                     size_t whylen);
+/* The owner's release of both: buffers still out keep their pool alive. */
+void cw_rt_pools_close(cw_bufpool *pools[2]);
 
 /* ---- Backend tables ---------------------------------------------------------------- */
 

@@ -369,9 +369,14 @@ int cw_det_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result
     int rc = cw_config_resolve(cfg, &resolved, out->message, sizeof out->message);
     if (rc != CW_OK)
         return out->status = rc;
+    cw_bufpool *pools[2];
+    rc = cw_rt_pools_open(&cw_det_backend, &resolved, pools, out->message, sizeof out->message);
+    if (rc != CW_OK)
+        return out->status = rc;
 
     cw_det *d = cw_xcalloc(1, sizeof *d);
     cw_rt_init(&d->rt, &cw_det_backend, &det_sched, &resolved);
+    memcpy(d->rt.pools, pools, sizeof pools);
     pthread_mutex_init(&d->lock, NULL);
     cw_prng_seed(&d->prng, resolved.seed);
     d->now = resolved.start_time;
@@ -401,6 +406,7 @@ int cw_det_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result
     if (how == RUN_STALLED || how == RUN_TIMED_OUT || how == RUN_PANICKED)
         out->value = NULL;
     teardown(d);
+    cw_rt_pools_close(d->rt.pools);
     cw_auditor_hex(&d->auditor, out->digest);
     cw_alarms_free(&d->alarms);
     free(d->ready);

@@ -14,6 +14,7 @@ const cw_backend cw_native_backend = {
     .start = cw_native_start,
 
     CW_CORE_ENTRIES,
+    .buffers = &cw_buffer_entries,
 };
 
 const cw_backend *cw_backend_native(void)

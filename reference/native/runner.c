@@ -134,10 +134,16 @@ int cw_native_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_res
     int rc = cw_config_resolve(cfg, &resolved, out->message, sizeof out->message);
     if (rc != CW_OK)
         return out->status = rc;
+    cw_bufpool *pools[2];
+    rc = cw_rt_pools_open(&cw_native_backend, &resolved, pools, out->message, sizeof out->message);
+    if (rc != CW_OK)
+        return out->status = rc;
 
     cw_native *n = native_new(&resolved);
+    memcpy(n->rt.pools, pools, sizeof pools);
     if (cw_reactor_start(&n->reactor, n) != CW_OK) {
         snprintf(out->message, sizeof out->message, "cannot start the reactor");
+        cw_rt_pools_close(n->rt.pools);
         cw_rt_free_objects(&n->rt);
         free(n);
         return out->status = CW_ERR_IO;
@@ -153,6 +159,7 @@ int cw_native_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_res
     bool timed_out = wait_for_end(n);
     teardown(n);
     fill_result(n, timed_out, out);
+    cw_rt_pools_close(n->rt.pools);
     native_free(n);
     return out->status;
 }

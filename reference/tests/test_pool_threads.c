@@ -29,18 +29,18 @@ static const cw_backend *backend(void)
     return &table;
 }
 
-static cw_pool *small_pool(uint32_t max, uint32_t thread_cache)
+static cw_bufpool *small_pool(uint32_t max, uint32_t thread_cache)
 {
-    cw_pool_config cfg;
-    cw_pool_config_network(&cfg);
+    cw_bufpool_config cfg;
+    cw_bufpool_config_network(&cfg);
     cfg.min_size = 256;
     cfg.max_size = 4096;
     cfg.alignment = 64;
     cfg.max_per_class = max;
     cfg.thread_cache = thread_cache;
     cfg.parallelism = THREADS;
-    cw_pool *p;
-    ck_assert_int_eq(cw_pool_new(backend(), &cfg, &p), CW_OK);
+    cw_bufpool *p;
+    ck_assert_int_eq(cw_bufpool_new(backend(), &cfg, &p), CW_OK);
     return p;
 }
 
@@ -54,10 +54,10 @@ static void run_threads(void *(*fn)(void *), void *arg)
 }
 
 /* Every buffer parked again: nothing leaked, nothing returned twice. */
-static void assert_all_idle(cw_pool *p)
+static void assert_all_idle(cw_bufpool *p)
 {
-    cw_pool_stats st;
-    for (size_t i = 0; cw_pool_stats_of(p, i, &st) == CW_OK; i++) {
+    cw_bufpool_stats st;
+    for (size_t i = 0; cw_bufpool_class_stats(p, i, &st) == CW_OK; i++) {
         ck_assert_uint_le(st.created, st.max_buffers);
         ck_assert_uint_eq(st.idle, st.created);
     }
@@ -66,7 +66,7 @@ static void assert_all_idle(cw_pool *p)
 /* ---- alloc, fill, freeze, share, release ---------------------------------------- */
 
 struct churn {
-    cw_pool *pool;
+    cw_bufpool *pool;
     atomic_uint next_id;
     atomic_uint failures;
 };
@@ -80,7 +80,7 @@ static void *churn_thread(void *arg)
         x = x * 1664525u + 1013904223u;
         size_t size = (size_t)1 << (8 + (x >> 28) % 5); /* 256 .. 4096 */
         cw_iobuf_mut m;
-        if (cw_pool_try_alloc(c->pool, size, &m, NULL) != CW_OK) {
+        if (cw_bufpool_try_alloc(c->pool, size, &m, NULL) != CW_OK) {
             atomic_fetch_add(&c->failures, 1);
             continue;
         }
@@ -103,10 +103,10 @@ static void *churn_thread(void *arg)
 
 START_TEST(test_churn_across_threads)
 {
-    struct churn c = {.pool = small_pool(64, CW_POOL_CACHE_AUTO)};
+    struct churn c = {.pool = small_pool(64, CW_BUFPOOL_CACHE_AUTO)};
     run_threads(churn_thread, &c);
     assert_all_idle(c.pool); /* thread exit flushed every cache */
-    cw_pool_release(c.pool);
+    cw_bufpool_release(c.pool);
 }
 END_TEST
 
@@ -115,7 +115,7 @@ START_TEST(test_churn_without_thread_cache)
     struct churn c = {.pool = small_pool(16, 0)};
     run_threads(churn_thread, &c);
     assert_all_idle(c.pool);
-    cw_pool_release(c.pool);
+    cw_bufpool_release(c.pool);
 }
 END_TEST
 
@@ -124,7 +124,7 @@ END_TEST
 enum { QUEUE = 32, HANDOFFS = 4000 };
 
 struct handoff {
-    cw_pool *pool;
+    cw_bufpool *pool;
     pthread_mutex_t lock;
     pthread_cond_t cond;
     cw_iobuf q[QUEUE];
@@ -165,7 +165,7 @@ static void *handoff_thread(void *arg)
     if (atomic_fetch_add(&h->producers, 1) % 2 == 0) {
         for (int i = 0; i < HANDOFFS / (THREADS / 2); i++) {
             cw_iobuf_mut m;
-            ck_assert_int_eq(cw_pool_alloc(h->pool, 1000, &m), CW_OK);
+            ck_assert_int_eq(cw_bufpool_alloc(h->pool, 1000, &m), CW_OK);
             uint32_t v = (uint32_t)i;
             cw_iobuf_mut_put(&m, &v, sizeof v);
             cw_iobuf b;
@@ -184,13 +184,13 @@ static void *handoff_thread(void *arg)
 
 START_TEST(test_release_on_another_thread)
 {
-    struct handoff h = {.pool = small_pool(THREADS * QUEUE, CW_POOL_CACHE_AUTO)};
+    struct handoff h = {.pool = small_pool(THREADS * QUEUE, CW_BUFPOOL_CACHE_AUTO)};
     pthread_mutex_init(&h.lock, NULL);
     pthread_cond_init(&h.cond, NULL);
     run_threads(handoff_thread, &h);
     ck_assert_uint_eq(atomic_load(&h.consumed), HANDOFFS);
     assert_all_idle(h.pool);
-    cw_pool_release(h.pool);
+    cw_bufpool_release(h.pool);
     pthread_cond_destroy(&h.cond);
     pthread_mutex_destroy(&h.lock);
 }
@@ -199,7 +199,7 @@ END_TEST
 /* ---- the class limit holds under contention --------------------------------------- */
 
 struct limit {
-    cw_pool *pool;
+    cw_bufpool *pool;
     atomic_int out, most;
 };
 
@@ -209,10 +209,10 @@ static void *limit_thread(void *arg)
     for (int i = 0; i < 5000; i++) {
         cw_iobuf_mut m;
         int why = 0;
-        int rc = cw_pool_try_alloc(l->pool, 300, &m, &why);
+        int rc = cw_bufpool_try_alloc(l->pool, 300, &m, &why);
         if (rc != CW_OK) {
             ck_assert_int_eq(rc, CW_ERR_POOL);
-            ck_assert_int_eq(why, CW_POOL_EXHAUSTED);
+            ck_assert_int_eq(why, CW_BUFPOOL_EXHAUSTED);
             continue;
         }
         int now = atomic_fetch_add(&l->out, 1) + 1;
@@ -234,22 +234,22 @@ START_TEST(test_class_limit_under_contention)
      * refuses a fourth. */
     cw_iobuf_mut m[4];
     for (int i = 0; i < 3; i++)
-        ck_assert_int_eq(cw_pool_try_alloc(l.pool, 300, &m[i], NULL), CW_OK);
-    ck_assert_int_eq(cw_pool_try_alloc(l.pool, 300, &m[3], NULL), CW_ERR_POOL);
-    cw_pool_stats st;
-    ck_assert_int_eq(cw_pool_stats_of(l.pool, 1, &st), CW_OK); /* the 512-byte class */
+        ck_assert_int_eq(cw_bufpool_try_alloc(l.pool, 300, &m[i], NULL), CW_OK);
+    ck_assert_int_eq(cw_bufpool_try_alloc(l.pool, 300, &m[3], NULL), CW_ERR_POOL);
+    cw_bufpool_stats st;
+    ck_assert_int_eq(cw_bufpool_class_stats(l.pool, 1, &st), CW_OK); /* the 512-byte class */
     ck_assert_uint_eq(st.created, 3);
     ck_assert_uint_gt(st.exhausted, 0);
     for (int i = 0; i < 3; i++)
         cw_iobuf_mut_release(&m[i]);
-    cw_pool_release(l.pool);
+    cw_bufpool_release(l.pool);
 }
 END_TEST
 
 /* ---- buffers outlive their pool ---------------------------------------------------- */
 
 struct outlive {
-    cw_pool *pool;
+    cw_bufpool *pool;
     pthread_barrier_t allocated, released;
 };
 
@@ -258,7 +258,7 @@ static void *outlive_thread(void *arg)
     struct outlive *o = arg;
     cw_iobuf_mut m[4];
     for (int i = 0; i < 4; i++)
-        ck_assert_int_eq(cw_pool_try_alloc(o->pool, 4096, &m[i], NULL), CW_OK);
+        ck_assert_int_eq(cw_bufpool_try_alloc(o->pool, 4096, &m[i], NULL), CW_OK);
     pthread_barrier_wait(&o->allocated);
     pthread_barrier_wait(&o->released); /* the owner let go of the pool meanwhile */
     for (int i = 0; i < 4; i++) {
@@ -275,14 +275,14 @@ static void *outlive_thread(void *arg)
 
 START_TEST(test_buffers_outlive_pool)
 {
-    struct outlive o = {.pool = small_pool(64, CW_POOL_CACHE_AUTO)};
+    struct outlive o = {.pool = small_pool(64, CW_BUFPOOL_CACHE_AUTO)};
     pthread_barrier_init(&o.allocated, NULL, THREADS + 1);
     pthread_barrier_init(&o.released, NULL, THREADS + 1);
     pthread_t t[THREADS];
     for (int i = 0; i < THREADS; i++)
         ck_assert_int_eq(pthread_create(&t[i], NULL, outlive_thread, &o), 0);
     pthread_barrier_wait(&o.allocated);
-    cw_pool_release(o.pool);
+    cw_bufpool_release(o.pool);
     pthread_barrier_wait(&o.released);
     for (int i = 0; i < THREADS; i++)
         pthread_join(t[i], NULL);
@@ -328,8 +328,8 @@ START_TEST(test_last_release_runs_once)
         char *bytes = malloc(16);
         memcpy(bytes, "shared-bytes-16b", 16);
         struct shared s = {.next = 0};
-        ck_assert_int_eq(
-            cw_iobuf_adopt(backend(), bytes, 16, count_release, NULL, &s.copies[0]), CW_OK);
+        ck_assert_int_eq(cw_iobuf_adopt(backend(), bytes, 16, count_release, NULL, &s.copies[0]),
+                         CW_OK);
         for (int i = 1; i < THREADS; i++)
             s.copies[i] = cw_iobuf_clone(&s.copies[0]);
         run_threads(share_thread, &s);

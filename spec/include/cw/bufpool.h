@@ -1,5 +1,5 @@
 /*
- * cw/pool.h - buffer pools: reusable, aligned buffers in power-of-two size
+ * cw/bufpool.h - buffer pools: reusable, aligned buffers in power-of-two size
  * classes, and the two pools every run has (network and storage).
  *
  * A pool hands out cw_iobuf_mut buffers of a class size; a buffer goes back
@@ -7,8 +7,8 @@
  * is released, on whatever thread. Pools are thread-safe. Rules:
  * spec/12-buffers.md.
  */
-#ifndef CW_POOL_H
-#define CW_POOL_H
+#ifndef CW_BUFPOOL_H
+#define CW_BUFPOOL_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,37 +20,37 @@
 extern "C" {
 #endif
 
-/* The two pools of a run (cw_runtime_pool). */
-enum cw_pool_kind {
-    CW_POOL_NETWORK = 0, /* message buffers: many, small, cache-line aligned */
-    CW_POOL_STORAGE = 1, /* block I/O buffers: few, large, page aligned (O_DIRECT) */
+/* The two pools of a run (cw_runtime_bufpool). */
+enum cw_bufpool_kind {
+    CW_BUFPOOL_NETWORK = 0, /* message buffers: many, small, cache-line aligned */
+    CW_BUFPOOL_STORAGE = 1, /* block I/O buffers: few, large, page aligned (O_DIRECT) */
 };
 
-/* Why cw_pool_try_alloc said CW_ERR_POOL. */
-enum cw_pool_failure {
-    CW_POOL_EXHAUSTED = 1, /* the size class has all its buffers out */
-    CW_POOL_OVERSIZED = 2, /* larger than the largest class */
+/* Why cw_bufpool_try_alloc said CW_ERR_POOL. */
+enum cw_bufpool_failure {
+    CW_BUFPOOL_EXHAUSTED = 1, /* the size class has all its buffers out */
+    CW_BUFPOOL_OVERSIZED = 2, /* larger than the largest class */
 };
 
 /* thread_cache: size each thread's cache from max_per_class and parallelism. */
-#define CW_POOL_CACHE_AUTO UINT32_MAX
+#define CW_BUFPOOL_CACHE_AUTO UINT32_MAX
 
-/* How a pool is laid out. Fill with cw_pool_config_network or
- * cw_pool_config_storage, then change fields [BUF-020]. */
-struct cw_pool_config {
+/* How a pool is laid out. Fill with cw_bufpool_config_network or
+ * cw_bufpool_config_storage, then change fields [BUF-020]. */
+struct cw_bufpool_config {
     size_t min_size;        /* the smallest class: a power of two, >= alignment */
     size_t max_size;        /* the largest class: a power of two, >= min_size */
     uint32_t max_per_class; /* buffers each class may create over its life (>= 1) */
     size_t alignment;       /* of every pooled buffer: a power of two */
     size_t pool_min_size;   /* smaller requests bypass the pool (<= min_size) */
     uint32_t thread_cache;  /* buffers each thread may keep per class: 0 (none),
-                               a count (at most max_per_class), or CW_POOL_CACHE_AUTO */
+                               a count (at most max_per_class), or CW_BUFPOOL_CACHE_AUTO */
     uint32_t parallelism;   /* threads expected to share the pool (>= 1) */
     bool prefill;           /* create every buffer when the pool is made */
 };
 
-/* One size class, as cw_pool_stats reports it [BUF-024]. */
-struct cw_pool_stats {
+/* One size class, as cw_bufpool_stats reports it [BUF-024]. */
+struct cw_bufpool_stats {
     size_t size;          /* the class size in bytes */
     uint32_t max_buffers; /* max_per_class */
     uint64_t created;     /* buffers the class has created: never decreases */
@@ -76,21 +76,21 @@ static inline size_t cw_page_size(void)
 
 /* Defaults for network buffers [BUF-028]: classes 1 KiB .. 128 KiB, 4096
  * buffers each, aligned to a cache line. */
-static inline void cw_pool_config_network(cw_pool_config *cfg)
+static inline void cw_bufpool_config_network(cw_bufpool_config *cfg)
 {
     cfg->min_size = 1024;
     cfg->max_size = 128 * 1024;
     cfg->max_per_class = 4096;
     cfg->alignment = CW_CACHE_LINE_SIZE;
     cfg->pool_min_size = 0;
-    cfg->thread_cache = CW_POOL_CACHE_AUTO;
+    cfg->thread_cache = CW_BUFPOOL_CACHE_AUTO;
     cfg->parallelism = 1;
     cfg->prefill = false;
 }
 
 /* Defaults for storage buffers [BUF-028]: classes one page .. 8 MiB, 64
  * buffers each, aligned to a page. */
-static inline void cw_pool_config_storage(cw_pool_config *cfg)
+static inline void cw_bufpool_config_storage(cw_bufpool_config *cfg)
 {
     size_t page = cw_page_size();
     cfg->min_size = page;
@@ -98,7 +98,7 @@ static inline void cw_pool_config_storage(cw_pool_config *cfg)
     cfg->max_per_class = 64;
     cfg->alignment = page;
     cfg->pool_min_size = 0;
-    cfg->thread_cache = CW_POOL_CACHE_AUTO;
+    cfg->thread_cache = CW_BUFPOOL_CACHE_AUTO;
     cfg->parallelism = 1;
     cfg->prefill = false;
 }
@@ -109,7 +109,7 @@ static inline bool cw__pow2(size_t v)
 }
 
 /* NULL when `cfg` is valid, else why not, naming the rule [BUF-020]. */
-static inline const char *cw_pool_config_check(const cw_pool_config *cfg)
+static inline const char *cw_bufpool_config_check(const cw_bufpool_config *cfg)
 {
     if (!cw__pow2(cfg->alignment))
         return "[BUF-020] alignment must be a power of two";
@@ -131,7 +131,7 @@ static inline const char *cw_pool_config_check(const cw_pool_config *cfg)
 }
 
 /* The number of size classes of a valid configuration. */
-static inline size_t cw_pool_config_classes(const cw_pool_config *cfg)
+static inline size_t cw_bufpool_config_classes(const cw_bufpool_config *cfg)
 {
     size_t n = 1;
     for (size_t s = cfg->min_size; s < cfg->max_size; s <<= 1)
@@ -139,10 +139,11 @@ static inline size_t cw_pool_config_classes(const cw_pool_config *cfg)
     return n;
 }
 
-/* A new pool of backend `b`; the caller owns it (cw_pool_release).
- * CW_ERR_INVALID for a configuration cw_pool_config_check refuses,
+/* A new pool of backend `b`; the caller owns it (cw_bufpool_release).
+ * CW_ERR_INVALID for a configuration cw_bufpool_config_check refuses,
  * CW_ERR_NOMEM; `*out` is then NULL. */
-static inline int cw_pool_new(const cw_backend *b, const cw_pool_config *cfg, cw_pool **out)
+static inline int cw_bufpool_new(const cw_backend *b, const cw_bufpool_config *cfg,
+                                 cw_bufpool **out)
 {
     const cw_buffer_ops *ops = cw__buffer_ops(b);
     *out = NULL;
@@ -153,7 +154,7 @@ static inline int cw_pool_new(const cw_backend *b, const cw_pool_config *cfg, cw
 
 /* Give up the pool. Its buffers still out stay valid and are freed by
  * their last release [BUF-025]. */
-static inline void cw_pool_release(cw_pool *pool)
+static inline void cw_bufpool_release(cw_bufpool *pool)
 {
     if (pool)
         cw__backend_of(pool)->buffers->pool_release(pool);
@@ -161,46 +162,49 @@ static inline void cw_pool_release(cw_pool *pool)
 
 /* A pooled buffer of at least `cap` bytes: len 0, cap = the class size
  * [BUF-021]. The caller owns it. CW_ERR_POOL with `*why` (may be NULL) set
- * to a cw_pool_failure when the class is exhausted or `cap` is oversized;
+ * to a cw_bufpool_failure when the class is exhausted or `cap` is oversized;
  * CW_ERR_NOMEM; `*out` is then empty. */
-static inline int cw_pool_try_alloc(cw_pool *pool, size_t cap, cw_iobuf_mut *out, int *why)
+static inline int cw_bufpool_try_alloc(cw_bufpool *pool, size_t cap, cw_iobuf_mut *out, int *why)
 {
     return cw__backend_of(pool)->buffers->pool_try_alloc(pool, cap, out, why);
 }
 
-/* Like cw_pool_try_alloc, but where it would say CW_ERR_POOL, a buffer of
+/* Like cw_bufpool_try_alloc, but where it would say CW_ERR_POOL, a buffer of
  * at least `cap` bytes outside the pool (same alignment) [BUF-023]. */
-static inline int cw_pool_alloc(cw_pool *pool, size_t cap, cw_iobuf_mut *out)
+static inline int cw_bufpool_alloc(cw_bufpool *pool, size_t cap, cw_iobuf_mut *out)
 {
     return cw__backend_of(pool)->buffers->pool_alloc(pool, cap, out);
 }
 
 /* The configuration the pool was made with. */
-static inline void cw_pool_get_config(const cw_pool *pool, cw_pool_config *out)
+static inline void cw_bufpool_get_config(const cw_bufpool *pool, cw_bufpool_config *out)
 {
     cw__backend_of(pool)->buffers->pool_config(pool, out);
 }
 
 /* Counters of size class `cls` (0 is the smallest). CW_ERR_INVALID past
  * the last class. */
-static inline int cw_pool_stats_of(const cw_pool *pool, size_t cls, cw_pool_stats *out)
+static inline int cw_bufpool_class_stats(const cw_bufpool *pool, size_t cls, cw_bufpool_stats *out)
 {
     return cw__backend_of(pool)->buffers->pool_stats(pool, cls, out);
 }
 
-static inline const char *cw_pool_strfailure(int why)
+static inline const char *cw_bufpool_strfailure(int why)
 {
     switch (why) {
-    case CW_POOL_EXHAUSTED: return "pool exhausted for required size class";
-    case CW_POOL_OVERSIZED: return "requested capacity exceeds maximum buffer size";
-    default: return "no pool failure";
+    case CW_BUFPOOL_EXHAUSTED:
+        return "pool exhausted for required size class";
+    case CW_BUFPOOL_OVERSIZED:
+        return "requested capacity exceeds maximum buffer size";
+    default:
+        return "no pool failure";
     }
 }
 
-/* The run's pool of kind `kind` (enum cw_pool_kind), borrowed: valid until
+/* The run's pool of kind `kind` (enum cw_bufpool_kind), borrowed: valid until
  * the run ends, while buffers from it may live longer [BUF-027]. NULL when
  * the backend has no pools. */
-static inline cw_pool *cw_runtime_pool(cw_ctx *ctx, int kind)
+static inline cw_bufpool *cw_runtime_bufpool(cw_ctx *ctx, int kind)
 {
     const cw_buffer_ops *ops = cw__buffer_ops(cw__backend_of(ctx));
     if (!ops || !CW_BUFFER_OPS_HAS(ops, runtime_pool))
@@ -208,14 +212,14 @@ static inline cw_pool *cw_runtime_pool(cw_ctx *ctx, int kind)
     return ops->runtime_pool(ctx, kind);
 }
 
-static inline cw_pool *cw_network_pool(cw_ctx *ctx)
+static inline cw_bufpool *cw_network_buffer_pool(cw_ctx *ctx)
 {
-    return cw_runtime_pool(ctx, CW_POOL_NETWORK);
+    return cw_runtime_bufpool(ctx, CW_BUFPOOL_NETWORK);
 }
 
-static inline cw_pool *cw_storage_pool(cw_ctx *ctx)
+static inline cw_bufpool *cw_storage_buffer_pool(cw_ctx *ctx)
 {
-    return cw_runtime_pool(ctx, CW_POOL_STORAGE);
+    return cw_runtime_bufpool(ctx, CW_BUFPOOL_STORAGE);
 }
 
 #ifdef __cplusplus

@@ -11,7 +11,7 @@
 #include "cw/error.h"
 #include "cw/iobuf.h"
 #include "cw/panic.h"
-#include "cw/pool.h"
+#include "cw/bufpool.h"
 #include "cw/runner.h"
 #include "cw/select.h"
 #include "cw/signal.h"

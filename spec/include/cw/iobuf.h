@@ -1,7 +1,7 @@
 /*
  * cw/iobuf.h - byte buffers: shared immutable views (cw_iobuf), unique
  * mutable buffers of fixed capacity (cw_iobuf_mut), their chunk lists
- * (cw_iobufs, cw_iobufs_mut) and a builder. Pools are in cw/pool.h.
+ * (cw_iobufs, cw_iobufs_mut) and a builder. Pools are in cw/bufpool.h.
  *
  * cw_iobuf and cw_iobuf_mut are small value handles: the view itself
  * (data, len, and cap for the mutable one) is in public fields that the
@@ -49,9 +49,9 @@ typedef struct cw_iobuf_mut {
 typedef struct cw_iobufs cw_iobufs;                 /* a list of cw_iobuf: one byte sequence */
 typedef struct cw_iobufs_mut cw_iobufs_mut;         /* a list of cw_iobuf_mut */
 typedef struct cw_iobufs_builder cw_iobufs_builder; /* copies small parts, links large ones */
-typedef struct cw_pool cw_pool;                     /* cw/pool.h */
-typedef struct cw_pool_config cw_pool_config;
-typedef struct cw_pool_stats cw_pool_stats;
+typedef struct cw_bufpool cw_bufpool;               /* cw/bufpool.h */
+typedef struct cw_bufpool_config cw_bufpool_config;
+typedef struct cw_bufpool_stats cw_bufpool_stats;
 
 /* Called once, from whichever thread releases the last reference to bytes
  * given to cw_iobuf_adopt. */
@@ -77,8 +77,7 @@ struct cw_buffer_ops {
     bool (*iobuf_is_pooled)(const cw_iobuf *buf);
 
     /* cw_iobuf_mut */
-    int (*mut_alloc)(const cw_backend *b, size_t cap, size_t align, bool zeroed,
-                     cw_iobuf_mut *out);
+    int (*mut_alloc)(const cw_backend *b, size_t cap, size_t align, bool zeroed, cw_iobuf_mut *out);
     void (*mut_release)(cw_iobuf_mut *m);
     int (*mut_advance)(cw_iobuf_mut *m, size_t n);
     void (*mut_freeze)(cw_iobuf_mut *m, cw_iobuf *out);
@@ -95,7 +94,7 @@ struct cw_buffer_ops {
     cw_iobufs *(*bufs_clone)(const cw_iobufs *l);
     int (*bufs_split_to)(cw_iobufs *l, size_t at, cw_iobufs **head);
     int (*bufs_advance)(cw_iobufs *l, size_t n);
-    int (*bufs_coalesce)(cw_iobufs *l, cw_pool *pool, cw_iobuf *out);
+    int (*bufs_coalesce)(cw_iobufs *l, cw_bufpool *pool, cw_iobuf *out);
 
     /* cw_iobufs_mut */
     cw_iobufs_mut *(*mbufs_new)(const cw_backend *b);
@@ -110,23 +109,23 @@ struct cw_buffer_ops {
     int (*mbufs_set_len)(cw_iobufs_mut *l, size_t n);
     int (*mbufs_advance)(cw_iobufs_mut *l, size_t n);
     cw_iobufs *(*mbufs_freeze)(cw_iobufs_mut *l);
-    int (*mbufs_coalesce)(cw_iobufs_mut *l, cw_pool *pool, cw_iobuf_mut *out);
+    int (*mbufs_coalesce)(cw_iobufs_mut *l, cw_bufpool *pool, cw_iobuf_mut *out);
 
     /* cw_iobufs_builder */
-    cw_iobufs_builder *(*builder_new)(cw_pool *pool, size_t capacity);
+    cw_iobufs_builder *(*builder_new)(cw_bufpool *pool, size_t capacity);
     void (*builder_release)(cw_iobufs_builder *bld);
     int (*builder_put)(cw_iobufs_builder *bld, const void *src, size_t n);
     int (*builder_push)(cw_iobufs_builder *bld, cw_iobuf *buf);
     cw_iobufs *(*builder_finish)(cw_iobufs_builder *bld);
 
-    /* Pools (cw/pool.h) */
-    int (*pool_new)(const cw_backend *b, const cw_pool_config *cfg, cw_pool **out);
-    void (*pool_release)(cw_pool *pool);
-    int (*pool_try_alloc)(cw_pool *pool, size_t cap, cw_iobuf_mut *out, int *why);
-    int (*pool_alloc)(cw_pool *pool, size_t cap, cw_iobuf_mut *out);
-    void (*pool_config)(const cw_pool *pool, cw_pool_config *out);
-    int (*pool_stats)(const cw_pool *pool, size_t cls, cw_pool_stats *out);
-    cw_pool *(*runtime_pool)(cw_ctx *ctx, int kind);
+    /* Pools (cw/bufpool.h) */
+    int (*pool_new)(const cw_backend *b, const cw_bufpool_config *cfg, cw_bufpool **out);
+    void (*pool_release)(cw_bufpool *pool);
+    int (*pool_try_alloc)(cw_bufpool *pool, size_t cap, cw_iobuf_mut *out, int *why);
+    int (*pool_alloc)(cw_bufpool *pool, size_t cap, cw_iobuf_mut *out);
+    void (*pool_config)(const cw_bufpool *pool, cw_bufpool_config *out);
+    int (*pool_stats)(const cw_bufpool *pool, size_t cls, cw_bufpool_stats *out);
+    cw_bufpool *(*runtime_pool)(cw_ctx *ctx, int kind);
 };
 
 #define CW_BUFFER_OPS_HAS(ops, field)                                                              \
@@ -187,8 +186,8 @@ static inline int cw_iobuf_copy(const cw_backend *b, const void *src, size_t len
 /* Take over data[0 .. len) without copying: `release(data, arg)` runs once
  * when its last reference is released [BUF-004]. On an error the caller
  * keeps `data` and release is not called. */
-static inline int cw_iobuf_adopt(const cw_backend *b, void *data, size_t len,
-                                 cw_release_fn release, void *arg, cw_iobuf *out)
+static inline int cw_iobuf_adopt(const cw_backend *b, void *data, size_t len, cw_release_fn release,
+                                 void *arg, cw_iobuf *out)
 {
     const cw_buffer_ops *ops = cw__buffer_ops(b);
     if (!ops) {
@@ -200,8 +199,7 @@ static inline int cw_iobuf_adopt(const cw_backend *b, void *data, size_t len,
 
 /* A view of bytes that outlive every use of it (string literals, tables):
  * nothing is copied, counted or freed [BUF-005]. */
-static inline int cw_iobuf_static(const cw_backend *b, const void *data, size_t len,
-                                  cw_iobuf *out)
+static inline int cw_iobuf_static(const cw_backend *b, const void *data, size_t len, cw_iobuf *out)
 {
     const cw_buffer_ops *ops = cw__buffer_ops(b);
     memset(out, 0, sizeof *out);
@@ -557,7 +555,7 @@ static inline bool cw_iobufs_equal(const cw_iobufs *a, const cw_iobufs *b)
  * empty. A single chunk is moved as it is; otherwise the bytes are copied
  * into a new buffer, from `pool` when not NULL [BUF-015]. CW_ERR_NOMEM:
  * nothing changes and `*out` is empty. */
-static inline int cw_iobufs_coalesce(cw_iobufs *l, cw_pool *pool, cw_iobuf *out)
+static inline int cw_iobufs_coalesce(cw_iobufs *l, cw_bufpool *pool, cw_iobuf *out)
 {
     return cw__backend_of(l)->buffers->bufs_coalesce(l, pool, out);
 }
@@ -650,8 +648,7 @@ static inline int cw_iobufs_mut_copy_out(cw_iobufs_mut *l, void *dst, size_t n)
     return cw_iobufs_mut_advance(l, n);
 }
 
-static inline bool cw_iobufs_mut_equal_bytes(const cw_iobufs_mut *l, const void *bytes,
-                                             size_t len)
+static inline bool cw_iobufs_mut_equal_bytes(const cw_iobufs_mut *l, const void *bytes, size_t len)
 {
     if (cw_iobufs_mut_len(l) != len)
         return false;
@@ -676,7 +673,7 @@ static inline cw_iobufs *cw_iobufs_mut_freeze(cw_iobufs_mut *l)
 /* Move the readable bytes into one mutable buffer `*out`, leaving the list
  * empty: a single chunk is moved as it is, otherwise the bytes are copied
  * into a new buffer (from `pool` when not NULL). */
-static inline int cw_iobufs_mut_coalesce(cw_iobufs_mut *l, cw_pool *pool, cw_iobuf_mut *out)
+static inline int cw_iobufs_mut_coalesce(cw_iobufs_mut *l, cw_bufpool *pool, cw_iobuf_mut *out)
 {
     return cw__backend_of(l)->buffers->mbufs_coalesce(l, pool, out);
 }
@@ -686,7 +683,7 @@ static inline int cw_iobufs_mut_coalesce(cw_iobufs_mut *l, cw_pool *pool, cw_iob
 /* A builder whose small writes go to one buffer of at least `capacity`
  * bytes from `pool` and whose large parts are linked, not copied
  * [BUF-017]. The caller owns it (finish or release). NULL on CW_ERR_NOMEM. */
-static inline cw_iobufs_builder *cw_iobufs_builder_new(cw_pool *pool, size_t capacity)
+static inline cw_iobufs_builder *cw_iobufs_builder_new(cw_bufpool *pool, size_t capacity)
 {
     return cw__backend_of(pool)->buffers->builder_new(pool, capacity);
 }

@@ -10,7 +10,7 @@
 
 #include "cw/backend.h"
 #include "cw/error.h"
-#include "cw/pool.h"
+#include "cw/bufpool.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,8 +29,9 @@ struct cw_config {
     bool stack_guard;      /* an inaccessible page below each stack (default true) */
     unsigned worker_threads;   /* native: threads running tasks (default: the CPU count) */
     unsigned blocking_threads; /* native: bound of the blocking pool (default 64) */
-    cw_pool_config network_pool; /* cw_network_pool (default cw_pool_config_network) */
-    cw_pool_config storage_pool; /* cw_storage_pool (default cw_pool_config_storage) */
+    /* The run's buffer pools (cw/bufpool.h); default cw_bufpool_config_network/_storage. */
+    cw_bufpool_config network_buffer_pool;
+    cw_bufpool_config storage_buffer_pool;
 };
 
 /* The outcome of cw_start. */
@@ -56,8 +57,8 @@ static inline void cw_config_default(cw_config *cfg)
     cfg->stack_guard = true;
     cfg->worker_threads = 0;
     cfg->blocking_threads = 64;
-    cw_pool_config_network(&cfg->network_pool);
-    cw_pool_config_storage(&cfg->storage_pool);
+    cw_bufpool_config_network(&cfg->network_buffer_pool);
+    cw_bufpool_config_storage(&cfg->storage_buffer_pool);
 }
 
 /* Run `root(ctx, arg)` as the root task of a new runtime of backend `b` and
