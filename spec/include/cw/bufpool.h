@@ -36,7 +36,7 @@ enum cw_bufpool_failure {
 #define CW_BUFPOOL_CACHE_AUTO UINT32_MAX
 
 /* How a pool is laid out. Fill with cw_bufpool_config_network or
- * cw_bufpool_config_storage, then change fields [BUF-020]. */
+ * cw_bufpool_config_storage, then change fields [BUF-019]. */
 struct cw_bufpool_config {
     size_t min_size;        /* the smallest class: a power of two, >= alignment */
     size_t max_size;        /* the largest class: a power of two, >= min_size */
@@ -49,7 +49,7 @@ struct cw_bufpool_config {
     bool prefill;           /* create every buffer when the pool is made */
 };
 
-/* One size class, as cw_bufpool_stats reports it [BUF-024]. */
+/* One size class, as cw_bufpool_class_stats reports it [BUF-023]. */
 struct cw_bufpool_stats {
     size_t size;          /* the class size in bytes */
     uint32_t max_buffers; /* max_per_class */
@@ -74,7 +74,7 @@ static inline size_t cw_page_size(void)
     return page > 0 ? (size_t)page : 4096;
 }
 
-/* Defaults for network buffers [BUF-028]: classes 1 KiB .. 128 KiB, 4096
+/* Defaults for network buffers [BUF-027]: classes 1 KiB .. 128 KiB, 4096
  * buffers each, aligned to a cache line. */
 static inline void cw_bufpool_config_network(cw_bufpool_config *cfg)
 {
@@ -88,7 +88,7 @@ static inline void cw_bufpool_config_network(cw_bufpool_config *cfg)
     cfg->prefill = false;
 }
 
-/* Defaults for storage buffers [BUF-028]: classes one page .. 8 MiB, 64
+/* Defaults for storage buffers [BUF-027]: classes one page .. 8 MiB, 64
  * buffers each, aligned to a page. */
 static inline void cw_bufpool_config_storage(cw_bufpool_config *cfg)
 {
@@ -108,25 +108,25 @@ static inline bool cw__pow2(size_t v)
     return v != 0 && (v & (v - 1)) == 0;
 }
 
-/* NULL when `cfg` is valid, else why not, naming the rule [BUF-020]. */
+/* NULL when `cfg` is valid, else why not, naming the rule [BUF-019]. */
 static inline const char *cw_bufpool_config_check(const cw_bufpool_config *cfg)
 {
     if (!cw__pow2(cfg->alignment))
-        return "[BUF-020] alignment must be a power of two";
+        return "[BUF-019] alignment must be a power of two";
     if (!cw__pow2(cfg->min_size) || !cw__pow2(cfg->max_size))
-        return "[BUF-020] class sizes must be powers of two";
+        return "[BUF-019] class sizes must be powers of two";
     if (cfg->max_size < cfg->min_size)
-        return "[BUF-020] max_size must be >= min_size";
+        return "[BUF-019] max_size must be >= min_size";
     if (cfg->max_size > SIZE_MAX / 4)
-        return "[BUF-020] max_size is too large";
+        return "[BUF-019] max_size is too large";
     if (cfg->min_size < cfg->alignment)
-        return "[BUF-020] the smallest class must be >= alignment";
+        return "[BUF-019] the smallest class must be >= alignment";
     if (cfg->pool_min_size > cfg->min_size)
-        return "[BUF-020] pool_min_size must be <= the smallest class";
+        return "[BUF-019] pool_min_size must be <= the smallest class";
     if (cfg->max_per_class == 0)
-        return "[BUF-020] max_per_class must be >= 1";
+        return "[BUF-019] max_per_class must be >= 1";
     if (cfg->parallelism == 0)
-        return "[BUF-020] parallelism must be >= 1";
+        return "[BUF-019] parallelism must be >= 1";
     return NULL;
 }
 
@@ -153,7 +153,7 @@ static inline int cw_bufpool_new(const cw_backend *b, const cw_bufpool_config *c
 }
 
 /* Give up the pool. Its buffers still out stay valid and are freed by
- * their last release [BUF-025]. */
+ * their last release [BUF-024]. */
 static inline void cw_bufpool_release(cw_bufpool *pool)
 {
     if (pool)
@@ -161,7 +161,7 @@ static inline void cw_bufpool_release(cw_bufpool *pool)
 }
 
 /* A pooled buffer of at least `cap` bytes: len 0, cap = the class size
- * [BUF-021]. The caller owns it. CW_ERR_POOL with `*why` (may be NULL) set
+ * [BUF-020]. The caller owns it. CW_ERR_POOL with `*why` (may be NULL) set
  * to a cw_bufpool_failure when the class is exhausted or `cap` is oversized;
  * CW_ERR_NOMEM; `*out` is then empty. */
 static inline int cw_bufpool_try_alloc(cw_bufpool *pool, size_t cap, cw_iobuf_mut *out, int *why)
@@ -170,7 +170,7 @@ static inline int cw_bufpool_try_alloc(cw_bufpool *pool, size_t cap, cw_iobuf_mu
 }
 
 /* Like cw_bufpool_try_alloc, but where it would say CW_ERR_POOL, a buffer of
- * at least `cap` bytes outside the pool (same alignment) [BUF-023]. */
+ * at least `cap` bytes outside the pool (same alignment) [BUF-022]. */
 static inline int cw_bufpool_alloc(cw_bufpool *pool, size_t cap, cw_iobuf_mut *out)
 {
     return cw__backend_of(pool)->buffers->pool_alloc(pool, cap, out);
@@ -202,7 +202,7 @@ static inline const char *cw_bufpool_strfailure(int why)
 }
 
 /* The run's pool of kind `kind` (enum cw_bufpool_kind), borrowed: valid until
- * the run ends, while buffers from it may live longer [BUF-027]. NULL when
+ * the run ends, while buffers from it may live longer [BUF-026]. NULL when
  * the backend has no pools. */
 static inline cw_bufpool *cw_runtime_bufpool(cw_ctx *ctx, int kind)
 {

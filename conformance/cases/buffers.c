@@ -1,0 +1,706 @@
+/*
+ * buffers.c - buffers, chunk lists and the builder (spec/12-buffers.md,
+ * BUF-001 .. BUF-018). Pools are in bufpools.c, the vector in
+ * buffers_vector.c.
+ *
+ * Buffer functions need no task, so most cases call them directly on the
+ * backend under test; BUF-018 also checks them from inside a run.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cases/buffers.h"
+
+/* ---- BUF-001: handles and the table ------------------------------------------------ */
+
+CWC_CASE(buffer_handles, "buffers", "BUF-001", 0)
+{
+    const cw_buffer_ops *ops = cwc_buffer_ops();
+    ck_assert_uint_ge(ops->size, offsetof(cw_buffer_ops, runtime_pool) + sizeof ops->runtime_pool);
+
+    cw_iobuf b, e;
+    CWC_OK(cw_iobuf_copy(cwc_backend, "abc", 3, &b));
+    ck_assert_ptr_eq(b.hdr.backend, cwc_backend);
+    CWC_OK(cw_iobuf_copy(cwc_backend, NULL, 0, &e));
+    ck_assert_ptr_eq(e.hdr.backend, cwc_backend);
+    ck_assert_ptr_nonnull(e.data);
+    ck_assert_uint_eq(e.len, 0);
+    cw_iobuf_mut m;
+    CWC_OK(cw_iobuf_mut_with_capacity(cwc_backend, 0, &m));
+    ck_assert_ptr_nonnull(m.data);
+    cw_iobufs *l = cw_iobufs_new(cwc_backend);
+    cw_iobufs_mut *ml = cw_iobufs_mut_new(cwc_backend);
+    cw_bufpool *p = cwc_small_pool(1);
+    cw_iobufs_builder *bld = cw_iobufs_builder_new(p, 8);
+    ck_assert_ptr_eq(cw__backend_of(l), cwc_backend);
+    ck_assert_ptr_eq(cw__backend_of(ml), cwc_backend);
+    ck_assert_ptr_eq(cw__backend_of(p), cwc_backend);
+    ck_assert_ptr_eq(cw__backend_of(bld), cwc_backend);
+    cw_iobufs_builder_release(bld);
+    cw_iobufs_mut_release(ml);
+    cw_iobufs_release(l);
+    cw_bufpool_release(p);
+
+    /* An unset handle reads as empty and only releases. */
+    cw_iobuf unset = {0}, out;
+    ck_assert_uint_eq(cw_iobuf_len(&unset), 0);
+    cw_iobuf_release(&unset);
+    ck_assert_int_eq(cw_iobuf_slice(&unset, 0, 0, &out), CW_ERR_INVALID);
+    ck_assert_ptr_null(out.hdr.backend);
+    ck_assert_int_eq(cw_iobuf_split_to(&unset, 0, &out), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_iobuf_advance(&unset, 1), CW_ERR_INVALID);
+    cw_iobuf_mut um;
+    ck_assert(cw_iobuf_try_into_mut(&unset, &um));
+    ck_assert_ptr_null(um.hdr.backend);
+    cw_iobuf_mut_release(&um);
+    cw_iobuf_release(&e);
+    cw_iobuf_release(&b);
+}
+
+/* ---- BUF-002: making buffers ----------------------------------------------------------- */
+
+CWC_CASE(buffer_constructors, "buffers", "BUF-002", 0)
+{
+    cw_iobuf b;
+    CWC_OK(cw_iobuf_copy(cwc_backend, "hello", 5, &b));
+    ck_assert(cw_iobuf_equal_bytes(&b, "hello", 5));
+    ck_assert(!cw_iobuf_is_pooled(&b));
+    cw_iobuf_release(&b);
+
+    cw_iobuf_mut m;
+    CWC_OK(cw_iobuf_mut_with_capacity(cwc_backend, 100, &m));
+    ck_assert_uint_eq(m.len, 0);
+    ck_assert_uint_eq(m.cap, 100);
+    cw_iobuf_mut_release(&m);
+
+    size_t aligns[] = {1, 8, 64, 4096};
+    for (size_t i = 0; i < 4; i++) {
+        CWC_OK(cw_iobuf_mut_with_alignment(cwc_backend, 100, aligns[i], &m));
+        ck_assert_uint_ge(m.cap, 100);
+        ck_assert_uint_eq((uintptr_t)m.data % aligns[i], 0);
+        memset(m.data, 1, m.cap);
+        cw_iobuf_mut_release(&m);
+    }
+    ck_assert_int_eq(cw_iobuf_mut_with_alignment(cwc_backend, 100, 3, &m), CW_ERR_INVALID);
+    ck_assert_uint_eq(m.cap, 0);
+    ck_assert_int_eq(cw_iobuf_mut_with_alignment(cwc_backend, 100, 0, &m), CW_ERR_INVALID);
+
+    CWC_OK(cw_iobuf_mut_zeroed(cwc_backend, 33, &m));
+    ck_assert_uint_eq(m.len, 33);
+    ck_assert_uint_eq(m.cap, 33);
+    for (size_t i = 0; i < 33; i++)
+        ck_assert_uint_eq(m.data[i], 0);
+    cw_iobuf_mut_release(&m);
+
+    CWC_OK(cw_iobuf_mut_with_capacity(cwc_backend, 0, &m));
+    ck_assert_uint_eq(m.cap, 0);
+    ck_assert_int_eq(cw_iobuf_mut_put(&m, "x", 1), CW_ERR_INVALID);
+    cw_iobuf_mut_release(&m);
+    ck_assert_int_eq(cw_iobuf_copy(cwc_backend, NULL, 3, &b), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_iobuf_mut_with_capacity(cwc_backend, SIZE_MAX - 8, &m), CW_ERR_NOMEM);
+    ck_assert_uint_eq(m.cap, 0);
+}
+
+/* ---- BUF-003: sharing and release ------------------------------------------------------- */
+
+static atomic_int releases;
+
+static void count_release(void *data, void *arg)
+{
+    (void)arg;
+    free(data);
+    atomic_fetch_add(&releases, 1);
+}
+
+static void *release_on_thread(void *arg)
+{
+    cw_iobuf *b = arg;
+    for (int i = 0; i < 200; i++) {
+        cw_iobuf c = cw_iobuf_clone(b);
+        cw_iobuf_release(&c);
+    }
+    cw_iobuf_release(b);
+    return NULL;
+}
+
+CWC_CASE(buffer_sharing, "buffers", "BUF-003", 0)
+{
+    cw_iobuf a;
+    CWC_OK(cw_iobuf_copy(cwc_backend, "shared", 6, &a));
+    cw_iobuf b = cw_iobuf_clone(&a);
+    ck_assert_ptr_eq(b.data, a.data);
+    ck_assert_uint_eq(b.len, a.len);
+    cw_iobuf_release(&a);
+    ck_assert_uint_eq(a.len, 0);
+    cw_iobuf_release(&a); /* released twice: nothing */
+    ck_assert(cw_iobuf_equal_bytes(&b, "shared", 6));
+    cw_iobuf_release(&b);
+
+    /* Clones released on four threads at once: the bytes go exactly once. */
+    for (int round = 0; round < 20; round++) {
+        atomic_store(&releases, 0);
+        char *bytes = malloc(4);
+        memcpy(bytes, "four", 4);
+        cw_iobuf copies[4];
+        CWC_OK(cw_iobuf_adopt(cwc_backend, bytes, 4, count_release, NULL, &copies[0]));
+        for (int i = 1; i < 4; i++)
+            copies[i] = cw_iobuf_clone(&copies[0]);
+        pthread_t t[4];
+        for (int i = 0; i < 4; i++)
+            ck_assert_int_eq(pthread_create(&t[i], NULL, release_on_thread, &copies[i]), 0);
+        for (int i = 0; i < 4; i++)
+            pthread_join(t[i], NULL);
+        ck_assert_int_eq(atomic_load(&releases), 1);
+    }
+}
+
+/* ---- BUF-004, BUF-005: adopted and static bytes --------------------------------------- */
+
+CWC_CASE(buffer_adopt, "buffers", "BUF-004", 0)
+{
+    atomic_store(&releases, 0);
+    char *bytes = malloc(10);
+    memcpy(bytes, "0123456789", 10);
+    cw_iobuf b, s;
+    CWC_OK(cw_iobuf_adopt(cwc_backend, bytes, 10, count_release, NULL, &b));
+    ck_assert_ptr_eq(b.data, (uint8_t *)bytes);
+    CWC_OK(cw_iobuf_slice(&b, 2, 4, &s));
+    cw_iobuf_release(&b);
+    ck_assert_int_eq(atomic_load(&releases), 0); /* the slice still holds them */
+    cw_iobuf_mut m;
+    ck_assert(!cw_iobuf_try_into_mut(&s, &m)); /* adopted: never mutable again */
+    ck_assert(cw_iobuf_equal_bytes(&s, "23", 2));
+    cw_iobuf_release(&s);
+    ck_assert_int_eq(atomic_load(&releases), 1);
+
+    CWC_OK(cw_iobuf_adopt(cwc_backend, malloc(1), 0, count_release, NULL, &b));
+    ck_assert_int_eq(atomic_load(&releases), 2); /* nothing to view: released at once */
+    ck_assert_uint_eq(b.len, 0);
+    cw_iobuf_release(&b);
+    ck_assert_int_eq(atomic_load(&releases), 2);
+
+    char keep[4] = "keep";
+    ck_assert_int_eq(cw_iobuf_adopt(cwc_backend, keep, 4, NULL, NULL, &b), CW_ERR_INVALID);
+    ck_assert_uint_eq(b.len, 0);
+}
+
+static const char lit[] = "a static table";
+
+CWC_CASE(buffer_static, "buffers", "BUF-005", 0)
+{
+    cw_iobuf b, s;
+    CWC_OK(cw_iobuf_static(cwc_backend, lit, sizeof lit - 1, &b));
+    ck_assert_ptr_eq(b.data, (const uint8_t *)lit);
+    cw_iobuf c = cw_iobuf_clone(&b);
+    CWC_OK(cw_iobuf_slice(&c, 2, 8, &s));
+    ck_assert_ptr_eq(s.data, (const uint8_t *)lit + 2);
+    cw_iobuf_release(&c);
+    cw_iobuf_mut m;
+    ck_assert(!cw_iobuf_try_into_mut(&b, &m));
+    ck_assert_uint_eq(b.len, sizeof lit - 1);
+    cw_iobuf_release(&b);
+    cw_iobuf_release(&s);
+    ck_assert_int_eq(cw_iobuf_static(cwc_backend, NULL, 1, &b), CW_ERR_INVALID);
+}
+
+/* ---- BUF-006, BUF-007: views ----------------------------------------------------------- */
+
+CWC_CASE(buffer_views, "buffers", "BUF-006", 0)
+{
+    cw_iobuf b, s, h;
+    CWC_OK(cw_iobuf_copy(cwc_backend, "0123456789", 10, &b));
+    CWC_OK(cw_iobuf_slice(&b, 3, 7, &s));
+    ck_assert_ptr_eq(s.data, b.data + 3);
+    ck_assert(cw_iobuf_equal_bytes(&s, "3456", 4));
+    cw_iobuf_release(&s);
+    CWC_OK(cw_iobuf_slice(&b, 0, 10, &s));
+    ck_assert(cw_iobuf_equal(&s, &b));
+    cw_iobuf_release(&s);
+
+    size_t bad[][2] = {{4, 3}, {0, 11}, {11, 11}, {SIZE_MAX, SIZE_MAX}};
+    for (size_t i = 0; i < 4; i++) {
+        ck_assert_int_eq(cw_iobuf_slice(&b, bad[i][0], bad[i][1], &s), CW_ERR_INVALID);
+        ck_assert_uint_eq(s.len, 0);
+        cw_iobuf_release(&s);
+    }
+    ck_assert_int_eq(cw_iobuf_split_to(&b, 11, &h), CW_ERR_INVALID);
+    ck_assert_uint_eq(h.len, 0);
+    ck_assert_uint_eq(b.len, 10);
+    ck_assert_int_eq(cw_iobuf_advance(&b, 11), CW_ERR_INVALID);
+    ck_assert_uint_eq(b.len, 10);
+
+    const uint8_t *base = b.data;
+    CWC_OK(cw_iobuf_split_to(&b, 4, &h));
+    ck_assert_ptr_eq(h.data, base);
+    ck_assert(cw_iobuf_equal_bytes(&h, "0123", 4));
+    ck_assert(cw_iobuf_equal_bytes(&b, "456789", 6));
+    ck_assert_ptr_eq(b.data, base + 4);
+    CWC_OK(cw_iobuf_advance(&b, 2));
+    ck_assert(cw_iobuf_equal_bytes(&b, "6789", 4));
+    cw_iobuf rest;
+    CWC_OK(cw_iobuf_split_to(&b, 4, &rest)); /* all of it: `b` is left empty */
+    ck_assert(cw_iobuf_equal_bytes(&rest, "6789", 4));
+    ck_assert_uint_eq(b.len, 0);
+    cw_iobuf_release(&rest);
+    cw_iobuf_release(&h);
+    cw_iobuf_release(&b);
+}
+
+CWC_CASE(buffer_empty_views_do_not_pin, "buffers", "BUF-007", 0)
+{
+    cw_bufpool *p = cwc_small_pool(1); /* one buffer per class */
+    cw_iobuf_mut m;
+    cw_iobuf b, views[4];
+    CWC_OK(cw_bufpool_try_alloc(p, 64, &m, NULL));
+    CWC_OK(cw_iobuf_mut_put(&m, "pinned?", 7));
+    cw_iobuf_mut_freeze(&m, &b);
+    CWC_OK(cw_iobuf_slice(&b, 3, 3, &views[0]));
+    CWC_OK(cw_iobuf_slice(&b, 7, 7, &views[1]));
+    CWC_OK(cw_iobuf_split_to(&b, 0, &views[2]));
+    views[3] = cw_iobuf_clone(&b);
+    CWC_OK(cw_iobuf_advance(&views[3], 7)); /* advanced to the end */
+    cw_iobuf_release(&b);
+    /* Only empty views are left: the buffer is back in its class. */
+    CWC_OK(cw_bufpool_try_alloc(p, 64, &m, NULL));
+    ck_assert(cw_iobuf_mut_is_pooled(&m));
+
+    /* Freezing nothing hands the buffer back at once. */
+    cw_iobuf_mut_freeze(&m, &b);
+    ck_assert_uint_eq(b.len, 0);
+    CWC_OK(cw_bufpool_try_alloc(p, 64, &m, NULL));
+
+    /* A mutable buffer advanced to the end of its capacity holds nothing. */
+    CWC_OK(cw_iobuf_mut_set_len(&m, m.cap));
+    CWC_OK(cw_iobuf_mut_advance(&m, m.cap));
+    ck_assert_uint_eq(m.cap, 0);
+    CWC_OK(cw_bufpool_try_alloc(p, 64, &m, NULL));
+
+    /* Splitting all of a view away leaves an empty one behind. */
+    cw_iobuf_mut_put(&m, "x", 1);
+    cw_iobuf_mut_freeze(&m, &b);
+    cw_iobuf all;
+    CWC_OK(cw_iobuf_split_to(&b, 1, &all));
+    cw_iobuf_release(&all);
+    CWC_OK(cw_bufpool_try_alloc(p, 64, &m, NULL));
+    cw_iobuf_mut_release(&m);
+    cw_iobuf_release(&b);
+    for (int i = 0; i < 4; i++)
+        cw_iobuf_release(&views[i]);
+    cw_bufpool_release(p);
+}
+
+/* ---- BUF-008: copy out ------------------------------------------------------------------ */
+
+CWC_CASE(buffer_copy_out, "buffers", "BUF-008", 0)
+{
+    char out[16];
+    cw_iobuf b;
+    CWC_OK(cw_iobuf_copy(cwc_backend, "abcdef", 6, &b));
+    ck_assert_int_eq(cw_iobuf_copy_out(&b, out, 7), CW_ERR_INVALID);
+    ck_assert_uint_eq(b.len, 6);
+    CWC_OK(cw_iobuf_copy_out(&b, out, 2));
+    ck_assert(!memcmp(out, "ab", 2));
+    ck_assert(cw_iobuf_equal_bytes(&b, "cdef", 4));
+
+    cw_iobuf_mut m;
+    CWC_OK(cw_iobuf_mut_with_capacity(cwc_backend, 8, &m));
+    cw_iobuf_mut_put(&m, "uvwxyz", 6);
+    ck_assert_int_eq(cw_iobuf_mut_copy_out(&m, out, 7), CW_ERR_INVALID);
+    CWC_OK(cw_iobuf_mut_copy_out(&m, out, 3));
+    ck_assert(!memcmp(out, "uvw", 3));
+    ck_assert(cw_iobuf_mut_equal_bytes(&m, "xyz", 3));
+    ck_assert_uint_eq(m.cap, 5);
+
+    cw_iobufs *l = cw_iobufs_new(cwc_backend);
+    cw_iobuf parts[2];
+    CWC_OK(cw_iobuf_copy(cwc_backend, "123", 3, &parts[0]));
+    CWC_OK(cw_iobuf_copy(cwc_backend, "45", 2, &parts[1]));
+    CWC_OK(cw_iobufs_append(l, &parts[0]));
+    CWC_OK(cw_iobufs_append(l, &parts[1]));
+    ck_assert_int_eq(cw_iobufs_copy_out(l, out, 6), CW_ERR_INVALID);
+    ck_assert_uint_eq(cw_iobufs_len(l), 5);
+    CWC_OK(cw_iobufs_copy_out(l, out, 4));
+    ck_assert(!memcmp(out, "1234", 4));
+    ck_assert(cw_iobufs_equal_bytes(l, "5", 1));
+
+    cw_iobufs_mut *ml = cw_iobufs_mut_new(cwc_backend);
+    CWC_OK(cw_iobufs_mut_append(ml, &m));
+    ck_assert_int_eq(cw_iobufs_mut_copy_out(ml, out, 4), CW_ERR_INVALID);
+    CWC_OK(cw_iobufs_mut_copy_out(ml, out, 2));
+    ck_assert(!memcmp(out, "xy", 2));
+    ck_assert(cw_iobufs_mut_equal_bytes(ml, "z", 1));
+    cw_iobufs_mut_release(ml);
+    cw_iobufs_release(l);
+    cw_iobuf_release(&b);
+}
+
+/* ---- BUF-009 .. BUF-012: mutable buffers, freeze, back to mutable, equality ----------- */
+
+CWC_CASE(buffer_mut_writes, "buffers", "BUF-009", 0)
+{
+    cw_iobuf_mut m;
+    CWC_OK(cw_iobuf_mut_with_capacity(cwc_backend, 8, &m));
+    uint8_t *base = m.data;
+    CWC_OK(cw_iobuf_mut_put(&m, "abc", 3));
+    ck_assert_int_eq(cw_iobuf_mut_put(&m, "123456", 6), CW_ERR_INVALID);
+    ck_assert(cw_iobuf_mut_equal_bytes(&m, "abc", 3));
+    CWC_OK(cw_iobuf_mut_put(&m, "12345", 5));
+    ck_assert_uint_eq(cw_iobuf_mut_spare(&m), 0);
+    ck_assert_int_eq(cw_iobuf_mut_set_len(&m, 9), CW_ERR_INVALID);
+    cw_iobuf_mut_truncate(&m, 20);
+    ck_assert_uint_eq(m.len, 8);
+    cw_iobuf_mut_truncate(&m, 2);
+    ck_assert(cw_iobuf_mut_equal_bytes(&m, "ab", 2));
+    memcpy(m.data + 2, "CD", 2); /* written in place, then declared */
+    CWC_OK(cw_iobuf_mut_set_len(&m, 4));
+    ck_assert(cw_iobuf_mut_equal_bytes(&m, "abCD", 4));
+    ck_assert_int_eq(cw_iobuf_mut_advance(&m, 5), CW_ERR_INVALID);
+    CWC_OK(cw_iobuf_mut_advance(&m, 3));
+    ck_assert_ptr_eq(m.data, base + 3);
+    ck_assert_uint_eq(m.len, 1);
+    ck_assert_uint_eq(m.cap, 5);
+    CWC_OK(cw_iobuf_mut_put(&m, "wxyz", 4));
+    ck_assert(cw_iobuf_mut_equal_bytes(&m, "Dwxyz", 5));
+    ck_assert_uint_eq(m.cap, 5); /* never grows */
+    cw_iobuf_mut_release(&m);
+    ck_assert_uint_eq(m.cap, 0);
+    cw_iobuf_mut_release(&m);
+}
+
+CWC_CASE(buffer_freeze, "buffers", "BUF-010", 0)
+{
+    cw_iobuf_mut m;
+    cw_iobuf b;
+    CWC_OK(cw_iobuf_mut_with_capacity(cwc_backend, 16, &m));
+    cw_iobuf_mut_put(&m, "frozen", 6);
+    uint8_t *data = m.data;
+    cw_iobuf_mut_freeze(&m, &b);
+    ck_assert_ptr_eq(b.data, data);
+    ck_assert(cw_iobuf_equal_bytes(&b, "frozen", 6));
+    ck_assert_uint_eq(m.len, 0);
+    ck_assert_uint_eq(m.cap, 0);
+    cw_iobuf_release(&b);
+
+    CWC_OK(cw_iobuf_mut_with_capacity(cwc_backend, 16, &m));
+    cw_iobuf_mut_freeze(&m, &b);
+    ck_assert_uint_eq(b.len, 0);
+    ck_assert_uint_eq(m.cap, 0);
+    cw_iobuf_release(&b);
+}
+
+CWC_CASE(buffer_try_into_mut, "buffers", "BUF-011", 0)
+{
+    cw_iobuf b, s;
+    cw_iobuf_mut m;
+    CWC_OK(cw_iobuf_copy(cwc_backend, "0123456789", 10, &b));
+    const uint8_t *data = b.data;
+    cw_iobuf c = cw_iobuf_clone(&b);
+    ck_assert(!cw_iobuf_try_into_mut(&b, &m)); /* shared */
+    ck_assert_uint_eq(m.cap, 0);
+    ck_assert_uint_eq(b.len, 10);
+    cw_iobuf_release(&c);
+    ck_assert(cw_iobuf_try_into_mut(&b, &m));
+    ck_assert_ptr_eq(m.data, data);
+    ck_assert_uint_eq(m.len, 10);
+    ck_assert_uint_eq(m.cap, 10);
+    ck_assert_uint_eq(b.len, 0);
+
+    /* A unique slice comes back with the space after it. */
+    cw_iobuf_mut_freeze(&m, &b);
+    CWC_OK(cw_iobuf_slice(&b, 2, 5, &s));
+    cw_iobuf_release(&b);
+    ck_assert(cw_iobuf_try_into_mut(&s, &m));
+    ck_assert_ptr_eq(m.data, data + 2);
+    ck_assert_uint_eq(m.len, 3);
+    ck_assert_uint_eq(m.cap, 8);
+    CWC_OK(cw_iobuf_mut_put(&m, "abcde", 5));
+    ck_assert(cw_iobuf_mut_equal_bytes(&m, "234abcde", 8));
+    cw_iobuf_mut_release(&m);
+
+    /* Pooled bytes too: capacity to the end of the class buffer. */
+    cw_bufpool *p = cwc_small_pool(1);
+    CWC_OK(cw_bufpool_try_alloc(p, 100, &m, NULL));
+    size_t cap = m.cap;
+    cw_iobuf_mut_put(&m, "pool", 4);
+    cw_iobuf_mut_freeze(&m, &b);
+    CWC_OK(cw_iobuf_advance(&b, 1));
+    ck_assert(cw_iobuf_try_into_mut(&b, &m));
+    ck_assert_uint_eq(m.cap, cap - 1);
+    ck_assert(cw_iobuf_mut_is_pooled(&m));
+    cw_iobuf_mut_release(&m);
+
+    CWC_OK(cw_iobuf_copy(cwc_backend, NULL, 0, &b));
+    ck_assert(cw_iobuf_try_into_mut(&b, &m)); /* empty: always */
+    ck_assert_uint_eq(m.cap, 0);
+    cw_iobuf_mut_release(&m);
+    cw_bufpool_release(p);
+}
+
+CWC_CASE(buffer_equality, "buffers", "BUF-012", 0)
+{
+    cw_iobuf a, b, c;
+    CWC_OK(cw_iobuf_copy(cwc_backend, "same bytes", 10, &a));
+    CWC_OK(cw_iobuf_static(cwc_backend, "same bytes", 10, &b));
+    CWC_OK(cw_iobuf_copy(cwc_backend, "same bytez", 10, &c));
+    ck_assert(cw_iobuf_equal(&a, &b));
+    ck_assert(!cw_iobuf_equal(&a, &c));
+    ck_assert(!cw_iobuf_equal_bytes(&a, "same", 4));
+
+    cw_iobufs *x = cwc_list("sa", "me b", "ytes", NULL);
+    cw_iobufs *y = cwc_list("same ", "bytes", NULL);
+    cw_iobufs *z = cwc_list("same ", "bytez", NULL);
+    ck_assert(cw_iobufs_equal(x, y));
+    ck_assert(!cw_iobufs_equal(x, z));
+    ck_assert(cw_iobufs_equal_bytes(x, "same bytes", 10));
+    cw_iobufs_release(x);
+    cw_iobufs_release(y);
+    cw_iobufs_release(z);
+    cw_iobuf_release(&a);
+    cw_iobuf_release(&b);
+    cw_iobuf_release(&c);
+}
+
+/* ---- BUF-013 .. BUF-017: lists and the builder ------------------------------------------- */
+
+CWC_CASE(buffer_list_basics, "buffers", "BUF-013", 0)
+{
+    cw_iobufs *l = cw_iobufs_new(cwc_backend);
+    cw_iobuf a, b, e;
+    CWC_OK(cw_iobuf_copy(cwc_backend, "world", 5, &a));
+    CWC_OK(cw_iobuf_copy(cwc_backend, "hello ", 6, &b));
+    CWC_OK(cw_iobuf_copy(cwc_backend, NULL, 0, &e));
+    const uint8_t *da = a.data, *db = b.data;
+    CWC_OK(cw_iobufs_append(l, &a));
+    ck_assert_uint_eq(a.len, 0);
+    CWC_OK(cw_iobufs_prepend(l, &b));
+    CWC_OK(cw_iobufs_append(l, &e)); /* dropped */
+    ck_assert_uint_eq(cw_iobufs_len(l), 11);
+    ck_assert_uint_eq(cw_iobufs_chunk_count(l), 2);
+    ck_assert_ptr_eq(cw_iobufs_chunk(l, 0)->data, db);
+    ck_assert_ptr_eq(cw_iobufs_chunk(l, 1)->data, da);
+    ck_assert_ptr_null(cw_iobufs_chunk(l, 2));
+    ck_assert(cw_iobufs_equal_bytes(l, "hello world", 11));
+
+    /* Many prepends and appends keep their order. */
+    for (char ch = 'a'; ch <= 'j'; ch++) {
+        cw_iobuf one;
+        CWC_OK(cw_iobuf_copy(cwc_backend, &ch, 1, &one));
+        CWC_OK(ch % 2 ? cw_iobufs_prepend(l, &one) : cw_iobufs_append(l, &one));
+    }
+    ck_assert(cw_iobufs_equal_bytes(l, "igecahello worldbdfhj", 21));
+
+    cw_iobufs *c = cw_iobufs_clone(l);
+    ck_assert_uint_eq(cw_iobufs_chunk_count(c), cw_iobufs_chunk_count(l));
+    for (size_t i = 0; i < cw_iobufs_chunk_count(l); i++)
+        ck_assert_ptr_eq(cw_iobufs_chunk(c, i)->data, cw_iobufs_chunk(l, i)->data);
+    cw_iobufs_release(c);
+
+    /* A buffer of another backend is refused and stays the caller's. */
+    cw_backend other = *cwc_backend;
+    cw_iobuf alien;
+    CWC_OK(cw_iobuf_copy(&other, "alien", 5, &alien));
+    ck_assert_int_eq(cw_iobufs_append(l, &alien), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_iobufs_prepend(l, &alien), CW_ERR_INVALID);
+    ck_assert_uint_eq(alien.len, 5);
+    cw_iobuf_release(&alien);
+    cw_iobufs_release(l);
+}
+
+CWC_CASE(buffer_list_split_advance, "buffers", "BUF-014", 0)
+{
+    cw_iobufs *l = cwc_list("abc", "defg", "hi", NULL);
+    const uint8_t *d1 = cw_iobufs_chunk(l, 1)->data;
+    cw_iobufs *h = NULL;
+    ck_assert_int_eq(cw_iobufs_split_to(l, 10, &h), CW_ERR_INVALID);
+    ck_assert_ptr_null(h);
+    ck_assert_uint_eq(cw_iobufs_len(l), 9);
+    CWC_OK(cw_iobufs_split_to(l, 5, &h));
+    ck_assert(cw_iobufs_equal_bytes(h, "abcde", 5));
+    ck_assert(cw_iobufs_equal_bytes(l, "fghi", 4));
+    ck_assert_uint_eq(cw_iobufs_chunk_count(h), 2);
+    ck_assert_ptr_eq(cw_iobufs_chunk(h, 1)->data, d1); /* no byte copied */
+    ck_assert_ptr_eq(cw_iobufs_chunk(l, 0)->data, d1 + 2);
+    cw_iobufs_release(h);
+    CWC_OK(cw_iobufs_split_to(l, 0, &h));
+    ck_assert_uint_eq(cw_iobufs_len(h), 0);
+    cw_iobufs_release(h);
+    ck_assert_int_eq(cw_iobufs_advance(l, 5), CW_ERR_INVALID);
+    CWC_OK(cw_iobufs_advance(l, 3));
+    ck_assert(cw_iobufs_equal_bytes(l, "i", 1));
+    CWC_OK(cw_iobufs_advance(l, 1));
+    ck_assert_uint_eq(cw_iobufs_chunk_count(l), 0);
+    cw_iobufs_release(l);
+}
+
+CWC_CASE(buffer_coalesce, "buffers", "BUF-015", 0)
+{
+    cw_iobuf out;
+    cw_iobufs *l = cwc_list("only", NULL);
+    const uint8_t *d = cw_iobufs_chunk(l, 0)->data;
+    CWC_OK(cw_iobufs_coalesce(l, NULL, &out));
+    ck_assert_ptr_eq(out.data, d);
+    ck_assert_uint_eq(cw_iobufs_len(l), 0);
+    cw_iobuf_release(&out);
+    cw_iobufs_release(l);
+
+    cw_bufpool *p = cwc_small_pool(2);
+    l = cwc_list("co", "al", "esce", NULL);
+    CWC_OK(cw_iobufs_coalesce(l, NULL, &out));
+    ck_assert(cw_iobuf_equal_bytes(&out, "coalesce", 8));
+    ck_assert(!cw_iobuf_is_pooled(&out));
+    ck_assert_uint_eq(cw_iobufs_chunk_count(l), 0);
+    cw_iobuf_release(&out);
+    cw_iobufs_release(l);
+    l = cwc_list("po", "oled", NULL);
+    CWC_OK(cw_iobufs_coalesce(l, p, &out));
+    ck_assert(cw_iobuf_equal_bytes(&out, "pooled", 6));
+    ck_assert(cw_iobuf_is_pooled(&out));
+    cw_iobuf_release(&out);
+    cw_iobufs_release(l);
+
+    cw_iobufs_mut *ml = cw_iobufs_mut_new(cwc_backend);
+    cw_iobuf_mut m, mo;
+    for (int i = 0; i < 2; i++) {
+        CWC_OK(cw_iobuf_mut_with_capacity(cwc_backend, 4, &m));
+        cw_iobuf_mut_put(&m, i ? "cd" : "ab", 2);
+        CWC_OK(cw_iobufs_mut_append(ml, &m));
+    }
+    CWC_OK(cw_iobufs_mut_coalesce(ml, p, &mo));
+    ck_assert(cw_iobuf_mut_equal_bytes(&mo, "abcd", 4));
+    ck_assert(cw_iobuf_mut_is_pooled(&mo));
+    ck_assert_uint_eq(cw_iobufs_mut_chunk_count(ml), 0);
+    uint8_t *single = mo.data;
+    CWC_OK(cw_iobufs_mut_append(ml, &mo));
+    CWC_OK(cw_iobufs_mut_coalesce(ml, NULL, &mo));
+    ck_assert_ptr_eq(mo.data, single);
+    cw_iobuf_mut_release(&mo);
+    cw_iobufs_mut_release(ml);
+    cw_bufpool_release(p);
+}
+
+CWC_CASE(buffer_list_mut, "buffers", "BUF-016", 0)
+{
+    cw_iobufs_mut *l = cw_iobufs_mut_new(cwc_backend);
+    cw_iobuf_mut m;
+    size_t caps[3] = {3, 20, 2};
+    for (int i = 0; i < 3; i++) {
+        CWC_OK(cw_iobuf_mut_with_capacity(cwc_backend, caps[i], &m));
+        CWC_OK(cw_iobufs_mut_append(l, &m));
+    }
+    CWC_OK(cw_iobuf_mut_with_capacity(cwc_backend, 0, &m));
+    CWC_OK(cw_iobufs_mut_append(l, &m)); /* no capacity: dropped */
+    ck_assert_uint_eq(cw_iobufs_mut_chunk_count(l), 3);
+    ck_assert_uint_eq(cw_iobufs_mut_capacity(l), 25);
+    ck_assert_int_eq(cw_iobufs_mut_set_len(l, 26), CW_ERR_INVALID);
+    CWC_OK(cw_iobufs_mut_set_len(l, 18));
+    ck_assert_uint_eq(cw_iobufs_mut_chunk(l, 0)->len, 3);
+    ck_assert_uint_eq(cw_iobufs_mut_chunk(l, 1)->len, 15);
+    ck_assert_uint_eq(cw_iobufs_mut_chunk(l, 2)->len, 0);
+    CWC_OK(cw_iobufs_mut_set_len(l, 0));
+
+    ck_assert_uint_eq(cw_iobufs_mut_spare(l), 25);
+    CWC_OK(cw_iobufs_mut_put(l, "abcdefgh", 8));
+    ck_assert_uint_eq(cw_iobufs_mut_chunk(l, 0)->len, 3);
+    ck_assert_uint_eq(cw_iobufs_mut_chunk(l, 1)->len, 5);
+    ck_assert_int_eq(cw_iobufs_mut_put(l, "0123456789abcdefghij", 18), CW_ERR_INVALID);
+    ck_assert_uint_eq(cw_iobufs_mut_len(l), 8);
+
+    /* A chunk read dry with no room left goes; one with room stays. */
+    char out[8];
+    CWC_OK(cw_iobufs_mut_copy_out(l, out, 3));
+    ck_assert_uint_eq(cw_iobufs_mut_chunk_count(l), 2);
+    CWC_OK(cw_iobufs_mut_put(l, "ij", 2));
+    ck_assert(cw_iobufs_mut_equal_bytes(l, "defghij", 7));
+    ck_assert_uint_eq(cw_iobufs_mut_spare(l), 15);
+    CWC_OK(cw_iobufs_mut_copy_out(l, out, 7));
+    ck_assert_uint_eq(cw_iobufs_mut_chunk_count(l), 2);
+    ck_assert_uint_eq(cw_iobufs_mut_capacity(l), 15);
+    CWC_OK(cw_iobufs_mut_put(l, "defghij", 7)); /* from the first chunk again */
+    ck_assert_uint_eq(cw_iobufs_mut_chunk(l, 0)->len, 7);
+
+    cw_iobufs *f = cw_iobufs_mut_freeze(l);
+    ck_assert(cw_iobufs_equal_bytes(f, "defghij", 7));
+    ck_assert_uint_eq(cw_iobufs_chunk_count(f), 1);
+    ck_assert_uint_eq(cw_iobufs_mut_chunk_count(l), 0);
+    cw_iobufs_release(f);
+    cw_iobufs_mut_release(l);
+}
+
+CWC_CASE(buffer_builder, "buffers", "BUF-017", 0)
+{
+    cw_bufpool *p = cwc_small_pool(2);
+    cw_iobufs_builder *bld = cw_iobufs_builder_new(p, 16);
+    ck_assert_ptr_nonnull(bld);
+    cw_iobuf payload, second;
+    CWC_OK(cw_iobuf_copy(cwc_backend, "PAYLOAD", 7, &payload));
+    CWC_OK(cw_iobuf_copy(cwc_backend, "2nd", 3, &second));
+    const uint8_t *pd = payload.data;
+    CWC_OK(cw_iobufs_builder_put(bld, "hdr:", 4));
+    CWC_OK(cw_iobufs_builder_push(bld, &payload));
+    ck_assert_uint_eq(payload.len, 0);
+    CWC_OK(cw_iobufs_builder_push(bld, &second));
+    CWC_OK(cw_iobufs_builder_put(bld, ":end", 4));
+    static const char big[4096];
+    ck_assert_int_eq(cw_iobufs_builder_put(bld, big, sizeof big), CW_ERR_INVALID);
+    cw_iobufs *l = cw_iobufs_builder_finish(bld);
+    ck_assert(cw_iobufs_equal_bytes(l, "hdr:PAYLOAD2nd:end", 18));
+    ck_assert_ptr_eq(cw_iobufs_chunk(l, 1)->data, pd);
+    cw_iobufs_release(l);
+
+    bld = cw_iobufs_builder_new(p, 8); /* nothing pushed: one inline chunk */
+    CWC_OK(cw_iobufs_builder_put(bld, "inline", 6));
+    l = cw_iobufs_builder_finish(bld);
+    ck_assert_uint_eq(cw_iobufs_chunk_count(l), 1);
+    ck_assert(cw_iobufs_equal_bytes(l, "inline", 6));
+    cw_iobufs_release(l);
+    cw_iobufs_builder_release(cw_iobufs_builder_new(p, 8));
+    cw_bufpool_release(p);
+}
+
+/* ---- BUF-018: misuse is reported, inside a task or not ---------------------------------- */
+
+static void misuse(void)
+{
+    cw_iobuf b, o;
+    cw_iobuf_mut m;
+    CWC_OK(cw_iobuf_copy(cwc_backend, "abc", 3, &b));
+    ck_assert_int_eq(cw_iobuf_slice(&b, 2, 1, &o), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_iobuf_split_to(&b, 4, &o), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_iobuf_advance(&b, 4), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_iobuf_copy_out(&b, NULL, 4), CW_ERR_INVALID);
+    ck_assert(cw_iobuf_equal_bytes(&b, "abc", 3));
+    CWC_OK(cw_iobuf_mut_with_capacity(cwc_backend, 2, &m));
+    ck_assert_int_eq(cw_iobuf_mut_put(&m, "abc", 3), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_iobuf_mut_put(&m, NULL, 1), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_iobuf_mut_set_len(&m, 3), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_iobuf_mut_advance(&m, 1), CW_ERR_INVALID);
+    ck_assert_uint_eq(m.len, 0);
+    cw_bufpool *p = cwc_small_pool(1);
+    cw_bufpool_stats st;
+    ck_assert_int_eq(cw_bufpool_class_stats(p, 99, &st), CW_ERR_INVALID);
+    cw_bufpool_config bad;
+    cw_bufpool_get_config(p, &bad);
+    bad.alignment = 3;
+    cw_bufpool *q;
+    ck_assert_int_eq(cw_bufpool_new(cwc_backend, &bad, &q), CW_ERR_INVALID);
+    ck_assert_ptr_null(q);
+    cw_bufpool_release(p);
+    cw_iobuf_mut_release(&m);
+    cw_iobuf_release(&b);
+}
+
+static void *misuse_root(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    (void)arg;
+    misuse();
+    return (void *)(intptr_t)7;
+}
+
+CWC_CASE(buffer_misuse_is_reported, "buffers", "BUF-018", 0)
+{
+    misuse(); /* outside any task */
+    ck_assert_int_eq((int)(intptr_t)cwc_run_ok(NULL, misuse_root, NULL), 7);
+}
