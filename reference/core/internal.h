@@ -12,6 +12,8 @@
  * the stop signal and the object lists — is guarded by one lock per runtime,
  * rt->lock. Public entry points (cw_core_*) take it; internal helpers expect
  * it held. It is never held while user code runs or a task is suspended.
+ * A runtime whose tasks all run on one thread (rt->threaded false) skips
+ * the lock: only its own thread ever touches the core's state.
  * Lock order: rt->lock, then a waker's lock, then the scheduler's own locks;
  * the scheduler never takes rt->lock while holding one of its own.
  * A cw_waker may be woken from any thread and has a lock of its own.
@@ -65,6 +67,7 @@ typedef struct cw_sched_ops {
 
 struct cw_rt {
     pthread_mutex_t lock; /* see "Threading" above */
+    bool threaded;        /* tasks run on several threads: the lock is needed */
     const cw_backend *backend;
     const cw_sched_ops *sched;
     cw_config cfg;

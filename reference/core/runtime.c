@@ -74,10 +74,12 @@ void cw_rt_free_objects(cw_rt *rt)
 
 void cw_rt_lock(cw_rt *rt)
 {
-    pthread_mutex_lock(&rt->lock);
+    if (rt->threaded)
+        pthread_mutex_lock(&rt->lock);
 }
 
 void cw_rt_unlock(cw_rt *rt)
 {
-    pthread_mutex_unlock(&rt->lock);
+    if (rt->threaded)
+        pthread_mutex_unlock(&rt->lock);
 }

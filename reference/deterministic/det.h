@@ -6,6 +6,9 @@
 #ifndef CW_DET_H
 #define CW_DET_H
 
+#include <sched.h>
+#include <stdatomic.h>
+
 #include "core/internal.h"
 
 /* ---- PRNG (prng.c): xoshiro256** seeded through splitmix64 ---- */
@@ -22,17 +25,40 @@ void cw_prng_fill(cw_prng *p, void *buf, size_t len);
 /* ---- Audit chain (audit.c) ---- */
 typedef struct cw_auditor {
     uint8_t digest[32];
+    void *md;     /* the SHA-256 implementation, fetched once */
+    void *md_ctx; /* one hashing context, reused by every event */
 } cw_auditor;
 
+void cw_auditor_init(cw_auditor *a);
+void cw_auditor_free(cw_auditor *a);
 void cw_auditor_event(cw_auditor *a, const char *label, const cw_field *fields, size_t n);
 void cw_auditor_hex(const cw_auditor *a, char out[65]);
+
+/* ---- A spinlock for the ready queue ----
+ * Only a wake from a thread outside the run ever contends for it, and the
+ * sections it guards are a few stores long: cheaper than a mutex on the
+ * path every yield and wake takes. */
+typedef struct cw_spin {
+    atomic_flag held;
+} cw_spin;
+
+static inline void cw_spin_lock(cw_spin *s)
+{
+    while (atomic_flag_test_and_set_explicit(&s->held, memory_order_acquire))
+        sched_yield();
+}
+
+static inline void cw_spin_unlock(cw_spin *s)
+{
+    atomic_flag_clear_explicit(&s->held, memory_order_release);
+}
 
 /* ---- The runtime (scheduler.c) ---- */
 typedef struct cw_det {
     cw_rt rt;                /* first: the core sees only this */
     cw_coro main;            /* the scheduler's own context */
     cw_task *current;        /* the task running now, or NULL */
-    pthread_mutex_t lock;    /* the ready queue and wake flags: wakers may be on other threads */
+    cw_spin lock;            /* the ready queue and wake flags: wakers may be on other threads */
     cw_task **ready;         /* runnable in the next iteration */
     size_t nready, cap;
     cw_alarms alarms;

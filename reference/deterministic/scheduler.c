@@ -41,13 +41,13 @@ static void push_ready(cw_det *d, cw_task *t)
 static void det_wake(cw_task *t)
 {
     cw_det *d = det_of(t->rt);
-    pthread_mutex_lock(&d->lock);
+    cw_spin_lock(&d->lock);
     if (t->state != CW_TASK_DONE) {
         t->notified = true;
         if (t != d->current)
             push_ready(d, t);
     }
-    pthread_mutex_unlock(&d->lock);
+    cw_spin_unlock(&d->lock);
 }
 
 static void to_scheduler(cw_det *d, cw_task *t)
@@ -58,40 +58,40 @@ static void to_scheduler(cw_det *d, cw_task *t)
 static void det_park(cw_task *t)
 {
     cw_det *d = det_of(t->rt);
-    pthread_mutex_lock(&d->lock);
+    cw_spin_lock(&d->lock);
     bool notified = t->notified;
     t->notified = false;
-    pthread_mutex_unlock(&d->lock);
+    cw_spin_unlock(&d->lock);
     if (!notified)
         to_scheduler(d, t);
-    pthread_mutex_lock(&d->lock);
+    cw_spin_lock(&d->lock);
     t->notified = false;
-    pthread_mutex_unlock(&d->lock);
+    cw_spin_unlock(&d->lock);
 }
 
 static void det_yield(cw_task *t)
 {
     cw_det *d = det_of(t->rt);
-    pthread_mutex_lock(&d->lock);
+    cw_spin_lock(&d->lock);
     push_ready(d, t);
-    pthread_mutex_unlock(&d->lock);
+    cw_spin_unlock(&d->lock);
     to_scheduler(d, t);
 }
 
 static void det_spawned(cw_task *t)
 {
     cw_det *d = det_of(t->rt);
-    pthread_mutex_lock(&d->lock);
+    cw_spin_lock(&d->lock);
     push_ready(d, t);
-    pthread_mutex_unlock(&d->lock);
+    cw_spin_unlock(&d->lock);
 }
 
 static void det_exit(cw_task *t)
 {
     cw_det *d = det_of(t->rt);
-    pthread_mutex_lock(&d->lock); /* a foreign waker may be reading the state */
+    cw_spin_lock(&d->lock); /* a foreign waker may be reading the state */
     t->state = CW_TASK_DONE;
-    pthread_mutex_unlock(&d->lock);
+    cw_spin_unlock(&d->lock);
     cw_coro_exit_switch(&t->coro, &d->main);
 }
 
@@ -117,7 +117,8 @@ static void det_alarm_disarm(cw_rt *rt, cw_wait *w)
 
 static void det_audit(cw_rt *rt, const char *label, const cw_field *fields, size_t n)
 {
-    cw_auditor_event(&det_of(rt)->auditor, label, fields, n);
+    if (rt->cfg.audit)
+        cw_auditor_event(&det_of(rt)->auditor, label, fields, n);
 }
 
 static void det_random(cw_rt *rt, void *buf, size_t len)
@@ -126,7 +127,7 @@ static void det_random(cw_rt *rt, void *buf, size_t len)
     uint8_t be[8];
     cw_be64(be, len);
     cw_field f = {be, sizeof be};
-    cw_auditor_event(&d->auditor, "rand", &f, 1);
+    det_audit(rt, "rand", &f, 1);
     cw_prng_fill(&d->prng, buf, len);
 }
 
@@ -149,9 +150,9 @@ static const cw_sched_ops det_sched = {
 static void finish_and_maybe_free(cw_det *d, cw_task *t)
 {
     cw_task_finish(t);
-    pthread_mutex_lock(&d->lock);
+    cw_spin_lock(&d->lock);
     bool queued = t->queued;
-    pthread_mutex_unlock(&d->lock);
+    cw_spin_unlock(&d->lock);
     /* Still queued: the queue's drain frees it. The root is freed at the end
      * of the run, after its result has been read. */
     if (!queued && t != d->rt.root)
@@ -161,10 +162,12 @@ static void finish_and_maybe_free(cw_det *d, cw_task *t)
 /* Resume `t` until it suspends or ends. */
 static void resume(cw_det *d, cw_task *t)
 {
-    uint8_t id[16] = {0};
-    cw_be64(id + 8, t->id);
-    cw_field fields[2] = {{id, sizeof id}, {t->label, strlen(t->label)}};
-    cw_auditor_event(&d->auditor, "process_task", fields, 2);
+    if (d->rt.cfg.audit) {
+        uint8_t id[16] = {0};
+        cw_be64(id + 8, t->id);
+        cw_field fields[2] = {{id, sizeof id}, {t->label, strlen(t->label)}};
+        cw_auditor_event(&d->auditor, "process_task", fields, 2);
+    }
 
     if (t->state == CW_TASK_NEW) {
         if (t->aborted) {
@@ -203,7 +206,7 @@ static void shuffle(cw_det *d, cw_task **q, size_t n)
 /* Steps 2-4: take the ready queue, shuffle it, run each task once. */
 static run_state run_iteration(cw_det *d, cw_task ***batch, size_t *batch_cap)
 {
-    pthread_mutex_lock(&d->lock);
+    cw_spin_lock(&d->lock);
     size_t n = d->nready;
     if (n > *batch_cap) {
         cw_task **grown = realloc(*batch, n * sizeof *grown);
@@ -216,7 +219,7 @@ static run_state run_iteration(cw_det *d, cw_task ***batch, size_t *batch_cap)
     d->nready = 0;
     for (size_t i = 0; i < n; i++)
         (*batch)[i]->queued = false;
-    pthread_mutex_unlock(&d->lock);
+    cw_spin_unlock(&d->lock);
 
     cw_task **q = *batch;
     if (n > 1)
@@ -257,9 +260,9 @@ static run_state advance(cw_det *d)
     d->now += d->rt.cfg.cycle;
     for (;;) {
         cw_wait *next = cw_alarms_peek(&d->alarms);
-        pthread_mutex_lock(&d->lock);
+        cw_spin_lock(&d->lock);
         bool idle = d->nready == 0;
-        pthread_mutex_unlock(&d->lock);
+        cw_spin_unlock(&d->lock);
         if (idle && next && next->arg > d->now)
             d->now = next->arg;
         if (d->now >= d->deadline)
@@ -268,9 +271,9 @@ static run_state advance(cw_det *d)
             cw_alarms_pop(&d->alarms);
             det_wake(cw_wait_task(next));
         }
-        pthread_mutex_lock(&d->lock);
+        cw_spin_lock(&d->lock);
         idle = d->nready == 0;
-        pthread_mutex_unlock(&d->lock);
+        cw_spin_unlock(&d->lock);
         if (!idle)
             return RUN_GOING;
         if (!cw_alarms_peek(&d->alarms))
@@ -304,11 +307,11 @@ static void teardown(cw_det *d)
 {
     d->rt.ending = true;
     cw_alarms_clear(&d->alarms);
-    pthread_mutex_lock(&d->lock);
+    cw_spin_lock(&d->lock);
     for (size_t i = 0; i < d->nready; i++)
         d->ready[i]->queued = false;
     d->nready = 0;
-    pthread_mutex_unlock(&d->lock);
+    cw_spin_unlock(&d->lock);
     while (!cw_list_empty(&d->rt.tasks)) {
         cw_task *t = cw_container_of(d->rt.tasks.next, cw_task, link);
         if (t->state == CW_TASK_RUNNING) {
@@ -320,11 +323,11 @@ static void teardown(cw_det *d)
         if (t->state != CW_TASK_DONE || t->handle)
             cw_task_finish(t);
         cw_task_free(t);
-        pthread_mutex_lock(&d->lock);
+        cw_spin_lock(&d->lock);
         for (size_t i = 0; i < d->nready; i++)
             d->ready[i]->queued = false;
         d->nready = 0;
-        pthread_mutex_unlock(&d->lock);
+        cw_spin_unlock(&d->lock);
     }
     cw_rt_free_objects(&d->rt);
 }
@@ -377,8 +380,8 @@ int cw_det_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result
     cw_det *d = cw_xcalloc(1, sizeof *d);
     cw_rt_init(&d->rt, &cw_det_backend, &det_sched, &resolved);
     memcpy(d->rt.pools, pools, sizeof pools);
-    pthread_mutex_init(&d->lock, NULL);
     cw_prng_seed(&d->prng, resolved.seed);
+    cw_auditor_init(&d->auditor);
     d->now = resolved.start_time;
     d->deadline = resolved.timeout > CW_TIME_MAX - d->now ? CW_TIME_MAX : d->now + resolved.timeout;
     if (resolved.timeout == CW_FOREVER)
@@ -407,16 +410,19 @@ int cw_det_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result
         out->value = NULL;
     teardown(d);
     cw_rt_pools_close(d->rt.pools);
-    cw_auditor_hex(&d->auditor, out->digest);
+    if (d->rt.cfg.audit)
+        cw_auditor_hex(&d->auditor, out->digest);
+    cw_auditor_free(&d->auditor);
     cw_alarms_free(&d->alarms);
     free(d->ready);
-    pthread_mutex_destroy(&d->lock);
     free(d);
     return out->status;
 }
 
 int cw_det_audit_digest(cw_ctx *ctx, char out[65])
 {
+    if (!ctx->rt->cfg.audit)
+        return CW_ERR_UNSUPPORTED;
     cw_auditor_hex(&det_of(ctx->rt)->auditor, out);
     return CW_OK;
 }

@@ -20,6 +20,7 @@ static cw_native *native_new(const cw_config *cfg)
 {
     cw_native *n = cw_xcalloc(1, sizeof *n);
     cw_rt_init(&n->rt, &cw_native_backend, &cw_native_sched, cfg);
+    n->rt.threaded = true;
     pthread_mutex_init(&n->lock, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);

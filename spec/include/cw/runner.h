@@ -32,6 +32,7 @@ struct cw_config {
     /* The run's buffer pools (cw/bufpool.h); default cw_bufpool_config_network/_storage. */
     cw_bufpool_config network_buffer_pool;
     cw_bufpool_config storage_buffer_pool;
+    bool audit;            /* deterministic: keep the audit digest (default true) */
 };
 
 /* The outcome of cw_start. */
@@ -59,6 +60,7 @@ static inline void cw_config_default(cw_config *cfg)
     cfg->blocking_threads = 64;
     cw_bufpool_config_network(&cfg->network_buffer_pool);
     cw_bufpool_config_storage(&cfg->storage_buffer_pool);
+    cfg->audit = true;
 }
 
 /* Run `root(ctx, arg)` as the root task of a new runtime of backend `b` and
