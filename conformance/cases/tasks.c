@@ -4,6 +4,7 @@
  */
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cases/util.h"
 
@@ -191,7 +192,7 @@ CWC_CASE(spawn_abort_on_parent_completion, "tasks", "TASK-004", 0)
 
 struct tree_state {
     cw_handle *handles[9];
-    int nhandles;
+    atomic_int nhandles; /* tasks on several threads register at once */
     cw_chan *initialized;
     cw_ctx *children[3];
     cw_ctx *grandchildren[3][2];
@@ -204,7 +205,7 @@ struct tree_child_arg {
 
 static void tree_register(struct tree_state *s, cw_handle *h)
 {
-    s->handles[s->nhandles++] = h;
+    s->handles[atomic_fetch_add(&s->nhandles, 1)] = h;
     char unit = 1;
     ck_assert_int_eq(cw_chan_send(s->initialized, &unit), CW_OK);
 }
@@ -231,7 +232,9 @@ static void *tree_top(cw_ctx *ctx, void *arg)
 static void *cascading_abort_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
-    struct tree_state s = {0};
+    struct tree_state s;
+    memset(&s, 0, sizeof s);
+    atomic_init(&s.nhandles, 0);
     static const char *names[3] = {"c0", "c1", "c2"};
     static const char *gnames[3][2] = {{"g0", "g1"}, {"g2", "g3"}, {"g4", "g5"}};
     for (int i = 0; i < 3; i++) {
@@ -246,7 +249,7 @@ static void *cascading_abort_root(cw_ctx *ctx, void *arg)
         char unit;
         ck_assert_int_eq(cw_chan_recv(s.initialized, &unit), CW_OK);
     }
-    ck_assert_int_eq(s.nhandles, 9);
+    ck_assert_int_eq(atomic_load(&s.nhandles), 9);
     cw_abort(top);
     ck_assert_int_eq(cw_join(top, NULL), CW_ERR_CLOSED);
     for (int i = 0; i < 9; i++) {
@@ -267,7 +270,7 @@ CWC_CASE(spawn_cascading_abort, "tasks", "TASK-005", 0)
 
 struct sibling_state {
     cw_oneshot *child_started, *child_complete, *sibling_started, *sibling_complete;
-    cw_oneshot *parent_complete;
+    cw_oneshot *handles_ready, *parent_complete;
     cw_handle *child, *sibling;
 };
 
@@ -290,6 +293,7 @@ static void *sibling_parent(cw_ctx *ctx, void *arg)
     sibling_pair[1] = s->sibling_complete;
     s->child = cw_spawn(cw_child(ctx, "child"), started_then_wait, child_pair);
     s->sibling = cw_spawn(cw_child(ctx, "sibling"), started_then_wait, sibling_pair);
+    cwc_notify(s->handles_ready);
     cwc_await(s->parent_complete);
     return NULL;
 }
@@ -303,7 +307,9 @@ static void *sibling_root(cw_ctx *ctx, void *arg)
     s.sibling_started = cw_oneshot_new(ctx, 1);
     s.sibling_complete = cw_oneshot_new(ctx, 1);
     s.parent_complete = cw_oneshot_new(ctx, 1);
+    s.handles_ready = cw_oneshot_new(ctx, 1);
     cw_handle *parent = cw_spawn(cw_child(ctx, "parent"), sibling_parent, &s);
+    cwc_await(s.handles_ready);
     cwc_await(s.child_started);
     cwc_await(s.sibling_started);
     cwc_notify(s.sibling_complete);
@@ -376,7 +382,7 @@ CWC_CASE(spawn_clone_chain, "tasks", "TASK-005", 0)
 }
 
 struct sparse_state {
-    cw_oneshot *leaf_started;
+    cw_oneshot *leaf_started, *leaf_spawned;
     cw_handle *leaf;
 };
 
@@ -394,6 +400,7 @@ static void *sparse_parent(cw_ctx *ctx, void *arg)
     cw_ctx *clone2 = cw_child(clone1, "clone2");
     cw_ctx *clone3 = cw_child(clone2, "clone3");
     s->leaf = cw_spawn(clone3, sparse_leaf, s);
+    cwc_notify(s->leaf_spawned);
     cw_ctx_release(clone2);
     cw_ctx_release(clone1);
     return cwc_pending_task(ctx, NULL);
@@ -404,7 +411,9 @@ static void *sparse_chain_root(cw_ctx *ctx, void *arg)
     (void)arg;
     struct sparse_state s = {0};
     s.leaf_started = cw_oneshot_new(ctx, 1);
+    s.leaf_spawned = cw_oneshot_new(ctx, 1);
     cw_handle *parent = cw_spawn(cw_child(ctx, "parent"), sparse_parent, &s);
+    cwc_await(s.leaf_spawned);
     cwc_await(s.leaf_started);
     cw_abort(parent);
     ck_assert_int_ne(cw_join(parent, NULL), CW_OK);

@@ -19,8 +19,8 @@
 
 /*
  * What a new coroutine needs to know when it first runs.  It lives at the
- * very top of the coroutine's own stack, which outlives the coroutine's
- * use of it, so cw_coro itself does not have to carry entry and arg.
+ * very top of the coroutine's own stack, so cw_coro does not have to carry
+ * entry and arg for the rest of the coroutine's life.
  */
 struct boot {
 	cw_coro *self;
@@ -44,8 +44,8 @@ static void *make(void *top, void (*fn)(void *), void *arg)
 	uint32_t mxcsr;
 	uint16_t fpucw;
 
-	__asm__ ("stmxcsr %0" : "=m" (mxcsr));
-	__asm__ ("fnstcw %0" : "=m" (fpucw));
+	__asm__ volatile ("stmxcsr %0" : "=m" (mxcsr));
+	__asm__ volatile ("fnstcw %0" : "=m" (fpucw));
 	sp -= 2;		/* rsp after the ret; never read */
 	sp[-1] = (uintptr_t)cw__coro_trampoline;
 	sp[-2] = 0;		/* rbp */
@@ -68,7 +68,7 @@ static void *make(void *top, void (*fn)(void *), void *arg)
 	uint64_t *sp = (uint64_t *)((uintptr_t)top & ~(uintptr_t)15);
 	uint64_t fpcr;
 
-	__asm__ ("mrs %0, fpcr" : "=r" (fpcr));
+	__asm__ volatile ("mrs %0, fpcr" : "=r" (fpcr));
 	sp -= 22;
 	for (int i = 0; i < 22; i++)
 		sp[i] = 0;
@@ -108,15 +108,15 @@ static ALWAYS_INLINE void depart(cw_coro *from, cw_coro *to, void **fake)
 	/* Asking TSan rather than trusting from->tsan_fiber keeps a struct
 	 * that saved one thread's own stack right when another thread later
 	 * saves its stack there. */
-	void *self = __tsan_get_current_fiber();
+	void *cur = __tsan_get_current_fiber();
 
 	if (!to->tsan_fiber)
 		to->tsan_fiber = __tsan_create_fiber(0);
 	if (fake) {
-		from->tsan_fiber = self;
+		from->tsan_fiber = cur;
 	} else {
 		from->tsan_fiber = NULL;
-		to->tsan_dead = self;
+		to->tsan_dead = cur;
 	}
 	/* Flags 0: the switch orders everything before it in `from` before
 	 * everything after it in `to`, as a real handover does. */

@@ -104,13 +104,20 @@ int cw_stack_alloc(cw_stack *s, size_t size);
  * one that was suspended on it can never be resumed again.
  */
 void cw_stack_free(cw_stack *s);
+/* Make the stack of a coroutine that has ended ready for another one,
+ * without giving it back to the system. */
+void cw_stack_recycle(cw_stack *s);
 
 /*
  * A saved execution context.  The caller owns the struct and must keep it
- * at a fixed address while the context is suspended in it, because the
- * one that resumes it writes into it.  A zeroed cw_coro is a valid `from`:
- * that is how a thread's original stack (or any stack that was not
- * prepared with cw_coro_init) is saved the first time.
+ * at a fixed address from cw_coro_init (or from the switch that saves into
+ * it) until the context has been resumed, or for a coroutine until it has
+ * made its final switch: both sides of a switch read and write it.
+ *
+ * A zeroed cw_coro is a valid `from`: that is how a thread's original
+ * stack, or any stack not prepared by cw_coro_init, is saved the first
+ * time.  Never pass uninitialized memory, as sanitizer builds read fields
+ * of `from`.
  */
 typedef struct cw_coro cw_coro;
 struct cw_coro {
@@ -145,8 +152,9 @@ typedef void (*cw_coro_entry)(void *arg);
 
 /*
  * Prepare `c` to run entry(arg) on stack `s` the first time it is switched
- * to.  `s` must stay mapped until the coroutine has made its final switch;
- * the coroutine keeps a few words of bookkeeping at the top of it.
+ * to.  `s` must stay mapped until the coroutine has made its final switch.
+ * The top of the stack holds a little bookkeeping: a few words, or about
+ * a kilobyte (a ucontext_t) with the fallback backend.
  *
  * entry must never return: it ends by calling cw_coro_exit_switch, after
  * which the runtime may free the stack.  There is no caller frame to

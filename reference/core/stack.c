@@ -73,6 +73,17 @@ fail:
 	return -1;
 }
 
+void cw_stack_recycle(cw_stack *s)
+{
+#if CW_CORO_ASAN
+	/* The last coroutine on this stack never returned from its frames, so
+	 * their redzones are still poisoned: clear them for the next one. */
+	__asan_unpoison_memory_region(s->lo, s->size);
+#else
+	(void)s;
+#endif
+}
+
 void cw_stack_free(cw_stack *s)
 {
 	if (!s->map)
