@@ -1,0 +1,19 @@
+#!/bin/sh
+# Static analysis: clang-tidy over every C file of the library and the suite,
+# then cppcheck. Fails on any finding.
+set -eu
+cd "$(dirname "$0")/.."
+sh ci/deps.sh lint
+flags="-std=c11 -D_GNU_SOURCE -Ispec/include -Ireference -Ireference/include -Iconformance -Ibuild/release/gen"
+make -s build/release/gen/reqs.inc >/dev/null
+files=$(git ls-files 'reference/*.c' 'conformance/*.c')
+checks='-*,bugprone-*,clang-analyzer-*,-bugprone-easily-swappable-parameters,-bugprone-reserved-identifier,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling,-bugprone-assignment-in-if-condition,-bugprone-narrowing-conversions,-clang-analyzer-valist.Uninitialized'
+echo "== clang-tidy"
+# shellcheck disable=SC2086
+clang-tidy --quiet --warnings-as-errors='*' --checks="$checks" $files -- $flags
+echo "== cppcheck"
+# shellcheck disable=SC2086
+cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
+  --suppress=missingIncludeSystem --std=c11 -D_GNU_SOURCE -D__x86_64__ \
+  -Ispec/include -Ireference -Ireference/include -Iconformance $files
+echo "lint: clean"
