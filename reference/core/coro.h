@@ -104,6 +104,9 @@ int cw_stack_alloc(cw_stack *s, size_t size);
  * one that was suspended on it can never be resumed again.
  */
 void cw_stack_free(cw_stack *s);
+/* Make the stack of a coroutine that has ended ready for another one,
+ * without giving it back to the system. */
+void cw_stack_recycle(cw_stack *s);
 
 /*
  * A saved execution context.  The caller owns the struct and must keep it
