@@ -72,7 +72,7 @@ int main(int argc, char **argv)
 {
     cwc_options opt = {0};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i] ? argv[i] : ""; /* argv[i] < argc is never NULL */
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--backend") && v)
             opt.backend = v, i++;

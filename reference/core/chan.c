@@ -187,6 +187,8 @@ void cw_core_wait_recv(cw_wait *w, cw_chan *c, void *elem)
 
 void cw_chan_free_all(cw_list *head)
 {
-    while (!cw_list_empty(head))
-        chan_free(cw_container_of(head->next, cw_chan, link));
+    for (cw_list *it = head->next, *next; it != head; it = next) {
+        next = it->next;
+        chan_free(cw_container_of(it, cw_chan, link));
+    }
 }

@@ -132,6 +132,8 @@ void cw_core_wait_oneshot(cw_wait *w, cw_oneshot *o, void *elem)
 
 void cw_oneshot_free_all(cw_list *head)
 {
-    while (!cw_list_empty(head))
-        oneshot_free(cw_container_of(head->next, cw_oneshot, link));
+    for (cw_list *it = head->next, *next; it != head; it = next) {
+        next = it->next;
+        oneshot_free(cw_container_of(it, cw_oneshot, link));
+    }
 }

@@ -53,8 +53,10 @@ void cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
 }
 
 #define FREE_ALL(head, type, fn)                                                                   \
-    while (!cw_list_empty(head))                                                                   \
-    fn(cw_container_of((head)->next, type, link))
+    for (cw_list *it_ = (head)->next, *next_; it_ != (head); it_ = next_) {                        \
+        next_ = it_->next;                                                                         \
+        fn(cw_container_of(it_, type, link));                                                      \
+    }
 
 static void node_free(cw_node *n)
 {

@@ -116,6 +116,8 @@ void cw_core_wait_stop(cw_wait *w, cw_ctx *ctx, int32_t value)
 
 void cw_signal_free_all(cw_list *head)
 {
-    while (!cw_list_empty(head))
-        signal_free(cw_container_of(head->next, cw_signal, link));
+    for (cw_list *it = head->next, *next; it != head; it = next) {
+        next = it->next;
+        signal_free(cw_container_of(it, cw_signal, link));
+    }
 }

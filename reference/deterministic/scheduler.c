@@ -215,7 +215,8 @@ static run_state run_iteration(cw_det *d, cw_task ***batch, size_t *batch_cap)
         *batch = grown;
         *batch_cap = n;
     }
-    memcpy(*batch, d->ready, n * sizeof **batch);
+    if (n)
+        memcpy(*batch, d->ready, n * sizeof **batch);
     d->nready = 0;
     for (size_t i = 0; i < n; i++)
         (*batch)[i]->queued = false;
