@@ -97,6 +97,11 @@ typedef struct cw_stack {
  * cw_stack_free on it is harmless.
  */
 int cw_stack_alloc(cw_stack *s, size_t size);
+/* The same, with the guard page only when `guard` is non-zero. A guarded
+ * stack is two kernel mappings (the guard's protection differs), and the
+ * kernel limits a process's mappings (vm.max_map_count, 65530 by default):
+ * runs of more than ~30,000 simultaneous tasks need unguarded stacks. */
+int cw_stack_map(cw_stack *s, size_t size, int guard);
 
 /*
  * Unmap the stack and zero `*s`.  Safe on a zeroed struct, and therefore

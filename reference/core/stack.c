@@ -38,7 +38,13 @@ static size_t page_size(void)
 
 int cw_stack_alloc(cw_stack *s, size_t size)
 {
+	return cw_stack_map(s, size, 1);
+}
+
+int cw_stack_map(cw_stack *s, size_t size, int guard)
+{
 	size_t page = page_size();
+	size_t below = guard ? page : 0;
 	char *map;
 
 	*s = (cw_stack){ 0 };
@@ -51,20 +57,20 @@ int cw_stack_alloc(cw_stack *s, size_t size)
 	/* Map everything writable and then revoke the guard page, rather
 	 * than the reverse, so that the guard is never charged as committed
 	 * memory. */
-	map = mmap(NULL, size + page, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	map = mmap(NULL, size + below, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
 	if (map == MAP_FAILED)
 		goto fail;
-	if (mprotect(map, page, PROT_NONE) != 0) {
-		munmap(map, size + page);
+	if (below && mprotect(map, below, PROT_NONE) != 0) {
+		munmap(map, size + below);
 		goto fail;
 	}
 	s->map = map;
-	s->map_size = size + page;
-	s->lo = map + page;
+	s->map_size = size + below;
+	s->lo = map + below;
 	s->size = size;
 #ifdef CW_HAVE_VALGRIND
-	s->valgrind_id = VALGRIND_STACK_REGISTER(map + page, map + page + size - 1);
+	s->valgrind_id = VALGRIND_STACK_REGISTER(map + below, map + below + size - 1);
 #endif
 	return 0;
 fail:

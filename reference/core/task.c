@@ -125,7 +125,7 @@ int cw_task_prepare(cw_task *t)
     cw_rt_lock(rt);
     bool cached = take_cached_stack(rt, &t->stack);
     cw_rt_unlock(rt);
-    if (!cached && cw_stack_alloc(&t->stack, rt->cfg.stack_size) != 0)
+    if (!cached && cw_stack_map(&t->stack, rt->cfg.stack_size, rt->cfg.stack_guard) != 0)
         return CW_ERR_NOMEM;
     cw_coro_init(&t->coro, &t->stack, cw_task_main, t);
     cw_rt_lock(rt);
