@@ -62,6 +62,13 @@ CWC_CASE(audit_matches_capability, "backend", "ABI-003", 0)
 {
     int has = (cwc_backend->capabilities & CW_CAP_AUDIT) != 0;
     cwc_run_ok(NULL, audit_root, &has);
+    /* With the run's audit switched off there is no digest at all. */
+    cw_config cfg = cwc_config();
+    cfg.audit = false;
+    int none = 0;
+    cw_run_result res;
+    ck_assert_int_eq(cwc_run(&cfg, audit_root, &none, &res), CW_OK);
+    ck_assert_str_eq(res.digest, "");
 }
 
 CWC_CASE(error_strings, "errors", "ERR-001", 0)
