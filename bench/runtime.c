@@ -1,24 +1,17 @@
 /*
- * runtime.c - costs of the deterministic backend's core operations, each
- * next to a baseline measured in the same run:
+ * runtime.c - the cost of a task switch: a yield round trip between two
+ * tasks on the deterministic backend (with and without the audit digest)
+ * and on the native one, next to the bare coroutine switch of the same
+ * mechanism and swapcontext(3), measured in the same run.
  *
- *   yield      a yield round trip between two tasks, against the bare
- *              coroutine switch of the same mechanism and swapcontext(3)
- *   spawn      spawn + join of an empty task, against pthread_create+join
- *   sleepers   100,000 tasks sleeping at once: wall time and peak RSS
- *
- * usage: runtime [yield|spawn|sleepers ...]   (default: all)
+ * usage: runtime
  */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <ucontext.h>
-#include <unistd.h>
 
 #include "core/coro.h"
 #include "cwrt/cwrt.h"
@@ -126,117 +119,8 @@ static void bench_yield(void)
            audited / bare, plain / bare, uc / audited, uc / plain, uc / bare);
 }
 
-/* ---- spawn + join ------------------------------------------------------------- */
-
-enum { SPAWNS = 200000 };
-
-static void *empty_task(cw_ctx *ctx, void *arg)
+int main(void)
 {
-    (void)ctx;
-    return arg;
-}
-
-static void *spawn_root(cw_ctx *ctx, void *arg)
-{
-    (void)arg;
-    for (long i = 0; i < SPAWNS; i++) {
-        cw_handle *h = cw_spawn(cw_child(ctx, "t"), empty_task, NULL);
-        cw_join(h, NULL);
-        cw_handle_release(h);
-    }
-    return NULL;
-}
-
-static void *empty_thread(void *arg)
-{
-    return arg;
-}
-
-static void bench_spawn(void)
-{
-    cw_config cfg;
-    cw_config_default(&cfg);
-    cw_run_result res;
-    double t0 = now_ns();
-    if (cw_start(cw_backend_deterministic(), &cfg, spawn_root, NULL, &res) != CW_OK)
-        abort();
-    double det = (now_ns() - t0) / SPAWNS;
-    long threads = SPAWNS / 10;
-    t0 = now_ns();
-    for (long i = 0; i < threads; i++) {
-        pthread_t t;
-        if (pthread_create(&t, NULL, empty_thread, NULL) != 0 || pthread_join(t, NULL) != 0)
-            abort();
-    }
-    double pt = (now_ns() - t0) / (double)threads;
-    printf("bench spawn: det_spawn_join_ns=%.1f pthread_create_join_ns=%.1f pthread/det=%.2f\n",
-           det, pt, pt / det);
-}
-
-/* ---- many sleeping tasks ---------------------------------------------------------- */
-
-enum { SLEEPERS = 100000 };
-
-static void *sleeper(cw_ctx *ctx, void *arg)
-{
-    (void)arg;
-    cw_sleep(ctx, CW_SEC);
-    return NULL;
-}
-
-static void *sleepers_root(cw_ctx *ctx, void *arg)
-{
-    (void)arg;
-    cw_handle **h = malloc(SLEEPERS * sizeof *h);
-    for (long i = 0; i < SLEEPERS; i++)
-        h[i] = cw_spawn(cw_child(ctx, "s"), sleeper, NULL);
-    for (long i = 0; i < SLEEPERS; i++) {
-        if (cw_join(h[i], NULL) != CW_OK)
-            abort();
-        cw_handle_release(h[i]);
-    }
-    free(h);
-    return NULL;
-}
-
-/* In a child process, so its peak RSS is the run's alone. */
-static void bench_sleepers(int guard)
-{
-    double t0 = now_ns();
-    pid_t pid = fork();
-    if (pid == 0) {
-        cw_config cfg;
-        cw_config_default(&cfg);
-        cfg.stack_guard = guard;
-        cw_run_result res;
-        int rc = cw_start(cw_backend_deterministic(), &cfg, sleepers_root, NULL, &res);
-        if (rc != CW_OK)
-            fprintf(stderr, "sleepers: %s: %s\n", cw_strerror(rc), res.message);
-        _exit(rc == CW_OK ? 0 : 1);
-    }
-    int status = 0;
-    struct rusage ru;
-    wait4(pid, &status, 0, &ru);
-    double secs = (now_ns() - t0) / 1e9;
-    printf("bench sleepers: tasks=%d guard=%d ok=%d wall_s=%.3f peak_rss_mib=%.1f "
-           "per_task_kib=%.2f\n",
-           SLEEPERS, guard, WIFEXITED(status) && WEXITSTATUS(status) == 0, secs,
-           (double)ru.ru_maxrss / 1024.0, (double)ru.ru_maxrss / SLEEPERS);
-}
-
-int main(int argc, char **argv)
-{
-    int all = argc < 2;
-    for (int i = all ? 0 : 1; i < (all ? 1 : argc); i++) {
-        const char *what = all ? "all" : argv[i];
-        if (all || !strcmp(what, "yield"))
-            bench_yield();
-        if (all || !strcmp(what, "spawn"))
-            bench_spawn();
-        if (all || !strcmp(what, "sleepers")) {
-            bench_sleepers(1);
-            bench_sleepers(0);
-        }
-    }
+    bench_yield();
     return 0;
 }
