@@ -2,8 +2,13 @@
  * panics.c - panics, catch_panics, cleanup handlers and how a run ends
  * (spec/06-panics.md, spec/02-runner.md).
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cases/util.h"
 
@@ -315,4 +320,60 @@ CWC_CASE(circular_reference_prevents_cleanup, "runner", "RUN-003", 0)
     atomic_int alive = 0;
     cwc_run_ok(NULL, outer_cycle_root, &alive);
     ck_assert_int_eq(alive, 0);
+}
+
+/* ---- misuse ------------------------------------------------------------------------- */
+
+static void noop_cleanup(void *arg)
+{
+    (void)arg;
+}
+
+static void *pop_out_of_order(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_cleanup outer, inner;
+    cw_cleanup_push(ctx, &outer, noop_cleanup, NULL);
+    cw_cleanup_push(ctx, &inner, noop_cleanup, NULL);
+    cw_cleanup_pop(ctx, &outer, false); /* not the newest: a misuse */
+    return NULL;
+}
+
+CWC_CASE(cleanup_pop_out_of_order_panics, "panics", "PAN-004", 0)
+{
+    expect_panic(NULL, pop_out_of_order, NULL, "cleanup handlers must be popped newest first");
+}
+
+static void *call_from_foreign_thread(void *arg)
+{
+    cw_yield(arg); /* not a task of the runtime: ends the process */
+    return NULL;
+}
+
+static void *foreign_thread_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, call_from_foreign_thread, ctx), 0);
+    pthread_join(t, NULL);
+    return NULL;
+}
+
+CWC_CASE(suspending_outside_a_task_ends_the_process, "panics", "PAN-006", 0)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        /* The message is expected: keep it out of the suite's output. */
+        if (!freopen("/dev/null", "w", stderr))
+            _exit(3);
+        cw_run_result res;
+        cwc_run(NULL, foreign_thread_root, NULL, &res);
+        _exit(0);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+                  "a suspending call from a foreign thread did not end the process");
 }

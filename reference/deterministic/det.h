@@ -58,6 +58,7 @@ typedef struct cw_det {
     cw_rt rt;                /* first: the core sees only this */
     cw_coro main;            /* the scheduler's own context */
     cw_task *current;        /* the task running now, or NULL */
+    pthread_t thread;        /* the one thread the run's tasks execute on */
     cw_spin lock;            /* the ready queue and wake flags: wakers may be on other threads */
     cw_task **ready;         /* runnable in the next iteration */
     size_t nready, cap;

@@ -95,9 +95,12 @@ static void det_exit(cw_task *t)
     cw_coro_exit_switch(&t->coro, &d->main);
 }
 
+/* Only the run's own thread is ever inside one of its tasks: a call from any
+ * other thread, even while a task is running, is not a task's call. */
 static cw_task *det_current(cw_rt *rt)
 {
-    return det_of(rt)->current;
+    cw_det *d = det_of(rt);
+    return pthread_equal(pthread_self(), d->thread) ? d->current : NULL;
 }
 
 static cw_time det_now(cw_rt *rt)
@@ -381,6 +384,7 @@ int cw_det_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result
     cw_det *d = cw_xcalloc(1, sizeof *d);
     cw_rt_init(&d->rt, &cw_det_backend, &det_sched, &resolved);
     memcpy(d->rt.pools, pools, sizeof pools);
+    d->thread = pthread_self();
     cw_prng_seed(&d->prng, resolved.seed);
     cw_auditor_init(&d->auditor);
     d->now = resolved.start_time;
