@@ -1,0 +1,16 @@
+/*
+ * target.h - the one function every fuzz target defines.
+ *
+ * The same target source links against libFuzzer, against an AFL++ driver
+ * and against the plain replay driver; each of those calls this once per
+ * input. A target reports a problem by aborting the process.
+ */
+#ifndef FUZZ_TARGET_H
+#define FUZZ_TARGET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#endif
