@@ -99,6 +99,12 @@ int cw_core_select(cw_wait *waits, size_t n, bool block)
             const cw_wait_ops *ops = waits[i].ops;
             ops->disarm(&waits[i]);
         }
+        /* Aborted while parked: end here, even if a wait could now
+         * complete, so the task never runs past this suspension point. */
+        if (t->aborted && !t->unwinding) {
+            cw_rt_unlock(rt);
+            cw_task_unwind(t, CW_ERR_CLOSED);
+        }
     }
 out:
     cw_rt_unlock(rt);

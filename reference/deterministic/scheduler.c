@@ -318,8 +318,10 @@ static void teardown(cw_det *d)
     cw_spin_unlock(&d->lock);
     while (!cw_list_empty(&d->rt.tasks)) {
         cw_task *t = cw_container_of(d->rt.tasks.next, cw_task, link);
-        if (t->state == CW_TASK_RUNNING) {
-            t->aborted = true;
+        t->aborted = true;
+        /* An aborted task unwinds at its suspension point; resuming until
+         * it is done also covers a cleanup handler that yields. */
+        while (t->state == CW_TASK_RUNNING) {
             d->current = t;
             cw_coro_switch(&d->main, &t->coro);
             d->current = NULL;
