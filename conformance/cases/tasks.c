@@ -563,3 +563,54 @@ CWC_CASE(park_and_wake, "tasks", "TASK-009 TASK-010", 0)
 {
     cwc_run_ok(NULL, park_root, NULL);
 }
+
+/* A task woken and aborted before it runs again ends at the suspension
+ * point it was parked in, even though its receive could now complete. */
+struct parked {
+    cw_chan *c;
+    atomic_int parked, ran_past, cleaned;
+};
+
+static void parked_cleanup(void *arg)
+{
+    atomic_store(&((struct parked *)arg)->cleaned, 1);
+}
+
+static void *parked_receiver(cw_ctx *ctx, void *arg)
+{
+    struct parked *p = arg;
+    CW_CLEANUP_PUSH(ctx, parked_cleanup, p);
+    atomic_store(&p->parked, 1);
+    int v;
+    if (cw_chan_recv(p->c, &v) == CW_OK)
+        atomic_store(&p->ran_past, 1);
+    CW_CLEANUP_POP(ctx, false);
+    return NULL;
+}
+
+static void *abort_while_parked_root(cw_ctx *ctx, void *arg)
+{
+    struct parked *p = arg;
+    p->c = cw_chan_new(ctx, sizeof(int), 0);
+    cw_handle *h = cw_spawn(cw_child(ctx, "receiver"), parked_receiver, p);
+    while (!atomic_load(&p->parked))
+        cw_yield(ctx);
+    cw_yield(ctx);
+    int one = 1;
+    ck_assert_int_eq(cw_chan_send(p->c, &one), CW_OK); /* wakes it... */
+    cw_abort(h);                                       /* ...but it must not run on */
+    ck_assert_int_eq(cw_join(h, NULL), CW_ERR_CLOSED);
+    cw_handle_release(h);
+    return NULL;
+}
+
+CWC_CASE(abort_while_parked_ends_at_the_suspension_point, "tasks", "TASK-002 PAN-004", 0)
+{
+    cw_config cfg = cwc_config();
+    cfg.worker_threads = 1; /* native: nothing runs between the send and the abort */
+    struct parked p;
+    memset(&p, 0, sizeof p);
+    cwc_run_ok(&cfg, abort_while_parked_root, &p);
+    ck_assert_int_eq(atomic_load(&p.ran_past), 0);
+    ck_assert_int_eq(atomic_load(&p.cleaned), 1);
+}
