@@ -50,7 +50,7 @@ UNIT_BIN := $(UNIT_SRC:reference/tests/%.c=$(B)/bin/%)
 SPEC_MD := $(sort $(wildcard spec/*.md))
 
 .PHONY: all libs check certify fuzz coverage bench lint install clean deps \
-        unit conformance-run asan-check requirements format
+        unit conformance-run requirements format valgrind
 
 all: libs $(B)/bin/cw-conformance
 
@@ -125,8 +125,17 @@ check: deps
 	$(MAKE) all unit requirements conformance-run
 	$(MAKE) VARIANT=asan unit conformance-run
 	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run
+	$(MAKE) valgrind
 	$(MAKE) -C fuzz replay
 	@echo "check: all passed"
+
+# The suite on the deterministic backend under valgrind: each case's child
+# process exits non-zero on any memory error or definite leak.
+VALGRIND := valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite
+
+valgrind: all
+	@echo "== conformance on deterministic under valgrind"
+	@$(VALGRIND) $(B)/bin/cw-conformance --backend deterministic
 
 certify: deps all
 	@mkdir -p $(B)/reports
