@@ -122,12 +122,14 @@ requirements: $(B)/bin/cw-conformance
 	@echo "== every requirement of spec/ has a case ($$(wc -l < $(B)/requirements.txt) requirements)"
 
 check: deps
+	rm -f build/*/reports/*.json
 	$(MAKE) all unit requirements conformance-run
 	$(MAKE) VARIANT=asan unit conformance-run
 	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run
 	$(MAKE) valgrind
-	$(MAKE) -C fuzz replay
-	@echo "check: all passed"
+	@$(MAKE) -s -C fuzz replay > build/fuzz-replay.txt || { cat build/fuzz-replay.txt; exit 1; }
+	@cat build/fuzz-replay.txt
+	@sh ci/summary.sh $$(sed -n 's/^fuzz replay: \([0-9]*\) passed.*/\1/p' build/fuzz-replay.txt)
 
 # The suite on the deterministic backend under valgrind: each case's child
 # process exits non-zero on any memory error or definite leak.
