@@ -50,7 +50,7 @@ UNIT_BIN := $(UNIT_SRC:reference/tests/%.c=$(B)/bin/%)
 SPEC_MD := $(sort $(wildcard spec/*.md))
 
 .PHONY: all libs check certify fuzz coverage bench lint install clean deps \
-        unit conformance-run requirements format valgrind
+        unit conformance-run plugin-run requirements format valgrind
 
 all: libs $(B)/bin/cw-conformance
 
@@ -92,6 +92,12 @@ $(B)/bin/cw-conformance: $(CWC_OBJ) $(B)/lib/libcwrt.a
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; $(CC) -o $@ $(CWC_OBJ) $(B)/lib/libcwrt.a $(SAN_LD) $(CHECK_LIBS) $(LIBS)
 
+# A backend loaded the way a third party's is: a shared object exporting
+# cw_backend_entry (here wrapping the reference, linked in statically).
+$(B)/lib/cwrt-plugin.so: examples/plugin.c $(B)/lib/libcwrt.a
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -shared -o $@ $< $(B)/lib/libcwrt.a $(SAN_LD) $(LIBS)
+
 $(B)/bin/test_%: reference/tests/test_%.c $(B)/lib/libcwrt.a
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -o $@ $< $(B)/lib/libcwrt.a $(SAN_LD) $(CHECK_LIBS) $(LIBS)
@@ -116,6 +122,12 @@ conformance-run: $(B)/bin/cw-conformance
 	    --tap $(B)/reports/$$b.tap --xml $(B)/reports/$$b.xml || exit 1; \
 	done
 
+plugin-run: $(B)/bin/cw-conformance $(B)/lib/cwrt-plugin.so
+	@mkdir -p $(B)/reports
+	@echo "== conformance on a backend loaded from a shared object"
+	@CWRT_PLUGIN_BACKEND=deterministic $(B)/bin/cw-conformance \
+	  --backend $(B)/lib/cwrt-plugin.so --json $(B)/reports/plugin.json
+
 requirements: $(B)/bin/cw-conformance
 	@$(B)/bin/cw-conformance --requirements > $(B)/requirements.txt || \
 	  { cat $(B)/requirements.txt; echo "spec requirements without a conformance case"; exit 1; }
@@ -123,7 +135,7 @@ requirements: $(B)/bin/cw-conformance
 
 check: deps
 	rm -f build/*/reports/*.json
-	$(MAKE) all unit requirements conformance-run
+	$(MAKE) all unit requirements conformance-run plugin-run
 	$(MAKE) VARIANT=asan unit conformance-run
 	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run
 	$(MAKE) valgrind
