@@ -105,6 +105,11 @@ void cw_rt_unlock(cw_rt *rt);
 void cw_rt_free_objects(cw_rt *rt);
 /* Validate a caller's config into `cfg`; CW_OK or CW_ERR_INVALID with `why`. */
 int cw_config_resolve(const cw_config *in, cw_config *cfg, char *why, size_t whylen);
+/* What every cw_start does first: clear `out`, resolve the configuration and
+ * open the run's buffer pools. CW_OK, or the failure in out->status and
+ * out->message with nothing left to release. */
+int cw_run_begin(const cw_backend *b, const cw_config *cfg, cw_config *resolved,
+                 cw_bufpool *pools[2], cw_run_result *out);
 
 /* Abort the process with a message: for misuse where there is no task to
  * panic (a blocking call outside any task, a broken invariant). */

@@ -31,6 +31,16 @@ int cw_config_resolve(const cw_config *in, cw_config *cfg, char *why, size_t why
     return CW_OK;
 }
 
+int cw_run_begin(const cw_backend *b, const cw_config *cfg, cw_config *resolved,
+                 cw_bufpool *pools[2], cw_run_result *out)
+{
+    memset(out, 0, sizeof *out);
+    int rc = cw_config_resolve(cfg, resolved, out->message, sizeof out->message);
+    if (rc == CW_OK)
+        rc = cw_rt_pools_open(b, resolved, pools, out->message, sizeof out->message);
+    return out->status = rc;
+}
+
 void cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
                 const cw_config *cfg)
 {

@@ -373,15 +373,10 @@ extern const cw_backend cw_det_backend;
 
 int cw_det_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out)
 {
-    memset(out, 0, sizeof *out);
     cw_config resolved;
-    int rc = cw_config_resolve(cfg, &resolved, out->message, sizeof out->message);
-    if (rc != CW_OK)
-        return out->status = rc;
     cw_bufpool *pools[2];
-    rc = cw_rt_pools_open(&cw_det_backend, &resolved, pools, out->message, sizeof out->message);
-    if (rc != CW_OK)
-        return out->status = rc;
+    if (cw_run_begin(&cw_det_backend, cfg, &resolved, pools, out) != CW_OK)
+        return out->status;
 
     cw_det *d = cw_xcalloc(1, sizeof *d);
     cw_rt_init(&d->rt, &cw_det_backend, &det_sched, &resolved);

@@ -130,15 +130,10 @@ static void native_free(cw_native *n)
 
 int cw_native_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out)
 {
-    memset(out, 0, sizeof *out);
     cw_config resolved;
-    int rc = cw_config_resolve(cfg, &resolved, out->message, sizeof out->message);
-    if (rc != CW_OK)
-        return out->status = rc;
     cw_bufpool *pools[2];
-    rc = cw_rt_pools_open(&cw_native_backend, &resolved, pools, out->message, sizeof out->message);
-    if (rc != CW_OK)
-        return out->status = rc;
+    if (cw_run_begin(&cw_native_backend, cfg, &resolved, pools, out) != CW_OK)
+        return out->status;
 
     cw_native *n = native_new(&resolved);
     memcpy(n->rt.pools, pools, sizeof pools);
