@@ -31,8 +31,12 @@ typedef struct cw_thread_cache {
     cw_bin bin[BINS];
 } cw_thread_cache;
 
-static _Thread_local cw_thread_cache *mine;
-static _Thread_local bool gone; /* torn down: this thread uses the classes directly */
+/* Every pool alloc and return reads these: the initial-exec model makes
+ * that a plain load even in the shared library (two words of static TLS). */
+#define CW_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+
+static CW_TLS cw_thread_cache *mine;
+static CW_TLS bool gone; /* torn down: this thread uses the classes directly */
 static pthread_key_t key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static bool key_ok;
