@@ -12,6 +12,8 @@
  *           1 MiB, against a memcpy of the same bytes: what handing a
  *           reader "these bytes" costs either way.
  *
+ * Each figure is the best of a few runs.
+ *
  * usage: iobuf [alloc|share ...]   (default: both)
  */
 #include <pthread.h>
@@ -43,7 +45,7 @@ static void touch(uint8_t *p, size_t size)
 
 /* ---- alloc + release ---------------------------------------------------------- */
 
-enum { ALLOC_ROUNDS = 2000000 };
+enum { ALLOC_ROUNDS = 1000000, REPEATS = 5 };
 
 enum how { POOL, MALLOC, MEMALIGN };
 
@@ -86,8 +88,9 @@ static void *alloc_loop(void *arg)
     return NULL;
 }
 
-/* The mean cost per operation with `threads` threads running at once. */
-static double alloc_ns(enum how how, cw_bufpool *pool, size_t size, int threads, bool touch)
+/* The mean cost per operation with `threads` threads running at once,
+ * once. */
+static double alloc_once(enum how how, cw_bufpool *pool, size_t size, int threads, bool touch)
 {
     struct alloc_job jobs[2];
     pthread_t t[2];
@@ -102,6 +105,17 @@ static double alloc_ns(enum how how, cw_bufpool *pool, size_t size, int threads,
         sum += jobs[i].ns;
     }
     return sum / threads;
+}
+
+/* The best of a few runs: on a shared machine the others only add noise. */
+static double alloc_ns(enum how how, cw_bufpool *pool, size_t size, int threads, bool touch)
+{
+    double best = alloc_once(how, pool, size, threads, touch);
+    for (int i = 1; i < REPEATS; i++) {
+        double ns = alloc_once(how, pool, size, threads, touch);
+        best = ns < best ? ns : best;
+    }
+    return best;
 }
 
 static cw_bufpool *network_pool(bool thread_cache, int threads)
@@ -147,9 +161,9 @@ static void bench_alloc(void)
 
 /* ---- share vs copy --------------------------------------------------------------- */
 
-enum { SHARE_ROUNDS = 4000000 };
+enum { SHARE_ROUNDS = 2000000 };
 
-static double share_ns(const cw_iobuf *b)
+static double share_once(const cw_iobuf *b)
 {
     double t0 = now_ns();
     for (long i = 0; i < SHARE_ROUNDS; i++) {
@@ -163,9 +177,9 @@ static double share_ns(const cw_iobuf *b)
     return (now_ns() - t0) / SHARE_ROUNDS;
 }
 
-static double copy_ns(const cw_iobuf *b, uint8_t *dst)
+static double copy_once(const cw_iobuf *b, uint8_t *dst)
 {
-    long rounds = (long)((256u << 20) / b->len); /* 256 MiB copied in all */
+    long rounds = (long)((64u << 20) / b->len); /* 64 MiB copied in all */
     if (rounds > SHARE_ROUNDS)
         rounds = SHARE_ROUNDS;
     double t0 = now_ns();
@@ -174,6 +188,26 @@ static double copy_ns(const cw_iobuf *b, uint8_t *dst)
         sink(dst);
     }
     return (now_ns() - t0) / (double)rounds;
+}
+
+static double share_ns(const cw_iobuf *b)
+{
+    double best = share_once(b);
+    for (int i = 1; i < REPEATS; i++) {
+        double ns = share_once(b);
+        best = ns < best ? ns : best;
+    }
+    return best;
+}
+
+static double copy_ns(const cw_iobuf *b, uint8_t *dst)
+{
+    double best = copy_once(b, dst);
+    for (int i = 1; i < REPEATS; i++) {
+        double ns = copy_once(b, dst);
+        best = ns < best ? ns : best;
+    }
+    return best;
 }
 
 static void bench_share(void)
