@@ -145,7 +145,8 @@ check: deps
 
 # The suite on the deterministic backend under valgrind: each case's child
 # process exits non-zero on any memory error or definite leak.
-VALGRIND := valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite
+VALGRIND := valgrind -q --error-exitcode=9 --leak-check=full --show-leak-kinds=definite \
+            --errors-for-leak-kinds=definite
 
 valgrind: all
 	@echo "== conformance on deterministic under valgrind"
