@@ -1,6 +1,6 @@
 /*
  * bufpools.c - buffer pools and the run's two pools (spec/12-buffers.md,
- * BUF-019 .. BUF-027), with the seed's test_buffer_pooler.
+ * BUF-019 .. BUF-027), with test_buffer_pooler of the original interface.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -347,7 +347,7 @@ struct pooler_case {
     uint32_t network_max, storage_max;
 };
 
-/* The seed's test_buffer_pooler, run once per configuration. */
+/* test_buffer_pooler of the original interface, run once per configuration. */
 static void *buffer_pooler_root(cw_ctx *ctx, void *arg)
 {
     const struct pooler_case *want = arg;
@@ -373,7 +373,7 @@ static void *buffer_pooler_root(cw_ctx *ctx, void *arg)
 
 CWC_CASE(buffer_pooler, "buffers", "BUF-026 BUF-027", 0)
 {
-    /* The seed runs a default and a custom runner on each of its two
+    /* The original runs a default and a custom runner on each of its two
      * runtimes; here each configuration runs as given and again with the
      * pools sized for four threads, as a multi-threaded runner sets them. */
     const struct pooler_case defaults = {4096, 64}, custom = {64, 8};
