@@ -35,7 +35,10 @@ static inline cw_bufpool *cwc_small_pool(uint32_t max)
     return p;
 }
 
-/* A list of copies of the given strings, one chunk each; NULL ends them. */
+/* A list of copies of the given strings, one chunk each. */
+#define CWC_LIST(...) cwc_list(__VA_ARGS__, (const char *)NULL)
+
+/* The same with the terminating NULL written out. */
 static inline cw_iobufs *cwc_list(const char *first, ...)
 {
     cw_iobufs *l = cw_iobufs_new(cwc_backend);

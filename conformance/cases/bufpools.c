@@ -21,6 +21,14 @@ static cw_bufpool_config small_config(void)
     return cfg;
 }
 
+static bool same_config(const cw_bufpool_config *a, const cw_bufpool_config *b)
+{
+    return a->min_size == b->min_size && a->max_size == b->max_size &&
+           a->max_per_class == b->max_per_class && a->alignment == b->alignment &&
+           a->pool_min_size == b->pool_min_size && a->thread_cache == b->thread_cache &&
+           a->parallelism == b->parallelism && a->prefill == b->prefill;
+}
+
 static void stats(cw_bufpool *p, size_t cls, cw_bufpool_stats *st)
 {
     ck_assert_int_eq(cw_bufpool_class_stats(p, cls, st), CW_OK);
@@ -65,10 +73,7 @@ CWC_CASE(bufpool_config_check, "buffers", "BUF-019", 0)
     CWC_OK(cw_bufpool_new(cwc_backend, &good, &p));
     cw_bufpool_config back;
     cw_bufpool_get_config(p, &back);
-    ck_assert(back.min_size == good.min_size && back.max_size == good.max_size &&
-              back.max_per_class == good.max_per_class && back.alignment == good.alignment &&
-              back.pool_min_size == good.pool_min_size && back.prefill == good.prefill &&
-              back.thread_cache == good.thread_cache && back.parallelism == good.parallelism);
+    ck_assert(same_config(&back, &good));
     cw_bufpool_stats st;
     stats(p, 4, &st); /* prefilled: every buffer exists and is parked */
     ck_assert_uint_eq(st.size, 1024);
@@ -430,8 +435,6 @@ CWC_CASE(bufpool_runtime_pools, "buffers", "BUF-026", 0)
 CWC_CASE(bufpool_defaults, "buffers", "BUF-027", 0)
 {
     cw_bufpool_config n, s;
-    memset(&n, 0, sizeof n); /* the comparison below covers the padding too */
-    memset(&s, 0, sizeof s);
     cw_bufpool_config_network(&n);
     cw_bufpool_config_storage(&s);
     size_t page = cw_page_size();
@@ -456,6 +459,6 @@ CWC_CASE(bufpool_defaults, "buffers", "BUF-027", 0)
     }
     cw_config cfg;
     cw_config_default(&cfg);
-    ck_assert(!memcmp(&cfg.network_buffer_pool, &n, sizeof n));
-    ck_assert(!memcmp(&cfg.storage_buffer_pool, &s, sizeof s));
+    ck_assert(same_config(&cfg.network_buffer_pool, &n));
+    ck_assert(same_config(&cfg.storage_buffer_pool, &s));
 }

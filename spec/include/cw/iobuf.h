@@ -265,7 +265,7 @@ static inline int cw_iobuf_advance(cw_iobuf *buf, size_t n)
  * CW_ERR_INVALID when n > len, and nothing is consumed. */
 static inline int cw_iobuf_copy_out(cw_iobuf *buf, void *dst, size_t n)
 {
-    if (n > buf->len)
+    if (n > buf->len || (!dst && n > 0))
         return CW_ERR_INVALID;
     if (n > 0)
         memcpy(dst, buf->data, n);
@@ -404,7 +404,7 @@ static inline int cw_iobuf_mut_advance(cw_iobuf_mut *m, size_t n)
 
 static inline int cw_iobuf_mut_copy_out(cw_iobuf_mut *m, void *dst, size_t n)
 {
-    if (n > m->len)
+    if (n > m->len || (!dst && n > 0))
         return CW_ERR_INVALID;
     if (n > 0)
         memcpy(dst, m->data, n);
@@ -500,7 +500,7 @@ static inline int cw_iobufs_advance(cw_iobufs *l, size_t n)
  * CW_ERR_INVALID when n > len, and nothing is consumed. */
 static inline int cw_iobufs_copy_out(cw_iobufs *l, void *dst, size_t n)
 {
-    if (n > cw_iobufs_len(l))
+    if (n > cw_iobufs_len(l) || (!dst && n > 0))
         return CW_ERR_INVALID;
     const cw_iobuf *c;
     size_t done = 0;
@@ -635,7 +635,7 @@ static inline int cw_iobufs_mut_advance(cw_iobufs_mut *l, size_t n)
 
 static inline int cw_iobufs_mut_copy_out(cw_iobufs_mut *l, void *dst, size_t n)
 {
-    if (n > cw_iobufs_mut_len(l))
+    if (n > cw_iobufs_mut_len(l) || (!dst && n > 0))
         return CW_ERR_INVALID;
     const cw_iobuf_mut *c;
     size_t done = 0;
