@@ -41,6 +41,7 @@ typedef struct cw_run_result cw_run_result;
 typedef struct cw_wait cw_wait;
 typedef struct cw_cleanup cw_cleanup;
 typedef struct cw_buffer_ops cw_buffer_ops;
+typedef struct cw_metric_ops cw_metric_ops;
 
 struct cw_backend {
     /* Identity. */
@@ -110,6 +111,9 @@ struct cw_backend {
 
     /* Buffers and pools (cw/iobuf.h, cw/pool.h): a table of their own. */
     const cw_buffer_ops *buffers;
+
+    /* Metrics (cw/metrics.h): a table of their own. */
+    const cw_metric_ops *metrics;
 };
 
 /* True when `b` provides the entry at `field` (it was built with a table at

@@ -10,6 +10,7 @@
 #include "cw/context.h"
 #include "cw/error.h"
 #include "cw/iobuf.h"
+#include "cw/metrics.h"
 #include "cw/panic.h"
 #include "cw/bufpool.h"
 #include "cw/runner.h"

@@ -33,6 +33,9 @@ struct cw_config {
     cw_bufpool_config network_buffer_pool;
     cw_bufpool_config storage_buffer_pool;
     bool audit;            /* deterministic: keep the audit digest (default true) */
+    /* native: serve GET /metrics over HTTP on this numeric "address:port"
+     * ("127.0.0.1:9464", "[::1]:0"); NULL (the default) serves nothing. */
+    const char *metrics_address;
 };
 
 /* The outcome of cw_start. */
@@ -61,6 +64,7 @@ static inline void cw_config_default(cw_config *cfg)
     cw_bufpool_config_network(&cfg->network_buffer_pool);
     cw_bufpool_config_storage(&cfg->storage_buffer_pool);
     cfg->audit = true;
+    cfg->metrics_address = NULL;
 }
 
 /* Run `root(ctx, arg)` as the root task of a new runtime of backend `b` and
