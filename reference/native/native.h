@@ -27,17 +27,17 @@ enum cw_nstate {
     CW_N_EXITED,   /* made its last switch */
 };
 
-typedef struct cw_pool cw_pool;
+typedef struct cw_tpool cw_tpool;
 
 typedef struct cw_ntask {
     cw_task *task;
-    cw_pool *home;
+    cw_tpool *home;
     enum cw_nstate state;
     bool notified;             /* woken while not parked */
     struct cw_ntask *next;     /* queue link */
 } cw_ntask;
 
-struct cw_pool {
+struct cw_tpool {
     cw_native *n;
     cw_ntask *head, *tail;  /* FIFO of runnable tasks */
     pthread_cond_t ready;   /* signalled when a task is queued or the pool stops */
@@ -46,7 +46,7 @@ struct cw_pool {
     unsigned max_threads;   /* a blocking pool grows up to this */
     bool dedicated;         /* one task, one thread, gone with the task */
     bool stopping;
-    cw_pool *next_dedicated; /* n->dedicated list, freed at the end of the run */
+    cw_tpool *next_dedicated; /* n->dedicated list, freed at the end of the run */
 };
 
 typedef struct cw_reactor {
@@ -62,12 +62,12 @@ struct cw_native {
     cw_rt rt; /* first: the core sees only this */
     pthread_mutex_t lock;      /* pools, task states, counts */
     pthread_cond_t changed;    /* the run's end condition or a count changed */
-    cw_pool shared, blocking;
+    cw_tpool shared, blocking;
     unsigned live_tasks;       /* spawned and not yet finished */
     unsigned live_threads;     /* worker threads of every pool, still running */
     pthread_t *threads;        /* every thread started, joined at the end */
     size_t nthreads, cap_threads;
-    cw_pool *dedicated;        /* pools of dedicated tasks */
+    cw_tpool *dedicated;        /* pools of dedicated tasks */
     bool root_done;
     bool panicked;             /* a copy of rt.panicked, readable under this lock */
     cw_reactor reactor;
@@ -79,8 +79,8 @@ struct cw_native {
 
 /* sched.c */
 extern const cw_sched_ops cw_native_sched;
-void cw_pool_init(cw_pool *p, cw_native *n, unsigned max_threads, bool dedicated);
-int cw_pool_start_thread(cw_pool *p); /* with n->lock held */
+void cw_tpool_init(cw_tpool *p, cw_native *n, unsigned max_threads, bool dedicated);
+int cw_tpool_start_thread(cw_tpool *p); /* with n->lock held */
 void cw_native_push(cw_native *n, cw_ntask *nt); /* with n->lock held */
 uint64_t cw_native_mono_ns(void);
 cw_time cw_native_now(cw_native *n);

@@ -36,8 +36,8 @@ static cw_native *native_new(const cw_config *cfg)
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         workers = cpus > 0 ? (unsigned)cpus : 1;
     }
-    cw_pool_init(&n->shared, n, workers, false);
-    cw_pool_init(&n->blocking, n, cfg->blocking_threads ? cfg->blocking_threads : 1, false);
+    cw_tpool_init(&n->shared, n, workers, false);
+    cw_tpool_init(&n->blocking, n, cfg->blocking_threads ? cfg->blocking_threads : 1, false);
     return n;
 }
 
@@ -83,7 +83,7 @@ static void teardown(cw_native *n)
     n->shared.stopping = n->blocking.stopping = true;
     pthread_cond_broadcast(&n->shared.ready);
     pthread_cond_broadcast(&n->blocking.ready);
-    for (cw_pool *p = n->dedicated; p; p = p->next_dedicated) {
+    for (cw_tpool *p = n->dedicated; p; p = p->next_dedicated) {
         p->stopping = true;
         pthread_cond_broadcast(&p->ready);
     }
@@ -115,7 +115,7 @@ static void native_free(cw_native *n)
     cw_task_free(n->rt.root);
     cw_rt_free_objects(&n->rt);
     while (n->dedicated) {
-        cw_pool *p = n->dedicated;
+        cw_tpool *p = n->dedicated;
         n->dedicated = p->next_dedicated;
         pthread_cond_destroy(&p->ready);
         free(p);
@@ -146,7 +146,7 @@ int cw_native_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_res
     }
     pthread_mutex_lock(&n->lock);
     for (unsigned i = 0; i < n->shared.max_threads; i++)
-        if (cw_pool_start_thread(&n->shared) != 0 && n->shared.threads == 0)
+        if (cw_tpool_start_thread(&n->shared) != 0 && n->shared.threads == 0)
             cw_fatal("cannot start any worker thread");
     pthread_mutex_unlock(&n->lock);
 

@@ -58,7 +58,7 @@ cw_time cw_native_now(cw_native *n)
 
 /* ---- Pools --------------------------------------------------------------------- */
 
-void cw_pool_init(cw_pool *p, cw_native *n, unsigned max_threads, bool dedicated)
+void cw_tpool_init(cw_tpool *p, cw_native *n, unsigned max_threads, bool dedicated)
 {
     p->n = n;
     p->max_threads = max_threads;
@@ -66,7 +66,7 @@ void cw_pool_init(cw_pool *p, cw_native *n, unsigned max_threads, bool dedicated
     pthread_cond_init(&p->ready, NULL);
 }
 
-static cw_ntask *pool_pop(cw_pool *p)
+static cw_ntask *pool_pop(cw_tpool *p)
 {
     cw_ntask *nt = p->head;
     p->head = nt->next;
@@ -78,7 +78,7 @@ static cw_ntask *pool_pop(cw_pool *p)
 
 void cw_native_push(cw_native *n, cw_ntask *nt)
 {
-    cw_pool *p = nt->home;
+    cw_tpool *p = nt->home;
     nt->state = CW_N_QUEUED;
     nt->next = NULL;
     if (p->tail)
@@ -88,7 +88,7 @@ void cw_native_push(cw_native *n, cw_ntask *nt)
     p->tail = nt;
     if (p->idle)
         pthread_cond_signal(&p->ready);
-    else if (p->threads < p->max_threads && cw_pool_start_thread(p) != 0 && p->threads == 0)
+    else if (p->threads < p->max_threads && cw_tpool_start_thread(p) != 0 && p->threads == 0)
         cw_fatal("cannot start a thread for a %s task",
                  p->dedicated ? "dedicated" : "blocking");
     (void)n;
@@ -158,7 +158,7 @@ static bool run(cw_native *n, cw_coro *home, cw_ntask *nt)
 
 static void *pool_thread(void *arg)
 {
-    cw_pool *p = arg;
+    cw_tpool *p = arg;
     cw_native *n = p->n;
     cw_coro home = {0};
     pthread_mutex_lock(&n->lock);
@@ -185,7 +185,7 @@ static void *pool_thread(void *arg)
     return NULL;
 }
 
-int cw_pool_start_thread(cw_pool *p)
+int cw_tpool_start_thread(cw_tpool *p)
 {
     cw_native *n = p->n;
     if (n->nthreads == n->cap_threads) {
@@ -253,14 +253,14 @@ static void native_yield(cw_task *t)
     switch_home(t);
 }
 
-static cw_pool *home_pool(cw_native *n, cw_task *t)
+static cw_tpool *home_pool(cw_native *n, cw_task *t)
 {
     if (t->execution == CW_EXEC_SHARED_BLOCKING)
         return &n->blocking;
     if (t->execution != CW_EXEC_DEDICATED)
         return &n->shared;
-    cw_pool *p = cw_xcalloc(1, sizeof *p);
-    cw_pool_init(p, n, 1, true);
+    cw_tpool *p = cw_xcalloc(1, sizeof *p);
+    cw_tpool_init(p, n, 1, true);
     p->next_dedicated = n->dedicated;
     n->dedicated = p;
     return p;
