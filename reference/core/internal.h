@@ -95,6 +95,7 @@ struct cw_rt {
     cw_list signal_waiters;  /* cw_wait_signal waits */
 
     cw_bufpool *pools[2]; /* the network and storage buffer pools (buffers/ops.c) */
+    struct cw_rt_metrics *metrics; /* the run's metrics registry (metrics/runtime.c) */
 };
 
 void cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
@@ -203,6 +204,7 @@ struct cw_task {
     cw_cleanup *cleanups; /* newest first */
     cw_list link;         /* rt->tasks */
     void *sched_data;     /* the scheduler's per-task state */
+    cw_metric *running;   /* its runtime_tasks_running series until it stops running */
 };
 
 cw_handle *cw_core_spawn(cw_ctx *ctx, cw_task_fn fn, void *arg);
@@ -348,6 +350,18 @@ int cw_rt_pools_open(const cw_backend *b, const cw_config *cfg, cw_bufpool *pool
 /* The owner's release of both: buffers still out keep their pool alive. */
 void cw_rt_pools_close(cw_bufpool *pools[2]);
 
+/* ---- Metrics (metrics/): their table entries, and the run's registry ----------------- */
+
+extern const cw_metric_ops cw_metric_entries;
+/* Make the registry of a run and its own metrics; close frees them. */
+void cw_rt_metrics_open(cw_rt *rt);
+void cw_rt_metrics_close(cw_rt *rt);
+/* The task hooks of metrics/runtime.c: admitted, refused, no longer running
+ * (the first of abort, cascade and completion; with rt->lock held). */
+void cw_task_metrics_begin(cw_task *t);
+void cw_task_metrics_refused(cw_rt *rt, const cw_ctx *ctx);
+void cw_task_metrics_end(cw_task *t);
+
 /* ---- Backend tables ---------------------------------------------------------------- */
 
 /* The table entries every reference backend takes from the core, as
@@ -391,7 +405,8 @@ void cw_rt_pools_close(cw_bufpool *pools[2]);
     .signal_release = cw_core_signal_release, \
     .wait_signal = cw_core_wait_signal, \
     .wait_stop = cw_core_wait_stop, \
-    .random = cw_core_random
+    .random = cw_core_random, \
+    .metrics = &cw_metric_entries
 
 /* Audit helpers: big-endian integer fields. */
 static inline void cw_be64(uint8_t out[8], uint64_t v)

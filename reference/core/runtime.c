@@ -60,6 +60,7 @@ void cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
     cw_list_init(&rt->nodes);
     cw_list_init(&rt->stop_waiters);
     cw_list_init(&rt->signal_waiters);
+    cw_rt_metrics_open(rt);
 }
 
 #define FREE_ALL(head, type, fn)                                                                   \
@@ -84,6 +85,7 @@ void cw_rt_free_objects(cw_rt *rt)
     /* Last: freeing contexts above may already have released some nodes. */
     FREE_ALL(&rt->nodes, cw_node, node_free);
     cw_stack_cache_free(rt);
+    cw_rt_metrics_close(rt);
     pthread_mutex_destroy(&rt->lock);
 }
 

@@ -43,6 +43,7 @@ cw_task *cw_task_new_root(cw_rt *rt, cw_task_fn fn, void *arg)
 {
     cw_task *t = task_new(rt, NULL, cw_node_root(rt), fn, arg);
     rt->root = t;
+    cw_task_metrics_begin(t);
     return t;
 }
 
@@ -64,6 +65,7 @@ cw_handle *cw_core_spawn(cw_ctx *ctx, cw_task_fn fn, void *arg)
     if (owner->aborted || rt->ending) {
         cw_handle *h = cw_handle_new(rt);
         cw_handle_complete(h, CW_ERR_CLOSED, NULL);
+        cw_task_metrics_refused(rt, ctx);
         consume_context(ctx);
         cw_rt_unlock(rt);
         return h;
@@ -74,6 +76,7 @@ cw_handle *cw_core_spawn(cw_ctx *ctx, cw_task_fn fn, void *arg)
     t->handle->refs++; /* one for the task, one for the caller */
     cw_handle *h = t->handle;
     consume_context(ctx);
+    cw_task_metrics_begin(t);
     cw_node_set_task(owner, t);
     rt->sched->spawned(t);
     cw_rt_unlock(rt);
@@ -183,6 +186,7 @@ void cw_task_abort(cw_task *t)
     if (t->state == CW_TASK_DONE || t->aborted)
         return;
     t->aborted = true;
+    cw_task_metrics_end(t);
     t->rt->sched->wake(t);
 }
 
@@ -191,6 +195,7 @@ void cw_task_finish(cw_task *t)
     cw_rt_lock(t->rt);
     t->state = CW_TASK_DONE;
     t->cleanups = NULL;
+    cw_task_metrics_end(t); /* before the result is seen: a joiner reads it dropped */
     /* An aborted task reports CW_ERR_CLOSED even if it got to return. */
     int result = t->aborted && t->exit_result == CW_OK ? CW_ERR_CLOSED : t->exit_result;
     cw_handle_complete(t->handle, result, result == CW_OK ? t->exit_value : NULL);

@@ -68,6 +68,9 @@ typedef struct cw_det {
     cw_prng prng;
     cw_auditor auditor;
     uint64_t iterations;
+    /* runtime_iterations and runtime_task_polls; a task's polls series is
+     * kept in its sched_data, found on its first resumption. */
+    cw_metric *iterations_metric, *task_polls;
 } cw_det;
 
 int cw_det_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "deterministic/det.h"
+#include "metrics/metrics.h"
 
 static cw_det *det_of(cw_rt *rt)
 {
@@ -171,6 +172,9 @@ static void resume(cw_det *d, cw_task *t)
         cw_field fields[2] = {{id, sizeof id}, {t->label, strlen(t->label)}};
         cw_auditor_event(&d->auditor, "process_task", fields, 2);
     }
+    if (!t->sched_data)
+        t->sched_data = cw_task_metrics_polls(&d->rt, d->task_polls, t);
+    cw_counter_inc(t->sched_data);
 
     if (t->state == CW_TASK_NEW) {
         if (t->aborted) {
@@ -371,6 +375,16 @@ static void fill_result(cw_det *d, run_state how, cw_run_result *out)
 
 extern const cw_backend cw_det_backend;
 
+/* The scheduler's own metrics, next to the core's task metrics. */
+static void open_metrics(cw_det *d)
+{
+    static const char *const labels[3] = {"name", "kind", "execution"};
+    d->iterations_metric = cw_rt_metric(&d->rt, "runtime_iterations", "Total number of iterations",
+                                        CW_METRIC_COUNTER, NULL, 0);
+    d->task_polls = cw_rt_metric(&d->rt, "runtime_task_polls", "Total number of task polls",
+                                 CW_METRIC_COUNTER, labels, 3);
+}
+
 int cw_det_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out)
 {
     cw_config resolved;
@@ -381,6 +395,7 @@ int cw_det_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result
     cw_det *d = cw_xcalloc(1, sizeof *d);
     cw_rt_init(&d->rt, &cw_det_backend, &det_sched, &resolved);
     memcpy(d->rt.pools, pools, sizeof pools);
+    open_metrics(d);
     d->thread = pthread_self();
     cw_prng_seed(&d->prng, resolved.seed);
     cw_auditor_init(&d->auditor);
@@ -405,6 +420,7 @@ int cw_det_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result
             break;
         how = advance(d);
         d->iterations++;
+        cw_counter_inc(d->iterations_metric);
     }
     free(batch);
     fill_result(d, how, out);

@@ -1,0 +1,114 @@
+/*
+ * ops.c - the metric entries of the reference's backends: registering
+ * through a context (its label path, attributes and rules), encoding, and
+ * the value functions.
+ *
+ * Registration checks everything a caller can get wrong before touching
+ * the registry, and panics the calling task with the reason; the
+ * registry's own conflicts (another type, other help) panic the same way
+ * once its lock is released. On a backend with an audit digest, every
+ * register and every encode is an event (spec/11-deterministic.md).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics/metrics.h"
+
+static void audit_register(cw_ctx *ctx, const char *name, const char *help)
+{
+    if (!ctx->rt->sched->audit)
+        return;
+    size_t n = 2 + 2 * ctx->nattrs;
+    cw_field *fields = cw_xcalloc(n, sizeof *fields);
+    fields[0] = (cw_field){name, strlen(name)};
+    fields[1] = (cw_field){help, strlen(help)};
+    for (size_t i = 0; i < ctx->nattrs; i++) {
+        fields[2 + 2 * i] = (cw_field){ctx->attrs[i].key, strlen(ctx->attrs[i].key)};
+        fields[3 + 2 * i] = (cw_field){ctx->attrs[i].value, strlen(ctx->attrs[i].value)};
+    }
+    cw_audit(ctx->rt, "register", fields, n);
+    free(fields);
+}
+
+/* The label names of a family and a histogram's `le` must not repeat a
+ * context attribute: a label block names each label once. NULL or why. */
+static const char *label_clash(const cw_ctx *ctx, const cw_metric_type *type)
+{
+    for (size_t i = 0; i < ctx->nattrs; i++) {
+        const char *key = ctx->attrs[i].key;
+        if (type->kind == CW_METRIC_HISTOGRAM && strcmp(key, "le") == 0)
+            return "attribute le is reserved for histogram buckets";
+        for (size_t j = 0; j < type->nlabels; j++)
+            if (strcmp(key, type->labels[j]) == 0)
+                return "a family label repeats a context attribute";
+    }
+    return NULL;
+}
+
+static cw_metric *core_register(cw_ctx *ctx, const char *name, const char *help,
+                                const cw_metric_type *type)
+{
+    name = name ? name : "";
+    help = help ? help : "";
+    audit_register(ctx, name, help);
+    const char *why = cw_label_check(name);
+    if (why)
+        cw_panic(ctx, "metric name: %s: %s", why, name);
+    char *full = cw_label_join(ctx->label, name);
+    char reason[512];
+    if (strncmp(full, "runtime", 7) == 0) {
+        snprintf(reason, sizeof reason, "using runtime label is not allowed: %s", full);
+    } else if ((why = cw_mtype_check(type)) != NULL || (why = label_clash(ctx, type)) != NULL) {
+        snprintf(reason, sizeof reason, "metric `%s`: %s", full, why);
+    } else {
+        cw_metric *m = cw_registry_add(ctx->rt->metrics->reg, full, help, type, ctx->attrs,
+                                       ctx->nattrs, reason, sizeof reason);
+        if (m) {
+            free(full);
+            return m;
+        }
+    }
+    free(full);
+    cw_panic(ctx, "%s", reason);
+}
+
+static char *core_encode(cw_ctx *ctx)
+{
+    cw_audit(ctx->rt, "encode", NULL, 0);
+    return cw_registry_encode(ctx->rt->metrics->reg);
+}
+
+static int core_endpoint(cw_ctx *ctx, char *out, size_t len)
+{
+    const char *at = ctx->rt->metrics->endpoint;
+    if (!at[0])
+        return CW_ERR_UNSUPPORTED;
+    if (!out || strlen(at) >= len)
+        return CW_ERR_INVALID;
+    memcpy(out, at, strlen(at) + 1);
+    return CW_OK;
+}
+
+const cw_metric_ops cw_metric_entries = {
+    .size = sizeof(cw_metric_ops),
+
+    .register_metric = core_register,
+    .encode = core_encode,
+    .endpoint = core_endpoint,
+
+    .clone = cw_metric_handle_clone,
+    .release = cw_metric_handle_release,
+
+    .counter_add = cw_metric_counter_add,
+    .counter_get = cw_metric_counter_get,
+    .gauge_set = cw_metric_gauge_set,
+    .gauge_add = cw_metric_gauge_add,
+    .gauge_get = cw_metric_gauge_get,
+    .histogram_observe = cw_metric_histogram_observe,
+    .histogram_count = cw_metric_histogram_count,
+    .histogram_sum = cw_metric_histogram_sum,
+
+    .family_get = cw_metric_family_get,
+    .family_remove = cw_metric_family_remove,
+};

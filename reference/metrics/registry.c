@@ -1,0 +1,275 @@
+/*
+ * registry.c - the metrics of one run, by name and attributes, and the
+ * handles that keep them registered.
+ *
+ * A metric's key is its full name and its context's attributes. The names
+ * are a sorted array, and each name holds its metrics sorted by
+ * attributes, so lookups are binary searches and encoding needs no sort.
+ * A metric stays while it has handles: every cw_register of its key and
+ * every clone adds one, every release takes one, and the last release
+ * unregisters it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics/metrics.h"
+
+cw_registry *cw_registry_new(const cw_backend *backend)
+{
+    cw_registry *reg = cw_xcalloc(1, sizeof *reg);
+    pthread_mutex_init(&reg->lock, NULL);
+    reg->backend = backend;
+    return reg;
+}
+
+void cw_registry_lock(cw_registry *reg)
+{
+    pthread_mutex_lock(&reg->lock);
+}
+
+void cw_registry_unlock(cw_registry *reg)
+{
+    pthread_mutex_unlock(&reg->lock);
+}
+
+/* ---- Names ---------------------------------------------------------------- */
+
+static size_t find_name(const cw_registry *reg, const char *name, bool *found)
+{
+    size_t lo = 0, hi = reg->nnames;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(reg->names[mid]->name, name);
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = false;
+    return lo;
+}
+
+/* Grow an array of pointers by one slot at `at`. */
+static void *insert_slot(void *array, size_t *n, size_t *cap, size_t at)
+{
+    void **a = array;
+    if (*n == *cap) {
+        size_t grown_cap = *cap ? 2 * *cap : 8;
+        a = realloc(a, grown_cap * sizeof *a);
+        if (!a)
+            cw_fatal("out of memory growing the metrics registry");
+        *cap = grown_cap;
+    }
+    memmove(&a[at + 1], &a[at], (*n - at) * sizeof *a);
+    (*n)++;
+    return a;
+}
+
+static cw_name *name_new(cw_registry *reg, size_t at, const char *name, const char *help,
+                         int kind)
+{
+    cw_name *nm = cw_xcalloc(1, sizeof *nm);
+    nm->name = cw_xstrdup(name);
+    nm->help = cw_xstrdup(help);
+    nm->kind = kind;
+    reg->names = insert_slot(reg->names, &reg->nnames, &reg->cap, at);
+    reg->names[at] = nm;
+    return nm;
+}
+
+static void name_free(cw_name *nm)
+{
+    free(nm->metrics);
+    free(nm->help);
+    free(nm->name);
+    free(nm);
+}
+
+/* ---- Metrics of a name ------------------------------------------------------ */
+
+/* Attributes in order: key, then value, pair by pair; a prefix first. */
+static int compare_attrs(const cw_attribute *a, size_t na, const cw_attribute *b, size_t nb)
+{
+    for (size_t i = 0; i < na && i < nb; i++) {
+        int c = strcmp(a[i].key, b[i].key);
+        if (c == 0)
+            c = strcmp(a[i].value, b[i].value);
+        if (c)
+            return c;
+    }
+    return na < nb ? -1 : na > nb;
+}
+
+static size_t find_metric(const cw_name *nm, const cw_attribute *attrs, size_t nattrs, bool *found)
+{
+    size_t lo = 0, hi = nm->nmetrics;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const cw_metric *m = nm->metrics[mid];
+        int c = compare_attrs(m->attrs, m->nattrs, attrs, nattrs);
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = false;
+    return lo;
+}
+
+static cw_metric *metric_new(cw_registry *reg, cw_name *nm, const cw_metric_type *type,
+                             const cw_attribute *attrs, size_t nattrs)
+{
+    cw_metric *m = cw_xcalloc(1, sizeof *m);
+    m->hdr.backend = reg->backend;
+    m->reg = reg;
+    m->name = nm;
+    cw_mtype_copy(&m->own_type, type);
+    m->type = &m->own_type;
+    m->role = type->nlabels ? CW_ROLE_FAMILY : CW_ROLE_SERIES;
+    if (m->role == CW_ROLE_SERIES)
+        cw_series_init(m, m->type);
+    m->attrs = cw_xcalloc(nattrs, sizeof *m->attrs);
+    for (size_t i = 0; i < nattrs; i++) {
+        m->attrs[i].key = cw_xstrdup(attrs[i].key);
+        m->attrs[i].value = cw_xstrdup(attrs[i].value);
+    }
+    m->nattrs = nattrs;
+    m->handles = 1;
+    return m;
+}
+
+static void metric_free(cw_metric *m)
+{
+    cw_family_clear(m);
+    cw_series_free(m);
+    for (size_t i = 0; i < m->nattrs; i++) {
+        free(m->attrs[i].key);
+        free(m->attrs[i].value);
+    }
+    free(m->attrs);
+    cw_mtype_free(&m->own_type);
+    free(m);
+}
+
+/* "[k1=v1, k2=v2]" for a conflict message. */
+static void describe_attrs(const cw_attribute *attrs, size_t n, char *out, size_t len)
+{
+    size_t used = (size_t)snprintf(out, len, "[");
+    for (size_t i = 0; i < n && used < len; i++)
+        used += (size_t)snprintf(out + used, len - used, "%s%s=%s", i ? ", " : "", attrs[i].key,
+                                 attrs[i].value);
+    if (used < len)
+        snprintf(out + used, len - used, "]");
+}
+
+/* With the lock held: a handle on the metric of this key, or NULL and why. */
+static cw_metric *add_locked(cw_registry *reg, const char *full_name, const char *help,
+                             const cw_metric_type *type, const cw_attribute *attrs, size_t nattrs,
+                             char *why, size_t whylen)
+{
+    bool found;
+    size_t at = find_name(reg, full_name, &found);
+    cw_name *nm = found ? reg->names[at] : name_new(reg, at, full_name, help, type->kind);
+    if (strcmp(nm->help, help) != 0) {
+        snprintf(why, whylen, "metric family `%s` registered with inconsistent help text",
+                 full_name);
+        return NULL;
+    }
+    size_t mat = find_metric(nm, attrs, nattrs, &found);
+    if (found) {
+        cw_metric *m = nm->metrics[mat];
+        cw_mtype wanted = {type->kind, (double *)type->buckets, type->nbuckets,
+                           (char **)type->labels, type->nlabels};
+        if (!cw_mtype_equal(m->type, &wanted)) {
+            char desc[256];
+            describe_attrs(attrs, nattrs, desc, sizeof desc);
+            snprintf(why, whylen,
+                     "duplicate metric `%s` with attributes %s registered with different type",
+                     full_name, desc);
+            return NULL;
+        }
+        m->handles++;
+        return m;
+    }
+    if (nm->kind != type->kind) {
+        snprintf(why, whylen, "metric family `%s` registered with inconsistent metric type",
+                 full_name);
+        return NULL;
+    }
+    nm->metrics = insert_slot(nm->metrics, &nm->nmetrics, &nm->cap, mat);
+    nm->metrics[mat] = metric_new(reg, nm, type, attrs, nattrs);
+    return nm->metrics[mat];
+}
+
+cw_metric *cw_registry_add(cw_registry *reg, const char *full_name, const char *help,
+                           const cw_metric_type *type, const cw_attribute *attrs, size_t nattrs,
+                           char *why, size_t whylen)
+{
+    cw_registry_lock(reg);
+    cw_metric *m = add_locked(reg, full_name, help, type, attrs, nattrs, why, whylen);
+    cw_registry_unlock(reg);
+    return m;
+}
+
+cw_metric *cw_metric_handle_clone(cw_metric *m)
+{
+    if (m->role == CW_ROLE_CHILD)
+        return NULL;
+    cw_registry_lock(m->reg);
+    m->handles++;
+    cw_registry_unlock(m->reg);
+    return m;
+}
+
+/* With the lock held: take `m` out of its name, and the name out of the
+ * registry when it was the last. */
+static void unlink_metric(cw_registry *reg, cw_metric *m)
+{
+    cw_name *nm = m->name;
+    bool found;
+    size_t at = find_metric(nm, m->attrs, m->nattrs, &found);
+    nm->nmetrics--;
+    memmove(&nm->metrics[at], &nm->metrics[at + 1], (nm->nmetrics - at) * sizeof *nm->metrics);
+    if (nm->nmetrics)
+        return;
+    at = find_name(reg, nm->name, &found);
+    reg->nnames--;
+    memmove(&reg->names[at], &reg->names[at + 1], (reg->nnames - at) * sizeof *reg->names);
+    name_free(nm);
+}
+
+void cw_metric_handle_release(cw_metric *m)
+{
+    if (m->role == CW_ROLE_CHILD)
+        return;
+    cw_registry *reg = m->reg;
+    cw_registry_lock(reg);
+    bool last = --m->handles == 0;
+    if (last)
+        unlink_metric(reg, m);
+    cw_registry_unlock(reg);
+    if (last)
+        metric_free(m);
+}
+
+void cw_registry_free(cw_registry *reg)
+{
+    for (size_t i = 0; i < reg->nnames; i++) {
+        cw_name *nm = reg->names[i];
+        for (size_t j = 0; j < nm->nmetrics; j++)
+            metric_free(nm->metrics[j]);
+        name_free(nm);
+    }
+    free(reg->names);
+    pthread_mutex_destroy(&reg->lock);
+    free(reg);
+}

@@ -1,0 +1,155 @@
+/*
+ * runtime.c - the metrics every run keeps about itself: its tasks, and its
+ * two buffer pools. The schedulers add their own (deterministic/).
+ *
+ * Task series are labelled by the spawning context's label path, the kind
+ * (Root or Task) and the execution mode, never by attributes, so a
+ * program that spawns with a new attribute value each round still has one
+ * series per place in its code. A task keeps a pointer to its
+ * runtime_tasks_running series and gives it back exactly once.
+ *
+ * The pool metrics mirror counters the pools keep anyway: they are read
+ * when the registry is encoded, so allocation paths pay nothing for them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "metrics/metrics.h"
+
+static const char *const task_labels[3] = {"name", "kind", "execution"};
+static const char *const pool_labels[1] = {"size_class"};
+static const char *const pool_prefix[2] = {"runtime_network_buffer_pool_",
+                                           "runtime_storage_buffer_pool_"};
+
+cw_metric *cw_rt_metric(cw_rt *rt, const char *name, const char *help, int kind,
+                        const char *const *labels, size_t nlabels)
+{
+    cw_metric_type type = {kind, NULL, 0, labels, nlabels};
+    char why[256];
+    cw_metric *m = cw_registry_add(rt->metrics->reg, name, help, &type, NULL, 0, why, sizeof why);
+    if (!m)
+        cw_fatal("registering the runtime's metric %s: %s", name, why);
+    return m;
+}
+
+static cw_metric *pool_metric(cw_rt *rt, int pool, const char *name, const char *help, int kind,
+                              size_t nlabels)
+{
+    char full[128];
+    snprintf(full, sizeof full, "%s%s", pool_prefix[pool], name);
+    return cw_rt_metric(rt, full, help, kind, pool_labels, nlabels);
+}
+
+/* Before an encode: copy each pool's counters into its metrics. A class
+ * that has neither made nor refused a buffer has no series yet. */
+static void collect_pools(void *arg)
+{
+    cw_rt *rt = arg;
+    cw_rt_metrics *rm = rt->metrics;
+    for (int k = 0; k < 2; k++) {
+        if (!rt->pools[k])
+            continue;
+        cw_bufpool_stats st;
+        uint64_t oversized = 0;
+        for (size_t i = 0; cw_bufpool_class_stats(rt->pools[k], i, &st) == CW_OK; i++) {
+            oversized = st.oversized;
+            if (!st.created && !st.exhausted)
+                continue;
+            char size[24];
+            snprintf(size, sizeof size, "%zu", st.size);
+            const char *values[1] = {size};
+            cw_metric_gauge_set(cw_family_child(rm->pool_created[k], values), (int64_t)st.created);
+            cw_series_store(cw_family_child(rm->pool_exhausted[k], values), st.exhausted);
+        }
+        cw_series_store(rm->pool_oversized[k], oversized);
+    }
+}
+
+void cw_rt_metrics_open(cw_rt *rt)
+{
+    cw_rt_metrics *rm = cw_xcalloc(1, sizeof *rm);
+    rm->reg = cw_registry_new(rt->backend);
+    rt->metrics = rm;
+    rm->tasks_spawned = cw_rt_metric(rt, "runtime_tasks_spawned", "Total number of tasks spawned",
+                                     CW_METRIC_COUNTER, task_labels, 3);
+    rm->tasks_running = cw_rt_metric(rt, "runtime_tasks_running",
+                                     "Number of tasks currently running", CW_METRIC_GAUGE,
+                                     task_labels, 3);
+    for (int k = 0; k < 2; k++) {
+        rm->pool_created[k] =
+            pool_metric(rt, k, "buffer_pool_created",
+                        "Number of tracked buffers created for the pool", CW_METRIC_GAUGE, 1);
+        rm->pool_exhausted[k] = pool_metric(
+            rt, k, "buffer_pool_exhausted",
+            "Total number of failed allocations due to pool exhaustion", CW_METRIC_COUNTER, 1);
+        rm->pool_oversized[k] =
+            pool_metric(rt, k, "buffer_pool_oversized",
+                        "Total number of oversized allocation requests", CW_METRIC_COUNTER, 0);
+    }
+    rm->reg->collect = collect_pools;
+    rm->reg->collect_arg = rt;
+}
+
+void cw_rt_metrics_close(cw_rt *rt)
+{
+    if (!rt->metrics)
+        return;
+    cw_registry_free(rt->metrics->reg);
+    free(rt->metrics);
+    rt->metrics = NULL;
+}
+
+static const char *execution_name(int execution)
+{
+    switch (execution) {
+    case CW_EXEC_SHARED_BLOCKING:
+        return "SharedBlocking";
+    case CW_EXEC_DEDICATED:
+        return "Dedicated";
+    default:
+        return "Shared";
+    }
+}
+
+/* The series of `family` for a task labelled `label`. */
+static cw_metric *task_series(cw_registry *reg, cw_metric *family, const char *label, bool root,
+                              int execution)
+{
+    const char *values[3] = {label, root ? "Root" : "Task", execution_name(execution)};
+    cw_registry_lock(reg);
+    cw_metric *series = cw_family_child(family, values);
+    cw_registry_unlock(reg);
+    return series;
+}
+
+void cw_task_metrics_begin(cw_task *t)
+{
+    cw_rt_metrics *rm = t->rt->metrics;
+    bool root = t == t->rt->root;
+    cw_metric_counter_add(task_series(rm->reg, rm->tasks_spawned, t->label, root, t->execution), 1);
+    t->running = task_series(rm->reg, rm->tasks_running, t->label, root, t->execution);
+    cw_metric_gauge_add(t->running, 1);
+}
+
+void cw_task_metrics_refused(cw_rt *rt, const cw_ctx *ctx)
+{
+    cw_rt_metrics *rm = rt->metrics;
+    cw_metric_counter_add(task_series(rm->reg, rm->tasks_spawned, ctx->label, false,
+                                      ctx->execution),
+                          1);
+    /* Its running series exists from now on, at the value it had. */
+    task_series(rm->reg, rm->tasks_running, ctx->label, false, ctx->execution);
+}
+
+void cw_task_metrics_end(cw_task *t)
+{
+    if (!t->running)
+        return;
+    cw_metric_gauge_add(t->running, -1);
+    t->running = NULL;
+}
+
+cw_metric *cw_task_metrics_polls(cw_rt *rt, cw_metric *polls, const cw_task *t)
+{
+    return task_series(rt->metrics->reg, polls, t->label, t == rt->root, t->execution);
+}
