@@ -12,10 +12,12 @@
 #include "cw/iobuf.h"
 #include "cw/metrics.h"
 #include "cw/panic.h"
+#include "cw/ratelimit.h"
 #include "cw/bufpool.h"
 #include "cw/runner.h"
 #include "cw/select.h"
 #include "cw/signal.h"
+#include "cw/strategy.h"
 #include "cw/task.h"
 #include "cw/types.h"
 

@@ -1,0 +1,763 @@
+/*
+ * parallel.c - strategies: fold, map, jobs, and where the work runs
+ * (spec/14-parallel.md).
+ */
+#include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "cases/util.h"
+
+#define DET CW_CAP_DETERMINISTIC
+#define PAR CW_CAP_PARALLEL
+
+static cw_strategy *new_strategy(cw_ctx *ctx, size_t parallelism)
+{
+    cw_strategy *s = NULL;
+    ck_assert_int_eq(cw_strategy_new(ctx, parallelism, &s), CW_OK);
+    ck_assert_ptr_nonnull(s);
+    return s;
+}
+
+static int thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static void pause_us(long us)
+{
+    struct timespec ts = {0, us * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- A sum, as the seed's test writes it ------------------------------------------ */
+
+static void sum_identity(void *acc, void *arg)
+{
+    (void)arg;
+    *(int64_t *)acc = 0;
+}
+
+static void sum_fold(void *acc, size_t begin, size_t end, void *arg)
+{
+    (void)arg;
+    for (size_t i = begin; i < end; i++)
+        *(int64_t *)acc += (int64_t)i;
+}
+
+static void sum_reduce(void *acc, void *other, void *arg)
+{
+    (void)arg;
+    *(int64_t *)acc += *(int64_t *)other;
+}
+
+static const cw_fold sum = {sizeof(int64_t), sum_identity, sum_fold, sum_reduce, NULL, NULL};
+
+static void *strategy_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_ctx *pool = cw_child(ctx, "pool");
+    cw_strategy *s = new_strategy(pool, 4);
+    ck_assert_uint_eq(cw_strategy_parallelism(s), 4);
+    int64_t total = -1;
+    ck_assert_int_eq(cw_strategy_fold(s, ctx, 0, 10000, &sum, &total), CW_OK);
+    ck_assert_int_eq(total, 10000 * 9999 / 2);
+    cw_strategy_release(s);
+    cw_ctx_release(pool);
+    return NULL;
+}
+
+CWC_CASE(strategy, "parallel", "PAR-001 PAR-002", 0)
+{
+    cwc_run_ok(NULL, strategy_root, NULL);
+}
+
+/* ---- Nested use ------------------------------------------------------------------ */
+
+static void plus_one(void *out, size_t i, void *arg)
+{
+    (void)arg;
+    *(size_t *)out = i + 1;
+}
+
+static void *nested_job(cw_strategy *s, void *arg)
+{
+    size_t *out = arg;
+    ck_assert_int_eq(cw_strategy_map(s, NULL, 0, 2, sizeof(size_t), plus_one, NULL, out), CW_OK);
+    return out;
+}
+
+static void *nested_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_ctx *pool = cw_child(ctx, "pool");
+    cw_strategy *s = new_strategy(pool, 1);
+    size_t out[2] = {0, 0};
+    cw_job *j = NULL;
+    ck_assert_int_eq(cw_strategy_spawn(s, nested_job, out, &j), CW_OK);
+    void *value = NULL;
+    ck_assert_int_eq(cw_job_join(j, ctx, &value), CW_OK);
+    ck_assert_ptr_eq(value, out);
+    ck_assert_uint_eq(out[0], 1);
+    ck_assert_uint_eq(out[1], 2);
+    cw_strategy_release(s);
+    cw_ctx_release(pool);
+    return NULL;
+}
+
+CWC_CASE(nested_strategy_runs_inline, "parallel", "PAR-006 PAR-007", 0)
+{
+    cwc_run_ok(NULL, nested_root, NULL);
+}
+
+/* Inside a job of A, folds on A and on another strategy B run on the job's
+ * own thread, even though both pools have a single thread. */
+struct nest {
+    cw_strategy *other;
+    pthread_t job_thread;
+    atomic_int foreign; /* chunks that ran on another thread */
+};
+
+static void same_thread_fold(void *acc, size_t begin, size_t end, void *arg)
+{
+    struct nest *n = arg;
+    sum_fold(acc, begin, end, NULL);
+    if (!pthread_equal(pthread_self(), n->job_thread))
+        atomic_fetch_add(&n->foreign, 1);
+}
+
+static void *nest_two_job(cw_strategy *s, void *arg)
+{
+    struct nest *n = arg;
+    n->job_thread = pthread_self();
+    cw_fold f = sum;
+    f.fold = same_thread_fold;
+    f.arg = n;
+    int64_t a = 0, b = 0;
+    ck_assert_int_eq(cw_strategy_fold(s, NULL, 0, 100, &f, &a), CW_OK);
+    ck_assert_int_eq(cw_strategy_fold(n->other, NULL, 0, 100, &f, &b), CW_OK);
+    ck_assert_int_eq(a, 4950);
+    ck_assert_int_eq(b, 4950);
+    return NULL;
+}
+
+static void *nest_two_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct nest n;
+    memset(&n, 0, sizeof n);
+    atomic_init(&n.foreign, 0);
+    cw_strategy *a = new_strategy(ctx, 1);
+    n.other = new_strategy(ctx, 1);
+    cw_job *j = NULL;
+    ck_assert_int_eq(cw_strategy_spawn(a, nest_two_job, &n, &j), CW_OK);
+    ck_assert_int_eq(cw_job_join(j, ctx, NULL), CW_OK);
+    ck_assert_int_eq(atomic_load(&n.foreign), 0);
+    cw_strategy_release(a);
+    cw_strategy_release(n.other);
+    return NULL;
+}
+
+CWC_CASE(strategy_nested_use_of_any_strategy_is_inline, "parallel", "PAR-006", 0)
+{
+    cwc_run_ok(NULL, nest_two_root, NULL);
+}
+
+/* ---- Bad input ------------------------------------------------------------------- */
+
+static void *bad_input_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_strategy *s = (cw_strategy *)ctx; /* any non-NULL value: it must be cleared */
+    ck_assert_int_eq(cw_strategy_new(ctx, 0, &s), CW_ERR_INVALID);
+    ck_assert_ptr_null(s);
+    ck_assert_int_eq(cw_strategy_new(ctx, CW_STRATEGY_MAX_PARALLELISM + 1, &s), CW_ERR_INVALID);
+    ck_assert_ptr_null(s);
+    s = new_strategy(ctx, CW_STRATEGY_MAX_PARALLELISM);
+    ck_assert_uint_eq(cw_strategy_parallelism(s), CW_STRATEGY_MAX_PARALLELISM);
+    cw_strategy_release(s);
+
+    s = new_strategy(ctx, 2);
+    int64_t out = 7;
+    cw_fold f = sum;
+    ck_assert_int_eq(cw_strategy_fold(s, ctx, 5, 4, &f, &out), CW_ERR_INVALID);
+    f.acc_size = 0;
+    ck_assert_int_eq(cw_strategy_fold(s, ctx, 0, 4, &f, &out), CW_ERR_INVALID);
+    f = sum;
+    f.reduce = NULL;
+    ck_assert_int_eq(cw_strategy_fold(s, ctx, 0, 4, &f, &out), CW_ERR_INVALID);
+    ck_assert_int_eq(out, 7); /* nothing was called */
+    size_t m[4];
+    ck_assert_int_eq(cw_strategy_map(s, ctx, 0, 4, 0, plus_one, NULL, m), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_strategy_map(s, ctx, 0, 4, sizeof(size_t), NULL, NULL, m),
+                     CW_ERR_INVALID);
+    ck_assert_int_eq(cw_strategy_map(s, ctx, 4, 0, sizeof(size_t), plus_one, NULL, m),
+                     CW_ERR_INVALID);
+    cw_job *j = (cw_job *)ctx;
+    ck_assert_int_eq(cw_strategy_spawn(s, NULL, NULL, &j), CW_ERR_INVALID);
+    ck_assert_ptr_null(j);
+    cw_strategy_release(s);
+    return NULL;
+}
+
+CWC_CASE(strategy_rejects_bad_input, "parallel", "PAR-001", 0)
+{
+    cwc_run_ok(NULL, bad_input_root, NULL);
+}
+
+/* ---- Fold: exact chunks, calls and order -------------------------------------------- */
+
+enum { MAX_RANGES = 64 };
+
+/* An accumulator that lists the ranges folded into it, in order. */
+struct ranges {
+    size_t n;
+    size_t lo[MAX_RANGES], hi[MAX_RANGES];
+};
+
+struct calls {
+    atomic_int identity, fold, reduce;
+};
+
+static void ranges_identity(void *acc, void *arg)
+{
+    atomic_fetch_add(&((struct calls *)arg)->identity, 1);
+    ((struct ranges *)acc)->n = 0;
+}
+
+static void ranges_fold(void *acc, size_t begin, size_t end, void *arg)
+{
+    atomic_fetch_add(&((struct calls *)arg)->fold, 1);
+    struct ranges *r = acc;
+    ck_assert_uint_lt(r->n, MAX_RANGES);
+    r->lo[r->n] = begin;
+    r->hi[r->n] = end;
+    r->n++;
+}
+
+static void ranges_reduce(void *acc, void *other, void *arg)
+{
+    atomic_fetch_add(&((struct calls *)arg)->reduce, 1);
+    struct ranges *a = acc, *b = other;
+    for (size_t i = 0; i < b->n; i++) {
+        ck_assert_uint_lt(a->n, MAX_RANGES);
+        a->lo[a->n] = b->lo[i];
+        a->hi[a->n] = b->hi[i];
+        a->n++;
+    }
+}
+
+/* The chunks of spec/14-parallel.md, computed here independently. */
+static void expect_chunks(size_t begin, size_t n, size_t p, const struct ranges *got)
+{
+    size_t c = n < p * CW_STRATEGY_CHUNKS_PER_THREAD ? n : p * CW_STRATEGY_CHUNKS_PER_THREAD;
+    ck_assert_uint_eq(got->n, c);
+    size_t at = begin;
+    for (size_t j = 0; j < c; j++) {
+        size_t len = n / c + (j < n % c);
+        ck_assert_uint_eq(got->lo[j], at);
+        ck_assert_uint_eq(got->hi[j], at + len);
+        at += len;
+    }
+    ck_assert_uint_eq(at, begin + n);
+}
+
+static void check_fold_shape(cw_ctx *ctx, size_t p, size_t begin, size_t n)
+{
+    cw_strategy *s = new_strategy(ctx, p);
+    struct calls calls;
+    atomic_init(&calls.identity, 0);
+    atomic_init(&calls.fold, 0);
+    atomic_init(&calls.reduce, 0);
+    cw_fold f = {sizeof(struct ranges), ranges_identity, ranges_fold, ranges_reduce, NULL,
+                 &calls};
+    struct ranges got;
+    ck_assert_int_eq(cw_strategy_fold(s, ctx, begin, begin + n, &f, &got), CW_OK);
+    expect_chunks(begin, n, p, &got);
+    ck_assert_int_eq(atomic_load(&calls.identity), (int)got.n);
+    ck_assert_int_eq(atomic_load(&calls.fold), (int)got.n);
+    ck_assert_int_eq(atomic_load(&calls.reduce), (int)got.n - 1);
+    cw_strategy_release(s);
+}
+
+/* A reduction that is neither associative nor commutative: its result
+ * pins the exact chunks and the order of the reduce calls. */
+static void poly_fold(void *acc, size_t begin, size_t end, void *arg)
+{
+    (void)arg;
+    uint64_t *h = acc;
+    for (size_t i = begin; i < end; i++)
+        *h = *h * 31 + i;
+}
+
+static void poly_reduce(void *acc, void *other, void *arg)
+{
+    (void)arg;
+    *(uint64_t *)acc = *(uint64_t *)acc * 1000003u - *(uint64_t *)other;
+}
+
+static uint64_t poly_expected(size_t begin, size_t n, size_t p)
+{
+    size_t c = n < p * CW_STRATEGY_CHUNKS_PER_THREAD ? n : p * CW_STRATEGY_CHUNKS_PER_THREAD;
+    uint64_t result = 0;
+    size_t at = begin;
+    for (size_t j = 0; j < c; j++) {
+        uint64_t h = 0;
+        size_t len = n / c + (j < n % c);
+        poly_fold(&h, at, at + len, NULL);
+        at += len;
+        if (j == 0)
+            result = h;
+        else
+            poly_reduce(&result, &h, NULL);
+    }
+    return result;
+}
+
+static void *fold_shape_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    check_fold_shape(ctx, 1, 0, 3);
+    check_fold_shape(ctx, 3, 10, 10);   /* fewer items than chunks: one item each */
+    check_fold_shape(ctx, 3, 100, 100); /* 12 chunks: four of 9 items, eight of 8 */
+    check_fold_shape(ctx, 2, 7, 1001);
+
+    /* An empty range is the identity, with no fold and no reduce. */
+    cw_strategy *s = new_strategy(ctx, 4);
+    struct calls calls;
+    atomic_init(&calls.identity, 0);
+    atomic_init(&calls.fold, 0);
+    atomic_init(&calls.reduce, 0);
+    cw_fold f = {sizeof(struct ranges), ranges_identity, ranges_fold, ranges_reduce, NULL,
+                 &calls};
+    struct ranges got;
+    got.n = 99;
+    ck_assert_int_eq(cw_strategy_fold(s, ctx, 5, 5, &f, &got), CW_OK);
+    ck_assert_uint_eq(got.n, 0);
+    ck_assert_int_eq(atomic_load(&calls.identity), 1);
+    ck_assert_int_eq(atomic_load(&calls.fold) + atomic_load(&calls.reduce), 0);
+
+    cw_fold poly = {sizeof(uint64_t), sum_identity, poly_fold, poly_reduce, NULL, NULL};
+    for (int round = 0; round < 3; round++) {
+        uint64_t h = 0;
+        ck_assert_int_eq(cw_strategy_fold(s, ctx, 3, 100003, &poly, &h), CW_OK);
+        ck_assert_uint_eq(h, poly_expected(3, 100000, 4));
+    }
+    cw_strategy_release(s);
+    return NULL;
+}
+
+CWC_CASE(strategy_fold_exact_chunks_and_reduce_order, "parallel", "PAR-002", 0)
+{
+    cwc_run_ok(NULL, fold_shape_root, NULL);
+}
+
+/* ---- Map ---------------------------------------------------------------------------- */
+
+enum { MAP_N = 20000 };
+
+struct map_check {
+    atomic_int seen[MAP_N];
+};
+
+static void square_and_count(void *out, size_t i, void *arg)
+{
+    struct map_check *m = arg;
+    atomic_fetch_add(&m->seen[i - 1000], 1);
+    *(uint64_t *)out = (uint64_t)i * i;
+}
+
+static void *map_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static struct map_check m;
+    static uint64_t out[MAP_N];
+    for (size_t p = 1; p <= 5; p += 2) {
+        for (size_t i = 0; i < MAP_N; i++)
+            atomic_init(&m.seen[i], 0);
+        memset(out, 0, sizeof out);
+        cw_strategy *s = new_strategy(ctx, p);
+        ck_assert_int_eq(cw_strategy_map(s, ctx, 1000, 1000 + MAP_N, sizeof(uint64_t),
+                                         square_and_count, &m, out),
+                         CW_OK);
+        for (size_t i = 0; i < MAP_N; i++) {
+            ck_assert_int_eq(atomic_load(&m.seen[i]), 1);
+            ck_assert_uint_eq(out[i], (uint64_t)(i + 1000) * (i + 1000));
+        }
+        ck_assert_int_eq(cw_strategy_map(s, ctx, 9, 9, sizeof(uint64_t), square_and_count, &m,
+                                         NULL),
+                         CW_OK);
+        cw_strategy_release(s);
+    }
+    return NULL;
+}
+
+CWC_CASE(strategy_map_collects_in_input_order, "parallel", "PAR-003", 0)
+{
+    cwc_run_ok(NULL, map_root, NULL);
+}
+
+/* ---- Where the work runs ---------------------------------------------------------- */
+
+enum { MAX_SEEN = 8 };
+
+struct where {
+    pthread_mutex_t lock;
+    pthread_t seen[MAX_SEEN];
+    int nseen;
+    atomic_int flag; /* set by another task */
+    atomic_int flag_seen;
+};
+
+static void note_thread(struct where *w)
+{
+    pthread_mutex_lock(&w->lock);
+    int known = 0;
+    for (int i = 0; i < w->nseen; i++)
+        known |= pthread_equal(w->seen[i], pthread_self());
+    if (!known && w->nseen < MAX_SEEN)
+        w->seen[w->nseen++] = pthread_self();
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* Chunk 0 waits (up to 10 s) for a task that can only run while the
+ * caller's single worker is free. */
+static void where_fold(void *acc, size_t begin, size_t end, void *arg)
+{
+    struct where *w = arg;
+    note_thread(w);
+    if (begin == 0) {
+        for (int i = 0; i < 100000 && !atomic_load(&w->flag); i++)
+            pause_us(100);
+        atomic_store(&w->flag_seen, atomic_load(&w->flag));
+    }
+    sum_fold(acc, begin, end, NULL);
+}
+
+static void *set_flag(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    atomic_store(&((struct where *)arg)->flag, 1);
+    return NULL;
+}
+
+static void *pool_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static struct where w;
+    pthread_mutex_init(&w.lock, NULL);
+    w.nseen = 0;
+    atomic_init(&w.flag, 0);
+    atomic_init(&w.flag_seen, 0);
+    int before = thread_count();
+    cw_strategy *s = new_strategy(ctx, 2);
+    ck_assert_int_eq(thread_count(), before); /* no thread before the first use */
+    cw_handle *h = cw_spawn(cw_child(ctx, "setter"), set_flag, &w);
+    pthread_t me = pthread_self();
+    cw_fold f = sum;
+    f.fold = where_fold;
+    f.arg = &w;
+    int64_t total = 0;
+    ck_assert_int_eq(cw_strategy_fold(s, ctx, 0, 1000, &f, &total), CW_OK);
+    ck_assert_int_eq(total, 999 * 1000 / 2);
+    ck_assert_msg(atomic_load(&w.flag_seen), "the waiting task held up its worker");
+    ck_assert_int_ge(w.nseen, 1);
+    ck_assert_int_le(w.nseen, 2);
+    for (int i = 0; i < w.nseen; i++)
+        ck_assert_msg(!pthread_equal(w.seen[i], me), "a chunk ran on the caller's thread");
+    ck_assert_int_le(thread_count(), before + 2);
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+    cw_strategy_release(s);
+    pthread_mutex_destroy(&w.lock);
+    return NULL;
+}
+
+CWC_CASE(strategy_work_runs_on_pool_while_task_suspends, "parallel", "PAR-004", PAR)
+{
+    cw_config cfg = cwc_config();
+    cfg.worker_threads = 1;
+    cwc_run_ok(&cfg, pool_root, NULL);
+}
+
+static void note_fold(void *acc, size_t begin, size_t end, void *arg)
+{
+    note_thread(arg);
+    sum_fold(acc, begin, end, NULL);
+}
+
+static void note_map(void *out, size_t i, void *arg)
+{
+    note_thread(arg);
+    *(size_t *)out = i;
+}
+
+static void *note_job(cw_strategy *s, void *arg)
+{
+    (void)s;
+    note_thread(arg);
+    return arg;
+}
+
+static void *inline_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static struct where w;
+    pthread_mutex_init(&w.lock, NULL);
+    w.nseen = 0;
+    atomic_init(&w.flag, 0);
+    int before = thread_count();
+    cw_strategy *s = new_strategy(ctx, 8);
+    cw_handle *h = cw_spawn(cw_child(ctx, "setter"), set_flag, &w);
+    cw_fold f = sum;
+    f.fold = note_fold;
+    f.arg = &w;
+    int64_t total = 0;
+    ck_assert_int_eq(cw_strategy_fold(s, ctx, 0, 5000, &f, &total), CW_OK);
+    size_t out[100];
+    ck_assert_int_eq(cw_strategy_map(s, ctx, 0, 100, sizeof(size_t), note_map, &w, out), CW_OK);
+    cw_job *j = NULL;
+    ck_assert_int_eq(cw_strategy_spawn(s, note_job, &w, &j), CW_OK);
+    ck_assert_int_eq(w.nseen, 1); /* the job already ran, inside spawn */
+    ck_assert_int_eq(cw_job_join(j, ctx, NULL), CW_OK);
+    /* Nothing suspended: the task spawned first has not run yet. */
+    ck_assert_int_eq(atomic_load(&w.flag), 0);
+    ck_assert_int_eq(w.nseen, 1);
+    ck_assert(pthread_equal(w.seen[0], pthread_self()));
+    ck_assert_int_eq(thread_count(), before);
+    cw_strategy_release(s);
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+    pthread_mutex_destroy(&w.lock);
+    return (void *)(intptr_t)total;
+}
+
+CWC_CASE(strategy_deterministic_runs_inline, "parallel", "PAR-005 DET-001", DET)
+{
+    cw_config cfg = cwc_config();
+    cw_run_result a, b;
+    ck_assert_int_eq(cwc_run(&cfg, inline_root, NULL, &a), CW_OK);
+    ck_assert_int_eq(cwc_run(&cfg, inline_root, NULL, &b), CW_OK);
+    ck_assert_int_eq((intptr_t)a.value, 4999 * 5000 / 2);
+    ck_assert_str_eq(a.digest, b.digest);
+    ck_assert_uint_eq(a.end_time, b.end_time);
+    ck_assert_uint_eq(a.iterations, b.iterations);
+}
+
+/* ---- Jobs ------------------------------------------------------------------------- */
+
+static void *count_job(cw_strategy *s, void *arg)
+{
+    ck_assert_ptr_nonnull(s);
+    pause_us(2000);
+    atomic_fetch_add((atomic_int *)arg, 1);
+    return arg;
+}
+
+static void *jobs_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static atomic_int runs;
+    atomic_init(&runs, 0);
+    cw_strategy *s = new_strategy(ctx, 2);
+    cw_job *joined = NULL, *released[4];
+    ck_assert_int_eq(cw_strategy_spawn(s, count_job, &runs, &joined), CW_OK);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(cw_strategy_spawn(s, count_job, &runs, &released[i]), CW_OK);
+    for (int i = 0; i < 4; i++)
+        cw_job_release(released[i]);
+    void *value = NULL;
+    ck_assert_int_eq(cw_job_join(joined, ctx, &value), CW_OK);
+    ck_assert_ptr_eq(value, &runs);
+    cw_strategy_release(s); /* waits for the queue: the released jobs ran too */
+    ck_assert_int_eq(atomic_load(&runs), 5);
+    return NULL;
+}
+
+CWC_CASE(strategy_jobs_run_once_joined_or_released, "parallel", "PAR-007", 0)
+{
+    cwc_run_ok(NULL, jobs_root, NULL);
+}
+
+/* ---- The pool's lifetime -------------------------------------------------------------- */
+
+static void *make_and_use(cw_ctx *ctx, void *arg)
+{
+    cw_strategy *s = new_strategy(ctx, 2);
+    int64_t total = 0;
+    ck_assert_int_eq(cw_strategy_fold(s, ctx, 0, 1000, &sum, &total), CW_OK);
+    ck_assert_int_eq(total, 499500);
+    (void)arg;
+    return s; /* not released: the pool ends with this task */
+}
+
+/* Fold 0..999 and say whether every chunk ran on the calling thread. */
+static bool fold_inline(cw_strategy *s, cw_ctx *ctx)
+{
+    static struct where w;
+    pthread_mutex_init(&w.lock, NULL);
+    w.nseen = 0;
+    cw_fold f = sum;
+    f.fold = note_fold;
+    f.arg = &w;
+    int64_t total = 0;
+    ck_assert_int_eq(cw_strategy_fold(s, ctx, 0, 1000, &f, &total), CW_OK);
+    ck_assert_int_eq(total, 499500);
+    pthread_mutex_destroy(&w.lock);
+    return w.nseen == 1 && pthread_equal(w.seen[0], pthread_self());
+}
+
+static void *creator_ends_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_handle *h = cw_spawn(cw_child(ctx, "maker"), make_and_use, NULL);
+    void *v = NULL;
+    ck_assert_int_eq(cw_join(h, &v), CW_OK);
+    cw_handle_release(h);
+    cw_strategy *s = v;
+    /* The maker ended, so its pool stops (its keeper may take a moment to
+     * unwind); the strategy still works, inline, with the same result. */
+    bool inline_now = false;
+    for (int i = 0; i < 1000 && !inline_now; i++) {
+        inline_now = fold_inline(s, ctx);
+        if (!inline_now)
+            cw_sleep(ctx, CW_MSEC);
+    }
+    ck_assert_msg(inline_now, "the pool outlived the task that made it");
+    cw_strategy_release(s);
+    return NULL;
+}
+
+static void *outlive_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_strategy *s = new_strategy(ctx, 2);
+    int64_t total = 0;
+    ck_assert_int_eq(cw_strategy_fold(s, ctx, 0, 1000, &sum, &total), CW_OK);
+    return s; /* not released: the run's end stops the pool */
+}
+
+CWC_CASE(strategy_pool_ends_with_run_or_maker, "parallel", "PAR-008", 0)
+{
+    cwc_run_ok(NULL, creator_ends_root, NULL);
+    /* A first run lets any helper threads of the process start. */
+    cw_strategy_release(cwc_run_ok(NULL, outlive_root, NULL));
+    int before = thread_count();
+    cw_strategy *s = cwc_run_ok(NULL, outlive_root, NULL);
+    ck_assert_int_eq(thread_count(), before);
+    /* After the run, from a plain thread: inline, same result. */
+    int64_t total = 0;
+    ck_assert_int_eq(cw_strategy_fold(s, NULL, 0, 1000, &sum, &total), CW_OK);
+    ck_assert_int_eq(total, 499500);
+    ck_assert_int_eq(thread_count(), before);
+    cw_strategy_release(s);
+}
+
+/* ---- Abort while waiting ---------------------------------------------------------------- */
+
+struct slow {
+    atomic_int running, chunks, identities, discards;
+};
+
+static void slow_identity(void *acc, void *arg)
+{
+    atomic_fetch_add(&((struct slow *)arg)->identities, 1);
+    *(int64_t *)acc = 0;
+}
+
+static void slow_fold(void *acc, size_t begin, size_t end, void *arg)
+{
+    struct slow *sl = arg;
+    atomic_fetch_add(&sl->running, 1);
+    pause_us(20000);
+    sum_fold(acc, begin, end, NULL);
+    atomic_fetch_add(&sl->chunks, 1);
+    atomic_fetch_sub(&sl->running, 1);
+}
+
+static void slow_discard(void *acc, void *arg)
+{
+    (void)acc;
+    atomic_fetch_add(&((struct slow *)arg)->discards, 1);
+}
+
+struct abort_arg {
+    cw_strategy *s;
+    struct slow *sl;
+};
+
+static void *slow_folder(cw_ctx *ctx, void *arg)
+{
+    struct abort_arg *a = arg;
+    cw_fold f = {sizeof(int64_t), slow_identity, slow_fold, sum_reduce, slow_discard, a->sl};
+    int64_t total = 0;
+    cw_strategy_fold(a->s, ctx, 0, 1000000, &f, &total);
+    ck_abort_msg("an aborted fold returned");
+    return NULL;
+}
+
+static void *slow_job(cw_strategy *s, void *arg)
+{
+    (void)s;
+    pause_us(20000);
+    atomic_fetch_add((atomic_int *)arg, 1);
+    return NULL;
+}
+
+static void *joiner(cw_ctx *ctx, void *arg)
+{
+    cw_job_join(arg, ctx, NULL);
+    ck_abort_msg("an aborted join returned");
+    return NULL;
+}
+
+static void *abort_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static struct slow sl;
+    atomic_init(&sl.running, 0);
+    atomic_init(&sl.chunks, 0);
+    atomic_init(&sl.identities, 0);
+    atomic_init(&sl.discards, 0);
+    struct abort_arg a = {new_strategy(ctx, 2), &sl};
+    cw_handle *h = cw_spawn(cw_child(ctx, "folder"), slow_folder, &a);
+    cw_sleep(ctx, 10 * CW_MSEC);
+    cw_abort(h);
+    ck_assert_int_eq(cw_join(h, NULL), CW_ERR_CLOSED);
+    cw_handle_release(h);
+    /* The fold's unwinding waited for its running chunks and skipped the rest. */
+    ck_assert_int_eq(atomic_load(&sl.running), 0);
+    int chunks = atomic_load(&sl.chunks);
+    ck_assert_int_lt(chunks, 8);
+    ck_assert_int_eq(atomic_load(&sl.discards), atomic_load(&sl.identities));
+    pause_us(20000);
+    ck_assert_int_eq(atomic_load(&sl.chunks), chunks);
+
+    /* A joiner aborted: the job runs on, detached. */
+    static atomic_int ran;
+    atomic_init(&ran, 0);
+    cw_job *j = NULL;
+    ck_assert_int_eq(cw_strategy_spawn(a.s, slow_job, &ran, &j), CW_OK);
+    cw_handle *jh = cw_spawn(cw_child(ctx, "joiner"), joiner, j);
+    cw_sleep(ctx, 5 * CW_MSEC);
+    cw_abort(jh);
+    ck_assert_int_eq(cw_join(jh, NULL), CW_ERR_CLOSED);
+    cw_handle_release(jh);
+    cw_strategy_release(a.s); /* drains the pool */
+    ck_assert_int_eq(atomic_load(&ran), 1);
+    return NULL;
+}
+
+CWC_CASE(strategy_abort_waits_for_running_chunks, "parallel", "PAR-009", PAR)
+{
+    cwc_run_ok(NULL, abort_root, NULL);
+}

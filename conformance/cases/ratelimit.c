@@ -1,0 +1,376 @@
+/*
+ * ratelimit.c - quotas, GCRA decisions, keyed limiters and eviction
+ * (spec/15-ratelimit.md). Exact times come from the `_at` functions, or
+ * from the virtual clock on a deterministic backend.
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "cases/util.h"
+
+#define DET CW_CAP_DETERMINISTIC
+#define MS CW_MSEC
+
+/* 3 cells per 30 ms: one every 10 ms, three at once. */
+static cw_quota three_per_30ms(void)
+{
+    cw_quota q;
+    ck_assert_int_eq(cw_quota_per(&q, 3, 30 * MS), CW_OK);
+    return q;
+}
+
+/* One step of an expected sequence: at `at`, accept or refuse until `next`. */
+typedef struct step {
+    cw_time at;
+    int rc;
+    cw_time next;
+} step;
+
+#define OK_AT(t) {(t), CW_OK, 0}
+#define NO_AT(t, n) {(t), CW_ERR_WOULD_BLOCK, (n)}
+
+/* Accept/refuse sequence for three_per_30ms from time `t0`, checked with
+ * the arithmetic of the spec worked out by hand. */
+static const step gcra_steps[] = {
+    OK_AT(0),       OK_AT(0),       OK_AT(0),       NO_AT(0, 10 * MS),    /* burst of 3 */
+    NO_AT(5 * MS, 10 * MS),                                               /* not yet */
+    OK_AT(10 * MS), NO_AT(10 * MS, 20 * MS),                              /* one refilled */
+    OK_AT(25 * MS), NO_AT(25 * MS, 30 * MS),                              /* TAT 50 */
+    OK_AT(100 * MS), OK_AT(100 * MS), OK_AT(100 * MS), NO_AT(100 * MS, 110 * MS), /* full again */
+    OK_AT(115 * MS), NO_AT(116 * MS, 120 * MS),
+};
+
+static void run_steps(cw_limiter *l, cw_time t0)
+{
+    for (size_t i = 0; i < sizeof gcra_steps / sizeof gcra_steps[0]; i++) {
+        const step *s = &gcra_steps[i];
+        cw_time next = 0;
+        int rc = cw_limiter_check_at(l, t0 + s->at, &next);
+        ck_assert_msg(rc == s->rc, "step %zu: got %d, want %d", i, rc, s->rc);
+        if (rc != CW_OK)
+            ck_assert_uint_eq(next, t0 + s->next);
+    }
+}
+
+CWC_CASE(quota_rejects_zero_cells_or_period, "ratelimit", "RATE-001", 0)
+{
+    cw_quota q = {123, 4};
+    ck_assert_int_eq(cw_quota_per(&q, 0, CW_SEC), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_quota_per(&q, 5, 0), CW_ERR_INVALID);
+    ck_assert_uint_eq(q.interval, 123);
+    ck_assert_uint_eq(q.burst, 4);
+    ck_assert_int_eq(cw_quota_per(&q, 3, CW_SEC), CW_OK);
+    ck_assert_uint_eq(q.interval, 333333333); /* rounded down */
+    ck_assert_uint_eq(q.burst, 3);
+    ck_assert_int_eq(cw_quota_per(&q, 7, 5), CW_OK);
+    ck_assert_uint_eq(q.interval, 1); /* never below 1 ns */
+    ck_assert_int_eq(cw_quota_allow_burst(&q, 0), CW_ERR_INVALID);
+    ck_assert_uint_eq(q.burst, 7);
+    ck_assert_int_eq(cw_quota_allow_burst(&q, 100), CW_OK);
+    ck_assert_uint_eq(q.burst, 100);
+
+    cw_quota bad[2] = {{0, 1}, {1, 0}};
+    for (int i = 0; i < 2; i++) {
+        cw_limiter *l = (cw_limiter *)&q;
+        ck_assert_int_eq(cw_limiter_new(&bad[i], &l), CW_ERR_INVALID);
+        ck_assert_ptr_null(l);
+        cw_keyed_limiter *k = (cw_keyed_limiter *)&q;
+        ck_assert_int_eq(cw_keyed_limiter_new(&bad[i], &k), CW_ERR_INVALID);
+        ck_assert_ptr_null(k);
+    }
+}
+
+CWC_CASE(limiter_gcra_exact_sequence, "ratelimit", "RATE-002", 0)
+{
+    cw_quota q = three_per_30ms();
+    for (cw_time t0 = 0; t0 <= 5 * CW_SEC; t0 += 5 * CW_SEC) {
+        cw_limiter *l = NULL;
+        ck_assert_int_eq(cw_limiter_new(&q, &l), CW_OK);
+        run_steps(l, t0);
+        ck_assert_int_eq(cw_limiter_check_at(l, t0 + 116 * MS, NULL), CW_ERR_WOULD_BLOCK);
+        cw_limiter_free(l);
+    }
+
+    /* Burst 1: exactly one cell per interval. */
+    cw_quota one;
+    ck_assert_int_eq(cw_quota_per(&one, 1, 7), CW_OK);
+    cw_limiter *l = NULL;
+    ck_assert_int_eq(cw_limiter_new(&one, &l), CW_OK);
+    cw_time next = 0;
+    ck_assert_int_eq(cw_limiter_check_at(l, 1000, NULL), CW_OK);
+    ck_assert_int_eq(cw_limiter_check_at(l, 1006, &next), CW_ERR_WOULD_BLOCK);
+    ck_assert_uint_eq(next, 1007);
+    ck_assert_int_eq(cw_limiter_check_at(l, 1007, NULL), CW_OK);
+    ck_assert_int_eq(cw_limiter_check_at(l, 1013, &next), CW_ERR_WOULD_BLOCK);
+    ck_assert_uint_eq(next, 1014);
+    cw_limiter_free(l);
+
+    /* Saturation: a TAT that would pass CW_TIME_MAX stays at it. */
+    cw_quota huge = {CW_TIME_MAX / 2 + 1, 1};
+    ck_assert_int_eq(cw_limiter_new(&huge, &l), CW_OK);
+    ck_assert_int_eq(cw_limiter_check_at(l, 0, NULL), CW_OK);
+    ck_assert_int_eq(cw_limiter_check_at(l, 0, &next), CW_ERR_WOULD_BLOCK);
+    ck_assert_uint_eq(next, CW_TIME_MAX / 2 + 1);
+    ck_assert_int_eq(cw_limiter_check_at(l, CW_TIME_MAX - 1, NULL), CW_OK);
+    ck_assert_int_eq(cw_limiter_check_at(l, CW_TIME_MAX - 1, &next), CW_ERR_WOULD_BLOCK);
+    ck_assert_uint_eq(next, CW_TIME_MAX);
+    ck_assert_int_eq(cw_limiter_check_at(l, CW_TIME_MAX, NULL), CW_OK);
+    cw_limiter_free(l);
+}
+
+/* ---- The runtime clock -------------------------------------------------------------- */
+
+static void *clock_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_quota q = three_per_30ms();
+    cw_limiter *l = NULL;
+    ck_assert_int_eq(cw_limiter_new(&q, &l), CW_OK);
+    cw_time t0 = cw_current(ctx);
+    for (size_t i = 0; i < sizeof gcra_steps / sizeof gcra_steps[0]; i++) {
+        const step *s = &gcra_steps[i];
+        ck_assert_int_eq(cw_sleep_until(ctx, t0 + s->at), CW_OK);
+        ck_assert_uint_eq(cw_current(ctx), t0 + s->at);
+        cw_time next = 0;
+        ck_assert_int_eq(cw_limiter_check(l, ctx, &next), s->rc);
+        if (s->rc != CW_OK)
+            ck_assert_uint_eq(next, t0 + s->next);
+    }
+    /* At 116 ms the next cell comes at 120 ms: until_ready sleeps exactly so. */
+    ck_assert_int_eq(cw_limiter_until_ready(l, ctx), CW_OK);
+    ck_assert_uint_eq(cw_current(ctx), t0 + 120 * MS);
+    ck_assert_int_eq(cw_limiter_until_ready(l, ctx), CW_OK);
+    ck_assert_uint_eq(cw_current(ctx), t0 + 130 * MS);
+    cw_limiter_free(l);
+
+    /* The keyed limiter on the same clock, and retain_recent at its `now`. */
+    cw_keyed_limiter *k = NULL;
+    ck_assert_int_eq(cw_keyed_limiter_new(&q, &k), CW_OK);
+    cw_time t1 = cw_current(ctx);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(cw_keyed_limiter_check(k, ctx, "peer", 4, NULL), CW_OK);
+    cw_time next = 0;
+    ck_assert_int_eq(cw_keyed_limiter_check(k, ctx, "peer", 4, &next), CW_ERR_WOULD_BLOCK);
+    ck_assert_uint_eq(next, t1 + 10 * MS);
+    ck_assert_int_eq(cw_keyed_limiter_until_ready(k, ctx, "peer", 4), CW_OK);
+    ck_assert_uint_eq(cw_current(ctx), t1 + 10 * MS);
+    cw_keyed_limiter_retain_recent(k, ctx); /* TAT 40 ms > now: kept */
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), 1);
+    ck_assert_int_eq(cw_sleep_until(ctx, t1 + 40 * MS), CW_OK);
+    cw_keyed_limiter_retain_recent(k, ctx); /* TAT == now: idle */
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), 0);
+    cw_keyed_limiter_free(k);
+    return NULL;
+}
+
+CWC_CASE(limiter_decides_on_the_virtual_clock, "ratelimit", "RATE-003 RATE-005", DET)
+{
+    cw_config cfg = cwc_config();
+    cfg.start_time = 1700000000ull * CW_SEC;
+    cwc_run_ok(&cfg, clock_root, NULL);
+}
+
+static void *until_ready_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_quota q;
+    ck_assert_int_eq(cw_quota_per(&q, 1, 20 * MS), CW_OK);
+    cw_limiter *l = NULL;
+    ck_assert_int_eq(cw_limiter_new(&q, &l), CW_OK);
+    cw_time t0 = cw_current(ctx);
+    ck_assert_int_eq(cw_limiter_until_ready(l, ctx), CW_OK); /* a fresh cell: no wait */
+    cw_time next = 0;
+    ck_assert_int_eq(cw_limiter_check(l, ctx, &next), CW_ERR_WOULD_BLOCK);
+    ck_assert_uint_ge(next, t0 + 20 * MS);
+    ck_assert_int_eq(cw_limiter_until_ready(l, ctx), CW_OK);
+    ck_assert_uint_ge(cw_current(ctx), next);
+    ck_assert_uint_ge(cw_current(ctx), t0 + 20 * MS);
+    cw_limiter_free(l);
+    return NULL;
+}
+
+CWC_CASE(limiter_until_ready_sleeps_on_runtime_clock, "ratelimit", "RATE-003", 0)
+{
+    cwc_run_ok(NULL, until_ready_root, NULL);
+}
+
+/* ---- Keyed limiters ------------------------------------------------------------------ */
+
+/* A small deterministic generator for the long sequences below. */
+static uint64_t next_rand(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return *x >> 33;
+}
+
+static const char *const keys[] = {"a", "b", "a\0", "",
+                                   "a key much longer than sixteen bytes, stored apart"};
+static const size_t key_lens[] = {1, 1, 2, 0, 51};
+enum { NKEYS = 5 };
+
+CWC_CASE(keyed_limiter_keys_are_independent, "ratelimit", "RATE-004", 0)
+{
+    cw_quota q = three_per_30ms();
+    cw_keyed_limiter *k = NULL;
+    ck_assert_int_eq(cw_keyed_limiter_new(&q, &k), CW_OK);
+    /* Exhausting "a" leaves "b", "a\0" and the empty key untouched. */
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(cw_keyed_limiter_check_at(k, "a", 1, 0, NULL), CW_OK);
+    cw_time next = 0;
+    ck_assert_int_eq(cw_keyed_limiter_check_at(k, "a", 1, 0, &next), CW_ERR_WOULD_BLOCK);
+    ck_assert_uint_eq(next, 10 * MS);
+    for (int key = 1; key < NKEYS; key++)
+        for (int i = 0; i < 3; i++)
+            ck_assert_int_eq(cw_keyed_limiter_check_at(k, keys[key], key_lens[key], 0, NULL),
+                             CW_OK);
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), NKEYS);
+    cw_keyed_limiter_free(k);
+
+    /* Each key decides exactly as a limiter of its own. */
+    ck_assert_int_eq(cw_keyed_limiter_new(&q, &k), CW_OK);
+    cw_limiter *direct[NKEYS];
+    for (int i = 0; i < NKEYS; i++)
+        ck_assert_int_eq(cw_limiter_new(&q, &direct[i]), CW_OK);
+    uint64_t x = 1;
+    cw_time now = 0;
+    int accepted = 0;
+    for (int i = 0; i < 20000; i++) {
+        now += next_rand(&x) % MS;
+        int key = (int)(next_rand(&x) % NKEYS);
+        cw_time n1 = 0, n2 = 0;
+        int rc = cw_keyed_limiter_check_at(k, keys[key], key_lens[key], now, &n1);
+        ck_assert_int_eq(rc, cw_limiter_check_at(direct[key], now, &n2));
+        if (rc != CW_OK)
+            ck_assert_uint_eq(n1, n2);
+        accepted += rc == CW_OK;
+    }
+    ck_assert_int_gt(accepted, 1000);
+    ck_assert_int_lt(accepted, 19000);
+    for (int i = 0; i < NKEYS; i++)
+        cw_limiter_free(direct[i]);
+    cw_keyed_limiter_free(k);
+}
+
+static int check_u32(cw_keyed_limiter *k, uint32_t key, cw_time now)
+{
+    return cw_keyed_limiter_check_at(k, &key, sizeof key, now, NULL);
+}
+
+CWC_CASE(keyed_limiter_evicts_idle_keys, "ratelimit", "RATE-005", 0)
+{
+    cw_quota q = three_per_30ms(); /* a key checked once at t is idle from t + 10 ms */
+    cw_keyed_limiter *k = NULL;
+    ck_assert_int_eq(cw_keyed_limiter_new(&q, &k), CW_OK);
+    for (uint32_t i = 0; i < 64; i++)
+        ck_assert_int_eq(check_u32(k, i, 0), CW_OK);
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), 64);
+    /* A known key does not count as new. */
+    ck_assert_int_eq(check_u32(k, 5, 10 * MS), CW_OK);
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), 64);
+    /* At the limit, a new key sweeps first: all but key 5 (TAT 20 ms) are idle. */
+    ck_assert_int_eq(check_u32(k, 1000, 10 * MS), CW_OK);
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), 2);
+
+    /* Busy keys survive a sweep, and the limit doubles from what is left. */
+    for (uint32_t i = 2000; i < 2062; i++)
+        ck_assert_int_eq(check_u32(k, i, 15 * MS), CW_OK); /* TAT 25 ms */
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), 64);
+    ck_assert_int_eq(check_u32(k, 3000, 20 * MS), CW_OK); /* sweep: 5 and 1000 go */
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), 63);       /* 62 kept, then 3000 */
+    for (uint32_t i = 4000; i < 4061; i++)
+        ck_assert_int_eq(check_u32(k, i, 20 * MS), CW_OK); /* limit 124: no sweep */
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), 124);
+    ck_assert_int_eq(check_u32(k, 5000, 20 * MS), CW_OK); /* sweep: none idle */
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), 125);
+
+    /* retain_recent removes exactly the idle keys. */
+    cw_keyed_limiter_retain_recent_at(k, 25 * MS); /* the 62 keys of TAT 25 ms */
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), 63);
+    cw_keyed_limiter_retain_recent_at(k, 29 * MS);
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), 63);
+    cw_keyed_limiter_retain_recent_at(k, 30 * MS);
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), 0);
+    cw_keyed_limiter_free(k);
+
+    /* Forgetting never changes a decision: the same checks with and
+     * without frequent retain_recent, and with many keys passing through. */
+    cw_keyed_limiter *kept = NULL, *swept = NULL;
+    ck_assert_int_eq(cw_keyed_limiter_new(&q, &kept), CW_OK);
+    ck_assert_int_eq(cw_keyed_limiter_new(&q, &swept), CW_OK);
+    uint64_t x = 7;
+    cw_time now = 0;
+    size_t most = 0;
+    for (int i = 0; i < 200000; i++) {
+        now += next_rand(&x) % 50000;
+        uint32_t key = (uint32_t)(next_rand(&x) % 5000);
+        cw_time n1 = 0, n2 = 0;
+        int rc = cw_keyed_limiter_check_at(swept, &key, sizeof key, now, &n1);
+        ck_assert_int_eq(rc, cw_keyed_limiter_check_at(kept, &key, sizeof key, now, &n2));
+        if (rc != CW_OK)
+            ck_assert_uint_eq(n1, n2);
+        if (i % 1000 == 0)
+            cw_keyed_limiter_retain_recent_at(swept, now);
+        size_t len = cw_keyed_limiter_len(kept);
+        most = len > most ? len : most;
+    }
+    /* A key is busy for 10 ms after a check, so a few hundred of the 5000
+     * are busy at a time: the table without retain_recent follows them. */
+    ck_assert_uint_lt(most, 1500);
+    cw_keyed_limiter_free(kept);
+    cw_keyed_limiter_free(swept);
+}
+
+/* ---- Several threads at once --------------------------------------------------------- */
+
+struct race {
+    cw_limiter *direct;
+    cw_keyed_limiter *keyed;
+    atomic_int direct_ok, keyed_ok;
+};
+
+static void *racer(cw_ctx *ctx, void *arg)
+{
+    struct race *r = arg;
+    for (uint32_t i = 0; i < 20000; i++) {
+        if (cw_limiter_check_at(r->direct, 5 * MS, NULL) == CW_OK)
+            atomic_fetch_add(&r->direct_ok, 1);
+        uint32_t key = i % 8;
+        if (cw_keyed_limiter_check_at(r->keyed, &key, sizeof key, 5 * MS, NULL) == CW_OK)
+            atomic_fetch_add(&r->keyed_ok, 1);
+        if (i % 1000 == 0)
+            cw_yield(ctx);
+    }
+    return NULL;
+}
+
+static void *race_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static struct race r;
+    cw_quota q;
+    ck_assert_int_eq(cw_quota_per(&q, 1000, CW_SEC), CW_OK);
+    ck_assert_int_eq(cw_limiter_new(&q, &r.direct), CW_OK);
+    ck_assert_int_eq(cw_keyed_limiter_new(&q, &r.keyed), CW_OK);
+    atomic_init(&r.direct_ok, 0);
+    atomic_init(&r.keyed_ok, 0);
+    cw_handle *h[4];
+    for (int i = 0; i < 4; i++)
+        h[i] = cw_spawn(cw_child(ctx, "racer"), racer, &r);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(cw_join(h[i], NULL), CW_OK);
+        cw_handle_release(h[i]);
+    }
+    /* At one instant a fresh limiter holds exactly `burst` cells. */
+    ck_assert_int_eq(atomic_load(&r.direct_ok), 1000);
+    ck_assert_int_eq(atomic_load(&r.keyed_ok), 8 * 1000);
+    cw_limiter_free(r.direct);
+    cw_keyed_limiter_free(r.keyed);
+    return NULL;
+}
+
+CWC_CASE(limiter_concurrent_checks_take_each_cell_once, "ratelimit", "RATE-006", 0)
+{
+    cw_config cfg = cwc_config();
+    cfg.worker_threads = 4;
+    cwc_run_ok(&cfg, race_root, NULL);
+}
