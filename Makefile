@@ -110,17 +110,23 @@ deps:
 	@sh ci/deps.sh
 
 BACKENDS := deterministic native
+# Debian's python, where python3-prometheus-client is installed.
+PYTHON := /usr/bin/python3
 
 unit: $(UNIT_BIN)
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
 
+# Every metrics text the suite encodes is kept in $(B)/openmetrics and read
+# back by an independent OpenMetrics parser.
 conformance-run: $(B)/bin/cw-conformance
 	@mkdir -p $(B)/reports
+	@rm -rf $(B)/openmetrics && mkdir -p $(B)/openmetrics
 	@for b in $(BACKENDS); do \
 	  echo "== conformance on $$b ($(VARIANT))"; \
-	  $(B)/bin/cw-conformance --backend $$b --json $(B)/reports/$$b.json \
-	    --tap $(B)/reports/$$b.tap --xml $(B)/reports/$$b.xml || exit 1; \
+	  CWC_METRICS_DIR=$(B)/openmetrics $(B)/bin/cw-conformance --backend $$b \
+	    --json $(B)/reports/$$b.json --tap $(B)/reports/$$b.tap --xml $(B)/reports/$$b.xml || exit 1; \
 	done
+	@$(PYTHON) ci/openmetrics.py $(B)/openmetrics
 
 plugin-run: $(B)/bin/cw-conformance $(B)/lib/cwrt-plugin.so
 	@mkdir -p $(B)/reports

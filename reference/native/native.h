@@ -58,6 +58,14 @@ typedef struct cw_reactor {
     bool stopping;
 } cw_reactor;
 
+/* The HTTP endpoint serving GET /metrics (metrics_http.c). */
+typedef struct cw_metrics_http {
+    cw_rt *rt;
+    int listen_fd, stop_fd; /* -1 when not serving */
+    pthread_t thread;
+    bool running;
+} cw_metrics_http;
+
 struct cw_native {
     cw_rt rt; /* first: the core sees only this */
     pthread_mutex_t lock;      /* pools, task states, counts */
@@ -71,6 +79,7 @@ struct cw_native {
     bool root_done;
     bool panicked;             /* a copy of rt.panicked, readable under this lock */
     cw_reactor reactor;
+    cw_metrics_http http;
     /* The clock: wall time at start, advanced by the monotonic clock, so it
      * reads like real time yet never goes back. */
     cw_time start_real;
@@ -90,6 +99,12 @@ int cw_reactor_start(cw_reactor *r, cw_native *n);
 void cw_reactor_stop(cw_reactor *r);
 void cw_reactor_arm(cw_reactor *r, cw_wait *w, cw_task *t);
 void cw_reactor_disarm(cw_reactor *r, cw_wait *w);
+
+/* metrics_http.c: serve `address` ("host:port") when it is not NULL.
+ * CW_OK, or CW_ERR_INVALID / CW_ERR_BIND_FAILED / CW_ERR_IO with why. */
+int cw_metrics_http_start(cw_metrics_http *h, cw_rt *rt, const char *address, char *why,
+                          size_t whylen);
+void cw_metrics_http_stop(cw_metrics_http *h);
 
 /* runner.c */
 int cw_native_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out);

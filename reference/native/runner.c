@@ -92,6 +92,7 @@ static void teardown(cw_native *n)
     for (size_t i = 0; i < nthreads; i++)
         pthread_join(n->threads[i], NULL);
     cw_reactor_stop(&n->reactor);
+    cw_metrics_http_stop(&n->http);
 }
 
 static void fill_result(cw_native *n, bool timed_out, cw_run_result *out)
@@ -137,12 +138,18 @@ int cw_native_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_res
 
     cw_native *n = native_new(&resolved);
     memcpy(n->rt.pools, pools, sizeof pools);
-    if (cw_reactor_start(&n->reactor, n) != CW_OK) {
+    int rc = cw_metrics_http_start(&n->http, &n->rt, resolved.metrics_address, out->message,
+                                   sizeof out->message);
+    if (rc == CW_OK && cw_reactor_start(&n->reactor, n) != CW_OK) {
+        cw_metrics_http_stop(&n->http);
         snprintf(out->message, sizeof out->message, "cannot start the reactor");
+        rc = CW_ERR_IO;
+    }
+    if (rc != CW_OK) {
         cw_rt_pools_close(n->rt.pools);
         cw_rt_free_objects(&n->rt);
         free(n);
-        return out->status = CW_ERR_IO;
+        return out->status = rc;
     }
     pthread_mutex_lock(&n->lock);
     for (unsigned i = 0; i < n->shared.max_threads; i++)

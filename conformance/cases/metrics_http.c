@@ -1,0 +1,180 @@
+/*
+ * metrics_http.c - the /metrics endpoint of a parallel backend
+ * ([MET-017]), scraped over loopback by a plain socket client and, when
+ * CWC_METRICS_DIR is set, by curl as well (its response is kept for the
+ * parser check of `make check`).
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "cases/metrics.h"
+
+extern char **environ;
+
+static int connect_to(const char *address)
+{
+    char host[64];
+    const char *colon = strrchr(address, ':');
+    ck_assert_ptr_nonnull(colon);
+    snprintf(host, sizeof host, "%.*s", (int)(colon - address), address);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
+    ck_assert_int_eq(inet_pton(AF_INET, host, &sa.sin_addr), 1);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(fd, 0);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Send `request` and read the whole response (the server closes). The
+ * caller frees it. */
+static char *exchange(const char *address, const char *request)
+{
+    int fd = connect_to(address);
+    ck_assert_msg(fd >= 0, "cannot connect to %s", address);
+    size_t len = strlen(request);
+    ck_assert_int_eq(send(fd, request, len, MSG_NOSIGNAL), (ssize_t)len);
+    size_t cap = 4096, used = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (used + 1 == cap)
+            buf = realloc(buf, cap *= 2);
+        ssize_t n = recv(fd, buf + used, cap - 1 - used, 0);
+        ck_assert_int_ge(n, 0);
+        if (n == 0)
+            break;
+        used += (size_t)n;
+    }
+    buf[used] = '\0';
+    close(fd);
+    return buf;
+}
+
+/* Scrape with curl into the kept directory: the body for the parser, the
+ * head for the content type check. */
+static void scrape_with_curl(const char *address)
+{
+    const char *dir = getenv("CWC_METRICS_DIR");
+    if (!dir || !*dir)
+        return;
+    char url[128], body[1024], head[1024];
+    snprintf(url, sizeof url, "http://%s/metrics", address);
+    snprintf(body, sizeof body, "%s/%s-%ld-curl.om", dir, cwc_backend->name, (long)getpid());
+    snprintf(head, sizeof head, "%s/%s-%ld-curl.headers", dir, cwc_backend->name, (long)getpid());
+    char *argv[] = {"curl", "-sS", "--fail", "--max-time", "10", "-D", head, "-o", body, url, NULL};
+    pid_t pid;
+    ck_assert_msg(posix_spawnp(&pid, "curl", NULL, NULL, argv, environ) == 0,
+                  "curl is needed to scrape the endpoint (sh ci/deps.sh)");
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "curl failed: %d", status);
+}
+
+static const char *body_of(const char *response)
+{
+    const char *body = strstr(response, "\r\n\r\n");
+    ck_assert_ptr_nonnull(body);
+    return body + 4;
+}
+
+static void *scrape_root(cw_ctx *ctx, void *arg)
+{
+    char *address = arg;
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, 64), CW_OK);
+    char tiny[4];
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, tiny, sizeof tiny), CW_ERR_INVALID);
+    cw_ctx *c = cw_with_attribute(cw_child(ctx, "web"), "quote", "say \"hi\"");
+    cw_metric *m = cw_counter(c, "scrapes", "scrapes seen");
+    cw_counter_add(m, 3);
+
+    char *ok = exchange(address, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    ck_assert_msg(strncmp(ok, "HTTP/1.1 200 OK\r\n", 17) == 0, "response:\n%s", ok);
+    CWC_HAS(ok, "\r\nContent-Type: text/plain; version=0.0.4\r\n");
+    const char *body = body_of(ok);
+    char length[64];
+    snprintf(length, sizeof length, "\r\nContent-Length: %zu\r\n", strlen(body));
+    CWC_HAS(ok, length);
+    cwc_check_shape(body);
+    cwc_keep_text(body, "http");
+    CWC_HAS(body, "\nweb_scrapes_total{quote=\"say \\\"hi\\\"\"} 3\n");
+    free(ok);
+
+    char *head = exchange(address, "HEAD /metrics?x=1 HTTP/1.1\r\n\r\n");
+    ck_assert_msg(strncmp(head, "HTTP/1.1 200 OK\r\n", 17) == 0, "response:\n%s", head);
+    ck_assert_str_eq(body_of(head), "");
+    free(head);
+    char *missing = exchange(address, "GET / HTTP/1.1\r\n\r\n");
+    ck_assert_msg(strncmp(missing, "HTTP/1.1 404 ", 13) == 0, "response:\n%s", missing);
+    free(missing);
+    char *post = exchange(address, "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+    ck_assert_msg(strncmp(post, "HTTP/1.1 405 ", 13) == 0, "response:\n%s", post);
+    free(post);
+    scrape_with_curl(address);
+    cw_ctx_release(c);
+    return NULL;
+}
+
+CWC_CASE(metrics_http_scrape, "metrics", "MET-017", PAR)
+{
+    char address[64] = "";
+    cw_config cfg = cwc_config();
+    cfg.metrics_address = "127.0.0.1:0";
+    cwc_run_ok(&cfg, scrape_root, address);
+    /* Nothing is served once the run is over. */
+    int fd = connect_to(address);
+    if (fd >= 0)
+        close(fd);
+    ck_assert_int_lt(fd, 0);
+}
+
+static void *must_not_run(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    (void)arg;
+    ck_assert_msg(0, "the root ran although the endpoint could not be served");
+    return NULL;
+}
+
+static void *no_endpoint_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    char address[64];
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_ERR_UNSUPPORTED);
+    return NULL;
+}
+
+CWC_CASE(metrics_http_settings, "metrics", "MET-017", PAR)
+{
+    cw_run_result res;
+    cw_config cfg = cwc_config();
+    cwc_run_ok(&cfg, no_endpoint_root, NULL); /* off by default */
+
+    cfg.metrics_address = "localhost:http";
+    ck_assert_int_eq(cwc_run(&cfg, must_not_run, NULL, &res), CW_ERR_INVALID);
+    CWC_HAS(res.message, "metrics_address");
+
+    int busy = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t salen = sizeof sa;
+    ck_assert_int_eq(bind(busy, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(listen(busy, 1), 0);
+    ck_assert_int_eq(getsockname(busy, (struct sockaddr *)&sa, &salen), 0);
+    char address[64];
+    snprintf(address, sizeof address, "127.0.0.1:%u", ntohs(sa.sin_port));
+    cfg.metrics_address = address;
+    ck_assert_int_eq(cwc_run(&cfg, must_not_run, NULL, &res), CW_ERR_BIND_FAILED);
+    CWC_HAS(res.message, address);
+    close(busy);
+}
+
+CWC_CASE(metrics_http_ignored_without_threads, "metrics", "MET-017", DET)
+{
+    cw_config cfg = cwc_config();
+    cfg.metrics_address = "not an address";
+    cwc_run_ok(&cfg, no_endpoint_root, NULL);
+}
