@@ -34,6 +34,10 @@ enum cw_capability {
     CW_CAP_AUDIT = 1u << 1,
     /* Tasks run in parallel on several OS threads. */
     CW_CAP_PARALLEL = 1u << 2,
+    /* Storage outlives the run: it is kept in files under the run's
+     * storage_directory (spec/17-storage.md), and a later run, or another
+     * process, given the same directory finds what was synced. */
+    CW_CAP_PERSISTENT_STORAGE = 1u << 3,
 };
 
 typedef struct cw_config cw_config;
@@ -42,6 +46,7 @@ typedef struct cw_wait cw_wait;
 typedef struct cw_cleanup cw_cleanup;
 typedef struct cw_buffer_ops cw_buffer_ops;
 typedef struct cw_metric_ops cw_metric_ops;
+typedef struct cw_storage_ops cw_storage_ops;
 
 struct cw_backend {
     /* Identity. */
@@ -114,6 +119,9 @@ struct cw_backend {
 
     /* Metrics (cw/metrics.h): a table of their own. */
     const cw_metric_ops *metrics;
+
+    /* Storage and the blob header codec (cw/storage.h): a table of their own. */
+    const cw_storage_ops *storage;
 };
 
 /* True when `b` provides the entry at `field` (it was built with a table at

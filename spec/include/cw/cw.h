@@ -17,6 +17,7 @@
 #include "cw/runner.h"
 #include "cw/select.h"
 #include "cw/signal.h"
+#include "cw/storage.h"
 #include "cw/strategy.h"
 #include "cw/task.h"
 #include "cw/types.h"

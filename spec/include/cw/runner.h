@@ -11,6 +11,7 @@
 #include "cw/backend.h"
 #include "cw/error.h"
 #include "cw/bufpool.h"
+#include "cw/storage.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,6 +37,13 @@ struct cw_config {
     /* native: serve GET /metrics over HTTP on this numeric "address:port"
      * ("127.0.0.1:9464", "[::1]:0"); NULL (the default) serves nothing. */
     const char *metrics_address;
+    /* storage: the directory holding the partitions, on a backend that keeps
+     * them in files (CW_CAP_PERSISTENT_STORAGE); NULL (the default) gives
+     * the run a fresh directory under $TMPDIR, removed when the run ends. */
+    const char *storage_directory;
+    /* storage: the blob layouts the run opens; new blobs take the last one
+     * (default V0 .. V1) [STOR-025]. */
+    cw_blob_range blob_layouts;
 };
 
 /* The outcome of cw_start. */
@@ -65,6 +73,8 @@ static inline void cw_config_default(cw_config *cfg)
     cw_bufpool_config_storage(&cfg->storage_buffer_pool);
     cfg->audit = true;
     cfg->metrics_address = NULL;
+    cfg->storage_directory = NULL;
+    cfg->blob_layouts = cw_blob_range_of(CW_BLOB_LAYOUT_V0, CW_BLOB_LAYOUT_LATEST);
 }
 
 /* Run `root(ctx, arg)` as the root task of a new runtime of backend `b` and
