@@ -114,7 +114,7 @@ int cw_keyed_limiter_check(cw_keyed_limiter *l, cw_ctx *ctx, const void *key, si
 int cw_keyed_limiter_until_ready(cw_keyed_limiter *l, cw_ctx *ctx, const void *key, size_t len)
 {
     for (;;) {
-        cw_time next;
+        cw_time next = 0;
         int rc = cw_keyed_limiter_check(l, ctx, key, len, &next);
         if (rc != CW_ERR_WOULD_BLOCK)
             return rc;

@@ -51,7 +51,7 @@ int cw_limiter_check(cw_limiter *l, cw_ctx *ctx, cw_time *next)
 
 int cw_limiter_until_ready(cw_limiter *l, cw_ctx *ctx)
 {
-    cw_time next;
+    cw_time next = 0;
     while (cw_limiter_check(l, ctx, &next) != CW_OK)
         cw_sleep_until(ctx, next);
     return CW_OK;
