@@ -41,9 +41,13 @@ static char *exchange(const char *address, const char *request)
     ck_assert_int_eq(send(fd, request, len, MSG_NOSIGNAL), (ssize_t)len);
     size_t cap = 4096, used = 0;
     char *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
     for (;;) {
-        if (used + 1 == cap)
-            buf = realloc(buf, cap *= 2);
+        if (used + 1 == cap) {
+            char *grown = realloc(buf, cap *= 2);
+            ck_assert_ptr_nonnull(grown);
+            buf = grown;
+        }
         ssize_t n = recv(fd, buf + used, cap - 1 - used, 0);
         ck_assert_int_ge(n, 0);
         if (n == 0)

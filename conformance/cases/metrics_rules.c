@@ -461,6 +461,7 @@ static void *values_root(cw_ctx *ctx, void *arg)
     static const double bound[] = {1.0};
     struct shared_metrics s = {cw_counter(ctx, "c", "h"), cw_gauge(ctx, "g", "h"),
                                cw_histogram(ctx, "h", "h", bound, 1)};
+    ck_assert(s.counter && s.gauge && s.histogram);
     cw_gauge_set(s.gauge, 7);
     ck_assert_int_eq(cw_gauge_get(s.gauge), 7);
     cw_gauge_inc(s.gauge);

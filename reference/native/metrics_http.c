@@ -62,7 +62,11 @@ static void format_address(int fd, char *out, size_t len)
     struct sockaddr_storage sa;
     socklen_t salen = sizeof sa;
     char host[INET6_ADDRSTRLEN] = "";
-    getsockname(fd, (struct sockaddr *)&sa, &salen);
+    memset(&sa, 0, sizeof sa);
+    if (getsockname(fd, (struct sockaddr *)&sa, &salen) != 0) {
+        snprintf(out, len, "?");
+        return;
+    }
     if (sa.ss_family == AF_INET6) {
         struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&sa;
         inet_ntop(AF_INET6, &a6->sin6_addr, host, sizeof host);
