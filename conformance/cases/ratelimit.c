@@ -249,6 +249,28 @@ CWC_CASE(keyed_limiter_keys_are_independent, "ratelimit", "RATE-004", 0)
     for (int i = 0; i < NKEYS; i++)
         cw_limiter_free(direct[i]);
     cw_keyed_limiter_free(k);
+
+    /* Many keys that go idle between checks, so that sweeps keep removing
+     * and moving entries: every key still decides as its own limiter. */
+    enum { MANY = 700 };
+    static cw_limiter *model[MANY];
+    ck_assert_int_eq(cw_keyed_limiter_new(&q, &k), CW_OK);
+    for (int i = 0; i < MANY; i++)
+        ck_assert_int_eq(cw_limiter_new(&q, &model[i]), CW_OK);
+    now = 0;
+    for (int i = 0; i < 100000; i++) {
+        now += next_rand(&x) % (60 * CW_USEC);
+        uint32_t key = (uint32_t)(next_rand(&x) % MANY);
+        cw_time n1 = 0, n2 = 0;
+        int rc = cw_keyed_limiter_check_at(k, &key, sizeof key, now, &n1);
+        ck_assert_int_eq(rc, cw_limiter_check_at(model[key], now, &n2));
+        if (rc != CW_OK)
+            ck_assert_uint_eq(n1, n2);
+    }
+    ck_assert_uint_lt(cw_keyed_limiter_len(k), MANY);
+    for (int i = 0; i < MANY; i++)
+        cw_limiter_free(model[i]);
+    cw_keyed_limiter_free(k);
 }
 
 static int check_u32(cw_keyed_limiter *k, uint32_t key, cw_time now)

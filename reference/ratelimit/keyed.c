@@ -9,6 +9,7 @@
  * number of keys that are busy rather than every key ever seen.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "cw/clock.h"
@@ -24,11 +25,12 @@ struct cw_keyed_limiter {
     size_t limit; /* a sweep comes before the table grows past it */
 };
 
-/* At most half full at the limit: the smallest power of two >= 2 × limit. */
+/* At most two thirds full at the limit: the smallest power of two at
+ * least 1.5 × limit. */
 static size_t capacity_for(size_t limit)
 {
     size_t c = 1;
-    while (c < 2 * limit)
+    while (c < limit + limit / 2)
         c *= 2;
     return c;
 }
@@ -70,15 +72,22 @@ static void sweep(cw_keyed_limiter *l, cw_time now)
         cw_key_table_resize(&l->table, want);
 }
 
-/* Make sure one more key fits below the limit, in a table at most half full. */
-static int make_room(cw_keyed_limiter *l, cw_time now)
+/* Make sure one more key fits below the limit, in a table at most two
+ * thirds full. Sets *moved when slots moved (a slot found before is stale). */
+static int make_room(cw_keyed_limiter *l, cw_time now, bool *moved)
 {
-    if (l->table.len >= l->limit)
+    *moved = false;
+    if (l->table.len >= l->limit) {
         sweep(l, now);
+        *moved = true;
+    }
     size_t want = capacity_for(l->limit);
-    if (cw_key_table_capacity(&l->table) < want)
-        return cw_key_table_resize(&l->table, want);
-    return CW_OK;
+    if (cw_key_table_capacity(&l->table) >= want)
+        return CW_OK;
+    if (want > CW_KEY_TABLE_MAX)
+        return CW_ERR_NOMEM;
+    *moved = true;
+    return cw_key_table_resize(&l->table, want);
 }
 
 int cw_keyed_limiter_check_at(cw_keyed_limiter *l, const void *key, size_t len, cw_time now,
@@ -96,10 +105,12 @@ int cw_keyed_limiter_check_at(cw_keyed_limiter *l, const void *key, size_t len, 
     } else if (s->tat) {
         s->tat = tat;
     } else {
-        rc = make_room(l, now);
+        bool moved;
+        rc = make_room(l, now, &moved);
+        if (rc == CW_OK && moved)
+            s = cw_key_table_find(&l->table, hash, key, len);
         if (rc == CW_OK)
-            rc = cw_key_table_fill(&l->table, cw_key_table_find(&l->table, hash, key, len), hash,
-                                   key, len, tat);
+            rc = cw_key_table_fill(&l->table, s, hash, key, len, tat);
     }
     pthread_mutex_unlock(&l->lock);
     return rc;

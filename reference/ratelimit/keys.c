@@ -2,8 +2,9 @@
  * keys.c - the table behind the keyed limiter.
  *
  * Linear probing keeps a lookup to one or two cache lines while the table
- * is at most half full. Keys are removed only in bulk (idle keys), with
- * backward-shift deletion, so the table never holds tombstones.
+ * is at most two thirds full. Keys are removed only in bulk (idle keys):
+ * clear them, then put every other entry back, so the table never holds
+ * tombstones.
  *
  * Keys may come from peers, so the hash is keyed with a secret drawn per
  * table: without it a peer could pick keys that all land in one cluster.
@@ -92,7 +93,7 @@ cw_key_slot *cw_key_table_find(cw_key_table *t, uint64_t hash, const void *key, 
         cw_key_slot *s = &t->slots[i];
         if (!s->tat)
             return s;
-        if (s->hash == hash && s->len == len && memcmp(slot_key(s), key, len) == 0)
+        if (s->hash == (uint32_t)hash && s->len == len && memcmp(slot_key(s), key, len) == 0)
             return s;
     }
 }
@@ -108,42 +109,46 @@ int cw_key_table_fill(cw_key_table *t, cw_key_slot *s, uint64_t hash, const void
     } else if (len) {
         memcpy(s->key.bytes, key, len);
     }
-    s->hash = hash;
+    s->hash = (uint32_t)hash;
     s->len = (uint32_t)len;
     s->tat = tat;
     t->len++;
     return CW_OK;
 }
 
-/* Empty slot `hole`, pulling back the entries after it that probed past
- * it, so that every lookup still finds its key. */
-static void remove_at(cw_key_table *t, size_t hole)
+/* Put an entry that is out of the table back, at the first free slot from
+ * its home. */
+static void place(cw_key_slot *slots, size_t mask, const cw_key_slot *e)
 {
-    slot_clear(&t->slots[hole]);
-    for (size_t j = (hole + 1) & t->mask; t->slots[j].tat; j = (j + 1) & t->mask) {
-        size_t home = t->slots[j].hash & t->mask;
-        /* The entry at j may move to the hole unless its home lies in (hole, j]. */
-        size_t dist_home = (j - home) & t->mask, dist_hole = (j - hole) & t->mask;
-        if (dist_home >= dist_hole) {
-            t->slots[hole] = t->slots[j];
-            memset(&t->slots[j], 0, sizeof t->slots[j]);
-            hole = j;
-        }
-    }
-    t->len--;
+    size_t j = e->hash & mask;
+    while (slots[j].tat)
+        j = (j + 1) & mask;
+    slots[j] = *e;
 }
 
 void cw_key_table_remove_idle(cw_key_table *t, cw_time now)
 {
-    /* Start just after an empty slot and go round once: a shift never
-     * moves an entry across an empty slot, so none is seen twice or missed. */
+    /* A slot empty before any removal: no probe path crosses it. */
     size_t start = 0;
     while (t->slots[start].tat)
         start++;
-    for (size_t k = 1; k <= t->mask + 1; k++) {
-        size_t i = (start + k) & t->mask;
-        while (t->slots[i].tat && t->slots[i].tat <= now)
-            remove_at(t, i);
+    for (size_t i = 0; i <= t->mask; i++) {
+        if (t->slots[i].tat && t->slots[i].tat <= now) {
+            slot_clear(&t->slots[i]);
+            t->len--;
+        }
+    }
+    /* Close the holes: going round once from `start`, take each entry out
+     * and put it back. It lands at or before where it was, and the entries
+     * of its probe path were placed before it, so every lookup still finds
+     * every key. */
+    for (size_t k = 1; k <= t->mask; k++) {
+        cw_key_slot *s = &t->slots[(start + k) & t->mask];
+        if (!s->tat)
+            continue;
+        cw_key_slot e = *s;
+        memset(s, 0, sizeof *s);
+        place(t->slots, t->mask, &e);
     }
 }
 
@@ -157,10 +162,7 @@ int cw_key_table_resize(cw_key_table *t, size_t capacity)
         cw_key_slot *s = &t->slots[i];
         if (!s->tat)
             continue;
-        size_t j = s->hash & mask;
-        while (slots[j].tat)
-            j = (j + 1) & mask;
-        slots[j] = *s;
+        place(slots, mask, s);
     }
     free(t->slots);
     t->slots = slots;

@@ -13,9 +13,10 @@
 /* Keys up to this long live in the slot; longer ones in memory of their own. */
 #define CW_KEY_INLINE 16
 
+/* 32 bytes: two slots to a cache line. */
 typedef struct cw_key_slot {
-    uint64_t hash;
-    cw_time tat; /* 0 marks an empty slot: a stored TAT is at least one interval */
+    cw_time tat;   /* 0 marks an empty slot: a stored TAT is at least one interval */
+    uint32_t hash; /* the low bits of the key's hash: its home slot, and a quick filter */
     uint32_t len;
     union {
         unsigned char bytes[CW_KEY_INLINE];
@@ -29,6 +30,9 @@ typedef struct cw_key_table {
     size_t len;
     uint64_t secret; /* keys the hash */
 } cw_key_table;
+
+/* The most slots a table may have: a stored hash has 32 bits. */
+#define CW_KEY_TABLE_MAX ((size_t)1 << 32)
 
 /* An empty table of `capacity` slots (a power of two). CW_ERR_NOMEM. */
 int cw_key_table_init(cw_key_table *t, size_t capacity);
@@ -48,8 +52,8 @@ int cw_key_table_fill(cw_key_table *t, cw_key_slot *s, uint64_t hash, const void
                       size_t len, cw_time tat);
 /* Remove every key whose TAT is at most `now`. */
 void cw_key_table_remove_idle(cw_key_table *t, cw_time now);
-/* Move the keys to a table of `capacity` slots (a power of two, more than
- * twice len). CW_ERR_NOMEM leaves the table as it was. */
+/* Move the keys to a table of `capacity` slots (a power of two, at most
+ * CW_KEY_TABLE_MAX, above len). CW_ERR_NOMEM leaves the table as it was. */
 int cw_key_table_resize(cw_key_table *t, size_t capacity);
 
 #endif
