@@ -40,7 +40,8 @@ CWC_CASE(backend_table_and_objects, "backend", "ABI-001 ABI-002 ABI-003", 0)
     ck_assert_uint_ge(cwc_backend->size, offsetof(cw_backend, audit_digest));
     ck_assert_ptr_nonnull(cwc_backend->name);
     ck_assert_uint_eq(cwc_backend->capabilities & ~(uint64_t)(CW_CAP_DETERMINISTIC | CW_CAP_AUDIT |
-                                                              CW_CAP_PARALLEL),
+                                                              CW_CAP_PARALLEL |
+                                                              CW_CAP_PERSISTENT_STORAGE),
                       0);
     cwc_run_ok(NULL, objects_root, NULL);
 }

@@ -40,6 +40,7 @@ static const struct {
     {CW_CAP_DETERMINISTIC, "deterministic"},
     {CW_CAP_AUDIT, "audit"},
     {CW_CAP_PARALLEL, "parallel"},
+    {CW_CAP_PERSISTENT_STORAGE, "persistent-storage"},
 };
 #define NCAPS (sizeof capability_names / sizeof capability_names[0])
 

@@ -96,6 +96,7 @@ struct cw_rt {
 
     cw_bufpool *pools[2]; /* the network and storage buffer pools (buffers/ops.c) */
     struct cw_rt_metrics *metrics; /* the run's metrics registry (metrics/runtime.c) */
+    struct cw_storage *storage;    /* the run's storage, made by its first call (storage/) */
 };
 
 void cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
@@ -362,6 +363,13 @@ void cw_task_metrics_begin(cw_task *t);
 void cw_task_metrics_refused(cw_rt *rt, const cw_ctx *ctx);
 void cw_task_metrics_end(cw_task *t);
 
+/* ---- Storage (storage/): its table entries, and the run's storage -------------------- */
+
+extern const cw_storage_ops cw_storage_entries;
+/* After the run's last task: wait for syncs in flight, close every blob
+ * left open and free the run's storage. */
+void cw_rt_storage_close(cw_rt *rt);
+
 /* ---- Backend tables ---------------------------------------------------------------- */
 
 /* The table entries every reference backend takes from the core, as
@@ -406,7 +414,8 @@ void cw_task_metrics_end(cw_task *t);
     .wait_signal = cw_core_wait_signal, \
     .wait_stop = cw_core_wait_stop, \
     .random = cw_core_random, \
-    .metrics = &cw_metric_entries
+    .metrics = &cw_metric_entries, \
+    .storage = &cw_storage_entries
 
 /* Audit helpers: big-endian integer fields. */
 static inline void cw_be64(uint8_t out[8], uint64_t v)

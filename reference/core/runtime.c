@@ -28,6 +28,12 @@ int cw_config_resolve(const cw_config *in, cw_config *cfg, char *why, size_t why
                  cfg->stack_size);
         return CW_ERR_INVALID;
     }
+    if (cfg->blob_layouts.first > cfg->blob_layouts.last ||
+        cfg->blob_layouts.last > CW_BLOB_LAYOUT_LATEST) {
+        snprintf(why, whylen, "blob_layouts must be a range of known layouts, got %u..=%u",
+                 cfg->blob_layouts.first, cfg->blob_layouts.last);
+        return CW_ERR_INVALID;
+    }
     return CW_OK;
 }
 
@@ -77,6 +83,7 @@ static void node_free(cw_node *n)
 
 void cw_rt_free_objects(cw_rt *rt)
 {
+    cw_rt_storage_close(rt); /* first: a sync in flight may still complete a handle */
     FREE_ALL(&rt->contexts, cw_ctx, cw_ctx_free);
     FREE_ALL(&rt->handles, cw_handle, cw_handle_free);
     cw_chan_free_all(&rt->chans);

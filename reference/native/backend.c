@@ -9,7 +9,7 @@ const cw_backend cw_native_backend = {
     .abi_version = CW_ABI_VERSION,
     .size = sizeof(cw_backend),
     .name = "native",
-    .capabilities = CW_CAP_PARALLEL,
+    .capabilities = CW_CAP_PARALLEL | CW_CAP_PERSISTENT_STORAGE,
 
     .start = cw_native_start,
 

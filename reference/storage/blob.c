@@ -1,0 +1,380 @@
+/*
+ * blob.c - blob handles and the blob calls.
+ *
+ * The calls work in logical offsets; here they are checked, audited and
+ * counted, turned into physical offsets (past the header) and a list of
+ * iovecs, and handed to the driver. A handle is a small object of its own
+ * so each clone is closed once; all clones share one cw_bfile, which lives
+ * while a handle or a pending start_sync needs it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics/metrics.h"
+#include "storage/storage.h"
+
+/* ---- Handles ---------------------------------------------------------------------- */
+
+static cw_blob *handle_new(cw_bfile *f)
+{
+    cw_storage *st = f->st;
+    cw_blob *b = cw_xcalloc(1, sizeof *b);
+    b->hdr.backend = st->rt->backend;
+    b->f = f;
+    pthread_mutex_lock(&st->lock);
+    f->handles++;
+    cw_list_push_back(&st->handles, &b->link);
+    pthread_mutex_unlock(&st->lock);
+    return b;
+}
+
+cw_blob *cw_blob_new(cw_bfile *f)
+{
+    cw_metric_gauge_add(f->st->open_blobs, 1);
+    return handle_new(f);
+}
+
+cw_blob *cw_blob_clone_entry(cw_blob *b)
+{
+    return handle_new(b->f);
+}
+
+/* With st->lock held: true when nothing needs `f` any more. */
+static bool unused(const cw_bfile *f)
+{
+    return f->handles == 0 && f->pins == 0;
+}
+
+static void file_close(cw_bfile *f)
+{
+    f->st->driver->close(f);
+    cw_bfile_free(f);
+}
+
+void cw_blob_close_entry(cw_blob *b)
+{
+    cw_bfile *f = b->f;
+    cw_storage *st = f->st;
+    pthread_mutex_lock(&st->lock);
+    cw_list_remove(&b->link);
+    bool last_handle = --f->handles == 0;
+    bool close = unused(f);
+    pthread_mutex_unlock(&st->lock);
+    free(b);
+    if (last_handle)
+        cw_metric_gauge_add(st->open_blobs, -1);
+    if (close)
+        file_close(f);
+}
+
+void cw_blob_close_all(cw_storage *st)
+{
+    while (!cw_list_empty(&st->handles))
+        cw_blob_close_entry(cw_container_of(st->handles.next, cw_blob, link));
+}
+
+/* ---- Checks and events ------------------------------------------------------------ */
+
+/* True when [offset, offset + len) past the header fits a file offset. */
+static bool fits(const cw_bfile *f, uint64_t offset, uint64_t len)
+{
+    const uint64_t limit = INT64_MAX;
+    return offset <= limit - f->data_offset && len <= limit - f->data_offset - offset;
+}
+
+static int overflow(const cw_bfile *f, cw_storage_error *err)
+{
+    return cw_storage_fail(err, CW_ERR_OFFSET_OVERFLOW, f->partition, f->hex, 0,
+                           "offset overflow");
+}
+
+static int refuse(const cw_bfile *f, int rc, const char *why, cw_storage_error *err)
+{
+    if (rc == CW_ERR_CLOSED)
+        return cw_storage_fail(err, rc, f->partition, f->hex, 0, "closed");
+    return cw_storage_fail(err, rc, f->partition, f->hex, 0, "invalid argument: %s",
+                           why ? why : "");
+}
+
+/* An event on `f`: partition, name, then up to three more fields. */
+static void audit(const cw_bfile *f, const char *label, const cw_field *more, size_t n)
+{
+    cw_rt *rt = f->st->rt;
+    if (!rt->sched->audit)
+        return;
+    cw_field fields[5] = {{f->partition, strlen(f->partition)}, {f->name, f->name_len}};
+    for (size_t i = 0; i < n; i++)
+        fields[2 + i] = more[i];
+    cw_audit(rt, label, fields, 2 + n);
+}
+
+static void audit_read(const cw_bfile *f, const char *label, uint64_t offset, size_t len,
+                       uint8_t options)
+{
+    uint8_t off[8], n[8];
+    cw_be64(off, offset);
+    cw_be64(n, len);
+    cw_field more[3] = {{off, 8}, {n, 8}, {&options, 1}};
+    audit(f, label, more, 3);
+}
+
+/* ---- Reads ------------------------------------------------------------------------ */
+
+/* The common path of the three reads, after the task was let in:
+ * checks, event, counts, driver. */
+static int read_iov(cw_blob *b, const char *label, uint64_t offset, const struct iovec *iov, int n,
+                    size_t len, cw_read_options options, cw_storage_error *err)
+{
+    cw_bfile *f = b->f;
+    cw_storage *st = f->st;
+    if (options & ~CW_READ_ALL)
+        return refuse(f, CW_ERR_INVALID, "unknown read option", err);
+    audit_read(f, label, offset, len, options);
+    cw_metric_counter_add(st->reads, 1);
+    cw_metric_counter_add(st->read_bytes, len);
+    if (!fits(f, offset, len))
+        return overflow(f, err);
+    if (len == 0)
+        return CW_OK;
+    return st->driver->read(f, f->data_offset + offset, iov, n, len, options, err);
+}
+
+int cw_blob_read_at_entry(cw_blob *b, uint64_t offset, size_t len, cw_read_options options,
+                          cw_iobuf_mut *out, cw_storage_error *err)
+{
+    cw_rt *rt = b->f->st->rt;
+    memset(out, 0, sizeof *out);
+    cw_task *t;
+    int rc = cw_storage_enter(rt, "cw_blob_read_at", &t);
+    if (rc != CW_OK)
+        return refuse(b->f, rc, NULL, err);
+    cw_iobuf_mut buf;
+    if (cw_bufpool_alloc(rt->pools[CW_BUFPOOL_STORAGE], len, &buf) != CW_OK)
+        return cw_storage_fail(err, CW_ERR_NOMEM, b->f->partition, b->f->hex, 0,
+                               "out of memory");
+    struct iovec iov = {buf.data, len};
+    rc = read_iov(b, "read_at", offset, &iov, 1, len, options, err);
+    if (rc != CW_OK || cw_task_aborted(t)) {
+        cw_iobuf_mut_release(&buf);
+        cw_task_check_abort(t);
+        return rc;
+    }
+    buf.len = len;
+    *out = buf;
+    return CW_OK;
+}
+
+int cw_blob_read_into_entry(cw_blob *b, uint64_t offset, void *dst, size_t len,
+                            cw_read_options options, cw_storage_error *err)
+{
+    cw_task *t;
+    int rc = cw_storage_enter(b->f->st->rt, "cw_blob_read_into", &t);
+    if (rc != CW_OK)
+        return refuse(b->f, rc, NULL, err);
+    if (!dst && len > 0)
+        return refuse(b->f, CW_ERR_INVALID, "no destination", err);
+    struct iovec iov = {dst, len};
+    rc = read_iov(b, "read_at_buf", offset, &iov, 1, len, options, err);
+    cw_task_check_abort(t);
+    return rc;
+}
+
+/* The chunks of `bufs` as iovecs, each up to its capacity, covering `len`
+ * bytes. malloc'd: the caller frees it. */
+static struct iovec *chunks_iov(const cw_iobufs_mut *bufs, size_t len, int *n)
+{
+    size_t count = cw_iobufs_mut_chunk_count(bufs);
+    struct iovec *iov = cw_xcalloc(count ? count : 1, sizeof *iov);
+    int k = 0;
+    for (size_t i = 0; i < count && len > 0; i++) {
+        const cw_iobuf_mut *c = cw_iobufs_mut_chunk(bufs, i);
+        size_t take = c->cap < len ? c->cap : len;
+        if (take == 0)
+            continue;
+        iov[k].iov_base = c->data;
+        iov[k].iov_len = take;
+        k++;
+        len -= take;
+    }
+    *n = k;
+    return iov;
+}
+
+int cw_blob_read_at_buf_entry(cw_blob *b, uint64_t offset, size_t len, cw_iobufs_mut *bufs,
+                              cw_read_options options, cw_storage_error *err)
+{
+    cw_task *t;
+    int rc = cw_storage_enter(b->f->st->rt, "cw_blob_read_at_buf", &t);
+    if (rc != CW_OK)
+        return refuse(b->f, rc, NULL, err);
+    if (!bufs || cw_iobufs_mut_capacity(bufs) < len)
+        return refuse(b->f, CW_ERR_INVALID, "the buffers hold fewer bytes than the read", err);
+    int n;
+    struct iovec *iov = chunks_iov(bufs, len, &n);
+    rc = read_iov(b, "read_at_buf", offset, iov, n, len, options, err);
+    free(iov);
+    if (rc == CW_OK)
+        cw_iobufs_mut_set_len(bufs, len);
+    cw_task_check_abort(t);
+    return rc;
+}
+
+/* ---- Writes ----------------------------------------------------------------------- */
+
+static void audit_write(const cw_bfile *f, uint64_t offset, const struct iovec *iov, int n,
+                        size_t len, uint8_t options)
+{
+    if (!f->st->rt->sched->audit)
+        return;
+    /* The data is one field whatever its chunks: join them for the event. */
+    uint8_t *joined = NULL;
+    const void *data = n == 1 ? iov[0].iov_base : NULL;
+    if (n > 1) {
+        joined = cw_xcalloc(1, len);
+        size_t at = 0;
+        for (int i = 0; i < n; i++) {
+            memcpy(joined + at, iov[i].iov_base, iov[i].iov_len);
+            at += iov[i].iov_len;
+        }
+        data = joined;
+    }
+    uint8_t off[8];
+    cw_be64(off, offset);
+    cw_field more[3] = {{off, 8}, {data, len}, {&options, 1}};
+    audit(f, "write_at", more, 3);
+    free(joined);
+}
+
+/* The common path of both writes, after the task was let in. */
+static int write_iov(cw_blob *b, uint64_t offset, const struct iovec *iov, int n, size_t len,
+                     cw_write_options options, cw_storage_error *err)
+{
+    cw_bfile *f = b->f;
+    cw_storage *st = f->st;
+    if (options & ~CW_WRITE_ALL)
+        return refuse(f, CW_ERR_INVALID, "unknown write option", err);
+    audit_write(f, offset, iov, n, len, options);
+    cw_metric_counter_add(st->writes, 1);
+    cw_metric_counter_add(st->write_bytes, len);
+    if (options & CW_WRITE_SYNC)
+        cw_metric_counter_add(st->syncs, 1);
+    if (!fits(f, offset, len))
+        return overflow(f, err);
+    if (len == 0)
+        return CW_OK; /* an empty write changes nothing, synced or not */
+    return st->driver->write(f, f->data_offset + offset, iov, n, len, options, err);
+}
+
+int cw_blob_write_at_entry(cw_blob *b, uint64_t offset, const void *src, size_t len,
+                           cw_write_options options, cw_storage_error *err)
+{
+    cw_task *t;
+    int rc = cw_storage_enter(b->f->st->rt, "cw_blob_write_at", &t);
+    if (rc != CW_OK)
+        return refuse(b->f, rc, NULL, err);
+    if (!src && len > 0)
+        return refuse(b->f, CW_ERR_INVALID, "no source", err);
+    struct iovec iov = {(void *)src, len};
+    rc = write_iov(b, offset, &iov, 1, len, options, err);
+    cw_task_check_abort(t);
+    return rc;
+}
+
+int cw_blob_write_bufs_entry(cw_blob *b, uint64_t offset, const cw_iobufs *bufs,
+                             cw_write_options options, cw_storage_error *err)
+{
+    cw_task *t;
+    int rc = cw_storage_enter(b->f->st->rt, "cw_blob_write_bufs", &t);
+    if (rc != CW_OK)
+        return refuse(b->f, rc, NULL, err);
+    if (!bufs)
+        return refuse(b->f, CW_ERR_INVALID, "no buffers", err);
+    size_t count = cw_iobufs_chunk_count(bufs);
+    struct iovec *iov = cw_xcalloc(count ? count : 1, sizeof *iov);
+    for (size_t i = 0; i < count; i++) {
+        const cw_iobuf *c = cw_iobufs_chunk(bufs, i);
+        iov[i].iov_base = (void *)c->data;
+        iov[i].iov_len = c->len;
+    }
+    rc = write_iov(b, offset, iov, (int)count, cw_iobufs_len(bufs), options, err);
+    free(iov);
+    cw_task_check_abort(t);
+    return rc;
+}
+
+/* ---- Resize and sync -------------------------------------------------------------- */
+
+int cw_blob_resize_entry(cw_blob *b, uint64_t len, cw_storage_error *err)
+{
+    cw_bfile *f = b->f;
+    cw_storage *st = f->st;
+    cw_task *t;
+    int rc = cw_storage_enter(st->rt, "cw_blob_resize", &t);
+    if (rc != CW_OK)
+        return refuse(f, rc, NULL, err);
+    uint8_t n[8];
+    cw_be64(n, len);
+    cw_field more[1] = {{n, 8}};
+    audit(f, "resize", more, 1);
+    cw_metric_counter_add(st->resizes, 1);
+    if (!fits(f, len, 0))
+        return overflow(f, err);
+    rc = st->driver->resize(f, f->data_offset + len, err);
+    cw_task_check_abort(t);
+    return rc;
+}
+
+int cw_blob_sync_entry(cw_blob *b, cw_storage_error *err)
+{
+    cw_bfile *f = b->f;
+    cw_storage *st = f->st;
+    cw_task *t;
+    int rc = cw_storage_enter(st->rt, "cw_blob_sync", &t);
+    if (rc != CW_OK)
+        return refuse(f, rc, NULL, err);
+    audit(f, "sync", NULL, 0);
+    cw_metric_counter_add(st->syncs, 1);
+    rc = st->driver->sync(f, err);
+    cw_task_check_abort(t);
+    return rc;
+}
+
+cw_handle *cw_blob_start_sync_entry(cw_blob *b)
+{
+    cw_bfile *f = b->f;
+    cw_storage *st = f->st;
+    cw_rt *rt = st->rt;
+    cw_task *t;
+    int rc = cw_storage_enter(rt, "cw_blob_start_sync", &t);
+    cw_rt_lock(rt);
+    cw_handle *h = cw_handle_new(rt);
+    if (rc != CW_OK)
+        cw_handle_complete(h, rc, NULL);
+    else
+        h->refs++; /* the sync's own, given back by cw_blob_sync_done */
+    cw_rt_unlock(rt);
+    if (rc != CW_OK)
+        return h;
+    audit(f, "start_sync", NULL, 0);
+    cw_metric_counter_add(st->syncs, 1);
+    pthread_mutex_lock(&st->lock);
+    f->pins++;
+    pthread_mutex_unlock(&st->lock);
+    st->driver->start_sync(f, h);
+    return h;
+}
+
+void cw_blob_sync_done(cw_bfile *f, cw_handle *h, int rc)
+{
+    cw_storage *st = f->st;
+    cw_rt_lock(st->rt);
+    cw_handle_complete(h, rc, NULL);
+    cw_handle_unref(h);
+    cw_rt_unlock(st->rt);
+    pthread_mutex_lock(&st->lock);
+    f->pins--;
+    bool close = unused(f);
+    pthread_mutex_unlock(&st->lock);
+    if (close)
+        file_close(f);
+}

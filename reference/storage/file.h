@@ -1,0 +1,43 @@
+/*
+ * file.h - private to the file storage (file.c, file_io.c).
+ */
+#ifndef CW_STORAGE_FILE_H
+#define CW_STORAGE_FILE_H
+
+#include <stdatomic.h>
+
+#include "storage/storage.h"
+
+typedef struct file_storage {
+    char *root;           /* the directory of the partitions */
+    bool ephemeral;       /* made for this run: removed when it ends */
+    pthread_mutex_t lock; /* open, remove and scan run one at a time */
+    cw_offload *io;       /* where the system calls run */
+} file_storage;
+
+/* An open blob: one descriptor that every handle on it shares. */
+typedef struct file_file {
+    int fd;
+    /* The kernel refused RWF_DONTCACHE once: ask for it no more, advise instead. */
+    atomic_bool no_dontcache;
+} file_file;
+
+/* fsync a directory; 0 or an errno. */
+int cw_file_sync_dir(const char *path);
+/* rm -r; 0 or an errno. */
+int cw_file_remove_tree(const char *path);
+/* Whole positioned transfers: 0, an errno, or for a read EIO past the end
+ * of the file. */
+int cw_file_pread_all(int fd, void *buf, size_t len, uint64_t offset);
+int cw_file_pwrite_all(int fd, const void *buf, size_t len, uint64_t offset);
+
+/* The blob calls of the file driver (file_io.c). */
+int cw_file_read(cw_bfile *f, uint64_t offset, const struct iovec *iov, int n, size_t total,
+                 cw_read_options options, cw_storage_error *err);
+int cw_file_write(cw_bfile *f, uint64_t offset, const struct iovec *iov, int n, size_t total,
+                  cw_write_options options, cw_storage_error *err);
+int cw_file_resize(cw_bfile *f, uint64_t len, cw_storage_error *err);
+int cw_file_sync(cw_bfile *f, cw_storage_error *err);
+void cw_file_start_sync(cw_bfile *f, cw_handle *h);
+
+#endif

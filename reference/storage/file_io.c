@@ -1,0 +1,254 @@
+/*
+ * file_io.c - reading, writing, resizing and syncing an open blob file.
+ *
+ * Transfers are positioned (preadv2/pwritev2), so the clones of a handle
+ * share one descriptor without a lock, in batches of at most IOV_MAX
+ * chunks, resumed after a short transfer and retried after EINTR.
+ *
+ * CW_WRITE_SYNC asks for RWF_DSYNC on the write itself when it fits one
+ * system call, and adds an fdatasync otherwise: either way only these
+ * bytes are made durable, as the option promises, not a barrier for the
+ * writes before them. fdatasync is enough for sync too: it writes the
+ * length along with the data, which is all a blob has.
+ *
+ * The DONT_CACHE options ask for RWF_DONTCACHE (uncached buffered I/O,
+ * Linux 6.14). A kernel or file system without it says EOPNOTSUPP: the
+ * call is retried without the flag and, from then on for this file,
+ * posix_fadvise(DONTNEED) on the range after each transfer does what it
+ * can. The bytes read or written are the same either way.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "storage/file.h"
+
+#ifndef RWF_DONTCACHE
+#define RWF_DONTCACHE 0x00000080
+#endif
+
+enum { BATCH = IOV_MAX };
+
+/* Skip `done` bytes of iov[*i ..]. */
+static void advance(struct iovec *iov, int n, int *i, size_t done)
+{
+    while (*i < n && done >= iov[*i].iov_len) {
+        done -= iov[*i].iov_len;
+        (*i)++;
+    }
+    if (*i < n) {
+        iov[*i].iov_base = (uint8_t *)iov[*i].iov_base + done;
+        iov[*i].iov_len -= done;
+    }
+}
+
+/* Move every byte of iov[0 .. n) at `offset`. 0, an errno, or -1 when
+ * the file ended (a read) or took nothing (a write). `*flags` loses
+ * RWF_DONTCACHE when the kernel refuses it. */
+static int transfer(int fd, bool write, struct iovec *iov, int n, uint64_t offset, int *flags)
+{
+    int i = 0;
+    advance(iov, n, &i, 0);
+    while (i < n) {
+        int count = n - i < BATCH ? n - i : BATCH;
+        ssize_t r = write ? pwritev2(fd, iov + i, count, (off_t)offset, *flags)
+                          : preadv2(fd, iov + i, count, (off_t)offset, *flags);
+        if (r < 0 && errno == EOPNOTSUPP && (*flags & RWF_DONTCACHE)) {
+            *flags &= ~RWF_DONTCACHE;
+            continue;
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return errno;
+        if (r == 0)
+            return -1;
+        offset += (uint64_t)r;
+        advance(iov, n, &i, (size_t)r);
+    }
+    return 0;
+}
+
+int cw_file_pread_all(int fd, void *buf, size_t len, uint64_t offset)
+{
+    struct iovec iov = {buf, len};
+    int flags = 0;
+    int rc = transfer(fd, false, &iov, 1, offset, &flags);
+    return rc < 0 ? EIO : rc;
+}
+
+int cw_file_pwrite_all(int fd, const void *buf, size_t len, uint64_t offset)
+{
+    struct iovec iov = {(void *)buf, len};
+    int flags = 0;
+    int rc = transfer(fd, true, &iov, 1, offset, &flags);
+    return rc < 0 ? EIO : rc;
+}
+
+/* ---- Jobs ------------------------------------------------------------------------------ */
+
+typedef struct io_job {
+    cw_job job;
+    cw_bfile *f;
+    uint64_t offset;
+    struct iovec *iov; /* a copy the transfer may advance */
+    int n;
+    size_t total;
+    int options; /* the call's cw_read_options or cw_write_options */
+    uint64_t len; /* resize */
+    int rc;
+    cw_storage_error *err;
+} io_job;
+
+static file_file *ffile(const cw_bfile *f)
+{
+    return f->impl;
+}
+
+static void run(cw_bfile *f, io_job *j, void (*fn)(cw_job *))
+{
+    j->job.fn = fn;
+    j->f = f;
+    cw_offload_run(((file_storage *)f->st->impl)->io, &j->job);
+}
+
+/* The flags of a transfer asked not to be cached, and the advice after it. */
+static int dontcache_flags(const file_file *ff, bool asked)
+{
+    return asked && !atomic_load(&ff->no_dontcache) ? RWF_DONTCACHE : 0;
+}
+
+static void dontcache_after(file_file *ff, bool asked, int flags, uint64_t offset, size_t len)
+{
+    if (!asked)
+        return;
+    if (!(flags & RWF_DONTCACHE)) {
+        atomic_store(&ff->no_dontcache, true);
+        posix_fadvise(ff->fd, (off_t)offset, (off_t)len, POSIX_FADV_DONTNEED);
+    }
+}
+
+static void read_fn(cw_job *job)
+{
+    io_job *j = (io_job *)job;
+    cw_bfile *f = j->f;
+    file_file *ff = ffile(f);
+    bool dontcache = j->options & CW_READ_DONT_CACHE;
+    int flags = dontcache_flags(ff, dontcache);
+    int e = transfer(ff->fd, false, j->iov, j->n, j->offset, &flags);
+    dontcache_after(ff, dontcache, flags, j->offset, j->total);
+    if (e < 0)
+        j->rc = cw_storage_fail(j->err, CW_ERR_BLOB_INSUFFICIENT_LENGTH, f->partition, f->hex, 0,
+                                "blob insufficient length");
+    else if (e)
+        j->rc = cw_fail_os(j->err, CW_ERR_IO, f->partition, f->hex, e, "reading");
+    else
+        j->rc = CW_OK;
+}
+
+static void write_fn(cw_job *job)
+{
+    io_job *j = (io_job *)job;
+    cw_bfile *f = j->f;
+    file_file *ff = ffile(f);
+    bool dontcache = j->options & CW_WRITE_DONT_CACHE;
+    bool sync = j->options & CW_WRITE_SYNC;
+    bool dsync = sync && j->n <= BATCH; /* one system call: the flag covers it all */
+    int flags = dontcache_flags(ff, dontcache) | (dsync ? RWF_DSYNC : 0);
+    int e = transfer(ff->fd, true, j->iov, j->n, j->offset, &flags);
+    dontcache_after(ff, dontcache, flags, j->offset, j->total);
+    if (e < 0)
+        j->rc = cw_storage_fail(j->err, CW_ERR_WRITE_FAILED, f->partition, f->hex, 0,
+                                "write failed");
+    else if (e)
+        j->rc = cw_fail_os(j->err, CW_ERR_IO, f->partition, f->hex, e, "writing");
+    else if (sync && !dsync && fdatasync(ff->fd) != 0)
+        j->rc = cw_fail_os(j->err, CW_ERR_BLOB_SYNC_FAILED, f->partition, f->hex, errno, NULL);
+    else
+        j->rc = CW_OK;
+}
+
+/* Run a transfer on a copy of the caller's iovecs. */
+static int transfer_job(cw_bfile *f, bool write, uint64_t offset, const struct iovec *iov, int n,
+                        size_t total, int options, cw_storage_error *err)
+{
+    struct iovec one, *copy = n == 1 ? &one : cw_xcalloc((size_t)n, sizeof *copy);
+    memcpy(copy, iov, (size_t)n * sizeof *copy);
+    io_job j = {.offset = offset, .iov = copy, .n = n, .total = total, .options = options,
+                .err = err};
+    run(f, &j, write ? write_fn : read_fn);
+    if (copy != &one)
+        free(copy);
+    return j.rc;
+}
+
+int cw_file_read(cw_bfile *f, uint64_t offset, const struct iovec *iov, int n, size_t total,
+                 cw_read_options options, cw_storage_error *err)
+{
+    return transfer_job(f, false, offset, iov, n, total, options, err);
+}
+
+int cw_file_write(cw_bfile *f, uint64_t offset, const struct iovec *iov, int n, size_t total,
+                  cw_write_options options, cw_storage_error *err)
+{
+    return transfer_job(f, true, offset, iov, n, total, options, err);
+}
+
+static void resize_fn(cw_job *job)
+{
+    io_job *j = (io_job *)job;
+    j->rc = ftruncate(ffile(j->f)->fd, (off_t)j->len) == 0
+                ? CW_OK
+                : cw_fail_os(j->err, CW_ERR_BLOB_RESIZE_FAILED, j->f->partition, j->f->hex,
+                             errno, NULL);
+}
+
+int cw_file_resize(cw_bfile *f, uint64_t len, cw_storage_error *err)
+{
+    io_job j = {.len = len, .err = err};
+    run(f, &j, resize_fn);
+    return j.rc;
+}
+
+static void sync_fn(cw_job *job)
+{
+    io_job *j = (io_job *)job;
+    j->rc = fdatasync(ffile(j->f)->fd) == 0
+                ? CW_OK
+                : cw_fail_os(j->err, CW_ERR_BLOB_SYNC_FAILED, j->f->partition, j->f->hex, errno,
+                             NULL);
+}
+
+int cw_file_sync(cw_bfile *f, cw_storage_error *err)
+{
+    io_job j = {.err = err};
+    run(f, &j, sync_fn);
+    return j.rc;
+}
+
+/* ---- start_sync: a job nobody waits for ------------------------------------------------ */
+
+typedef struct sync_job {
+    io_job io;
+    cw_handle *h;
+} sync_job;
+
+static void sync_done(cw_job *job)
+{
+    sync_job *s = (sync_job *)job;
+    cw_blob_sync_done(s->io.f, s->h, s->io.rc);
+    free(s);
+}
+
+void cw_file_start_sync(cw_bfile *f, cw_handle *h)
+{
+    sync_job *s = cw_xcalloc(1, sizeof *s);
+    s->io.job.fn = sync_fn;
+    s->io.job.done = sync_done;
+    s->io.f = f;
+    s->h = h;
+    cw_offload_submit(((file_storage *)f->st->impl)->io, &s->io.job);
+}

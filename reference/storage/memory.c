@@ -1,0 +1,551 @@
+/*
+ * memory.c - storage in memory, for the deterministic backend, keeping
+ * apart exactly what a crash would keep and what it could lose.
+ *
+ * Each name of a partition has its *durable* bytes (what a crash keeps:
+ * header included) and a generation number, unique in the storage, that a
+ * creation, a healing and a crash renew. Each open file has its own *live*
+ * bytes, which its handles read and write: they start as a copy of the
+ * durable bytes, and another open of the same name does not see them.
+ *
+ *   write          live only, and the change is journaled as unsynced
+ *   write + SYNC   live, and that range of the durable bytes; the part of
+ *                  earlier unsynced writes it covers leaves the journal
+ *   resize         live only, journaled
+ *   sync           the durable bytes become the live bytes; the file's
+ *                  journal is emptied
+ *   open (create)  the header is written to the durable bytes at once
+ *
+ * The journal lists every unsynced change of the storage in issue order,
+ * so a crash (cw_memory_crash) can replay any part of it onto the durable
+ * bytes: drop it all, keep it all, or tear a write byte by byte, while
+ * bytes outside every unsynced write never change. A change or a sync
+ * through a file whose generation is no longer its name's (the blob was
+ * removed, recreated, or crashed) changes nothing durable: such a sync or
+ * SYNC write fails with CW_ERR_BLOB_MISSING.
+ *
+ * Partitions and names are kept sorted, so scans list names in order.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "storage/storage.h"
+
+/* ---- Growing byte strings ----------------------------------------------------------- */
+
+typedef struct bytes {
+    uint8_t *data;
+    size_t len, cap;
+} bytes;
+
+/* Set the length to n, adding zeros; CW_ERR_NOMEM when it cannot grow. */
+static int bytes_resize(bytes *b, uint64_t n)
+{
+    if (n > SIZE_MAX / 2)
+        return CW_ERR_NOMEM;
+    if (n > b->cap) {
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap < n)
+            cap *= 2;
+        uint8_t *data = realloc(b->data, cap);
+        if (!data)
+            return CW_ERR_NOMEM;
+        b->data = data;
+        b->cap = cap;
+    }
+    if (n > b->len)
+        memset(b->data + b->len, 0, (size_t)n - b->len);
+    b->len = (size_t)n;
+    return CW_OK;
+}
+
+/* Write the iovecs at `offset`, extending with zeros as needed. */
+static int bytes_write(bytes *b, uint64_t offset, const struct iovec *iov, int n, size_t total)
+{
+    if (offset + total > b->len) {
+        int rc = bytes_resize(b, offset + total);
+        if (rc != CW_OK)
+            return rc;
+    }
+    size_t at = (size_t)offset;
+    for (int i = 0; i < n; i++) {
+        memcpy(b->data + at, iov[i].iov_base, iov[i].iov_len);
+        at += iov[i].iov_len;
+    }
+    return CW_OK;
+}
+
+static int bytes_assign(bytes *b, const uint8_t *src, size_t len)
+{
+    b->len = 0;
+    int rc = bytes_resize(b, len);
+    if (rc == CW_OK && len > 0)
+        memcpy(b->data, src, len);
+    return rc;
+}
+
+/* ---- The storage -------------------------------------------------------------------- */
+
+typedef struct mem_blob {
+    uint8_t *name;
+    size_t len;
+    bytes durable;
+    uint64_t generation;
+} mem_blob;
+
+typedef struct mem_partition {
+    char *name;
+    mem_blob **blobs; /* sorted by name */
+    size_t n, cap;
+} mem_partition;
+
+/* An unsynced change, as the journal keeps it. */
+typedef struct mem_change {
+    uint64_t generation; /* of the blob it changed */
+    bool resize;
+    uint64_t offset, len; /* a write's range, or a resize's new length in len */
+    uint8_t *data;        /* a write's bytes */
+} mem_change;
+
+typedef struct mem_storage {
+    mem_partition **parts; /* sorted by name */
+    size_t n, cap;
+    uint64_t generations;  /* the last one handed out */
+    mem_change *changes;   /* the journal, in issue order */
+    size_t nchanges, cap_changes;
+} mem_storage;
+
+typedef struct mem_file {
+    bytes live;
+    uint64_t generation;
+} mem_file;
+
+static int name_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+    size_t n = alen < blen ? alen : blen;
+    int c = memcmp(a, b, n);
+    return c ? c : (alen > blen) - (alen < blen);
+}
+
+/* Make room for one more pointer in a sorted array and put `item` at `at`. */
+static void insert_at(void ***items, size_t *n, size_t *cap, size_t at, void *item)
+{
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 8;
+        void **grown = realloc(*items, *cap * sizeof *grown);
+        if (!grown)
+            cw_fatal("out of memory in memory storage");
+        *items = grown;
+    }
+    memmove(*items + at + 1, *items + at, (*n - at) * sizeof **items);
+    (*items)[at] = item;
+    (*n)++;
+}
+
+static void remove_at(void **items, size_t *n, size_t at)
+{
+    memmove(items + at, items + at + 1, (*n - at - 1) * sizeof *items);
+    (*n)--;
+}
+
+/* The partition named `name` (its index in *at), or NULL with *at where it would go. */
+static mem_partition *partition_find(const mem_storage *ms, const char *name, size_t *at)
+{
+    size_t lo = 0, hi = ms->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(ms->parts[mid]->name, name);
+        if (c == 0) {
+            *at = mid;
+            return ms->parts[mid];
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *at = lo;
+    return NULL;
+}
+
+static mem_blob *blob_find(const mem_partition *p, const uint8_t *name, size_t len, size_t *at)
+{
+    size_t lo = 0, hi = p->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = name_cmp(p->blobs[mid]->name, p->blobs[mid]->len, name, len);
+        if (c == 0) {
+            *at = mid;
+            return p->blobs[mid];
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *at = lo;
+    return NULL;
+}
+
+static mem_blob *blob_get(mem_storage *ms, const char *partition, const uint8_t *name,
+                          size_t len)
+{
+    size_t at;
+    mem_partition *p = partition_find(ms, partition, &at);
+    if (!p) {
+        p = cw_xcalloc(1, sizeof *p);
+        p->name = cw_xstrdup(partition);
+        insert_at((void ***)&ms->parts, &ms->n, &ms->cap, at, p);
+    }
+    mem_blob *b = blob_find(p, name, len, &at);
+    if (!b) {
+        b = cw_xcalloc(1, sizeof *b);
+        b->name = cw_xcalloc(1, len);
+        memcpy(b->name, name, len);
+        b->len = len;
+        insert_at((void ***)&p->blobs, &p->n, &p->cap, at, b);
+    }
+    return b;
+}
+
+/* The blob `f` opened, if its name still refers to it. */
+static mem_blob *blob_current(const cw_bfile *f)
+{
+    const mem_storage *ms = f->st->impl;
+    const mem_file *mf = f->impl;
+    size_t at;
+    const mem_partition *p = partition_find(ms, f->partition, &at);
+    mem_blob *b = p ? blob_find(p, f->name, f->name_len, &at) : NULL;
+    return b && b->generation == mf->generation ? b : NULL;
+}
+
+/* ---- The journal of unsynced changes ------------------------------------------------ */
+
+static void journal_push(mem_storage *ms, mem_change c)
+{
+    if (ms->nchanges == ms->cap_changes) {
+        ms->cap_changes = ms->cap_changes ? 2 * ms->cap_changes : 16;
+        mem_change *grown = realloc(ms->changes, ms->cap_changes * sizeof *grown);
+        if (!grown)
+            cw_fatal("out of memory in memory storage");
+        ms->changes = grown;
+    }
+    ms->changes[ms->nchanges++] = c;
+}
+
+static uint8_t *copy_range(const uint8_t *src, size_t len)
+{
+    uint8_t *copy = cw_xcalloc(1, len ? len : 1);
+    memcpy(copy, src, len);
+    return copy;
+}
+
+/* Forget the changes of `generation` (synced, or its blob is gone). */
+static void journal_drop(mem_storage *ms, uint64_t generation)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < ms->nchanges; i++) {
+        if (ms->changes[i].generation == generation)
+            free(ms->changes[i].data);
+        else
+            ms->changes[kept++] = ms->changes[i];
+    }
+    ms->nchanges = kept;
+}
+
+/* A SYNC write made [lo, hi) of `generation` durable: the bytes earlier
+ * unsynced writes had there can no longer land over it. What is left of
+ * each write keeps its place in the issue order. */
+static void journal_retire(mem_storage *ms, uint64_t generation, uint64_t lo, uint64_t hi)
+{
+    mem_change *old = ms->changes;
+    size_t n = ms->nchanges;
+    ms->changes = NULL;
+    ms->nchanges = ms->cap_changes = 0;
+    for (size_t i = 0; i < n; i++) {
+        mem_change c = old[i];
+        uint64_t end = c.offset + c.len;
+        if (c.generation != generation || c.resize || end <= lo || c.offset >= hi) {
+            journal_push(ms, c);
+            continue;
+        }
+        if (c.offset < lo) {
+            mem_change head = {c.generation, false, c.offset, lo - c.offset,
+                               copy_range(c.data, (size_t)(lo - c.offset))};
+            journal_push(ms, head);
+        }
+        if (end > hi) {
+            mem_change tail = {c.generation, false, hi, end - hi,
+                               copy_range(c.data + (hi - c.offset), (size_t)(end - hi))};
+            journal_push(ms, tail);
+        }
+        free(c.data);
+    }
+    free(old);
+}
+
+static mem_blob *blob_of_generation(const mem_storage *ms, uint64_t generation)
+{
+    for (size_t i = 0; i < ms->n; i++)
+        for (size_t j = 0; j < ms->parts[i]->n; j++)
+            if (ms->parts[i]->blobs[j]->generation == generation)
+                return ms->parts[i]->blobs[j];
+    return NULL;
+}
+
+static void replay(mem_blob *b, const mem_change *c, size_t index, const cw_crash_policy *policy)
+{
+    if (c->resize) {
+        if (policy->keep_resize(policy->arg, index) && bytes_resize(&b->durable, c->len) != CW_OK)
+            cw_fatal("out of memory replaying a resize");
+        return;
+    }
+    for (uint64_t i = 0; i < c->len; i++) {
+        if (!policy->keep_byte(policy->arg, index, i))
+            continue;
+        if (c->offset + i >= b->durable.len && bytes_resize(&b->durable, c->offset + i + 1))
+            cw_fatal("out of memory replaying a write");
+        b->durable.data[c->offset + i] = c->data[i];
+    }
+}
+
+void cw_memory_crash(cw_storage *st, const cw_crash_policy *policy)
+{
+    mem_storage *ms = st->impl;
+    for (size_t i = 0; i < ms->nchanges; i++) {
+        mem_blob *b = blob_of_generation(ms, ms->changes[i].generation);
+        if (b)
+            replay(b, &ms->changes[i], i, policy);
+        free(ms->changes[i].data);
+    }
+    ms->nchanges = 0;
+    /* Every file open before the crash now refers to a blob that is gone. */
+    for (size_t i = 0; i < ms->n; i++)
+        for (size_t j = 0; j < ms->parts[i]->n; j++)
+            ms->parts[i]->blobs[j]->generation = ++ms->generations;
+}
+
+/* ---- The driver ----------------------------------------------------------------------- */
+
+static int mem_init(cw_storage *st, char *why, size_t whylen)
+{
+    (void)why;
+    (void)whylen;
+    st->impl = cw_xcalloc(1, sizeof(mem_storage));
+    return 0;
+}
+
+/* Write the header of a new blob into the durable bytes: a fresh blob
+ * replaces whatever was there, so its old changes go too. */
+static int create(mem_storage *ms, mem_blob *b, cw_bfile *f, cw_blob_range versions)
+{
+    uint8_t region[CW_BLOB_HEADER_MAX];
+    size_t len;
+    int rc = cw_header_create(f->st->layouts.last, versions.last, region, sizeof region, &len);
+    if (rc != CW_OK)
+        return rc;
+    rc = bytes_assign(&b->durable, region, len);
+    if (rc != CW_OK)
+        return rc;
+    journal_drop(ms, b->generation);
+    b->generation = ++ms->generations;
+    f->layout = f->st->layouts.last;
+    f->version = versions.last;
+    f->data_offset = len;
+    return CW_OK;
+}
+
+static int mem_open(cw_bfile *f, cw_blob_range versions, uint64_t *size, cw_storage_error *err)
+{
+    mem_storage *ms = f->st->impl;
+    mem_blob *b = blob_get(ms, f->partition, f->name, f->name_len);
+    cw_blob_header h;
+    int rc = cw_header_resolve(b->durable.data, b->durable.len, f->st->layouts, versions, &h);
+    if (rc != CW_OK)
+        return cw_header_error(f, rc, &h, err);
+    if (h.fresh) {
+        rc = create(ms, b, f, versions);
+        *size = 0;
+    } else {
+        f->layout = h.layout;
+        f->version = h.version;
+        f->data_offset = h.data_offset;
+        *size = h.size;
+    }
+    mem_file *mf = cw_xcalloc(1, sizeof *mf);
+    mf->generation = b->generation;
+    if (rc == CW_OK)
+        rc = bytes_assign(&mf->live, b->durable.data, b->durable.len);
+    if (rc != CW_OK) {
+        free(mf->live.data);
+        free(mf);
+        return cw_storage_fail(err, rc, f->partition, f->hex, 0, "%s", cw_strerror(rc));
+    }
+    f->impl = mf;
+    return CW_OK;
+}
+
+static void blob_free(mem_storage *ms, mem_blob *b)
+{
+    journal_drop(ms, b->generation);
+    free(b->durable.data);
+    free(b->name);
+    free(b);
+}
+
+static void partition_free(mem_storage *ms, mem_partition *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        blob_free(ms, p->blobs[i]);
+    free(p->blobs);
+    free(p->name);
+    free(p);
+}
+
+static int mem_remove(cw_storage *st, const char *partition, const uint8_t *name, size_t len,
+                      cw_storage_error *err)
+{
+    mem_storage *ms = st->impl;
+    size_t pat, bat;
+    mem_partition *p = partition_find(ms, partition, &pat);
+    if (!p)
+        return cw_fail_partition_missing(err, partition);
+    if (!name) {
+        remove_at((void **)ms->parts, &ms->n, pat);
+        partition_free(ms, p);
+        return CW_OK;
+    }
+    mem_blob *b = blob_find(p, name, len, &bat);
+    if (!b) {
+        char hex[2 * CW_BLOB_NAME_MAX + 1];
+        cw_hex_encode(name, len, hex);
+        return cw_fail_blob_missing(err, partition, hex);
+    }
+    remove_at((void **)p->blobs, &p->n, bat);
+    blob_free(ms, b);
+    return CW_OK;
+}
+
+static int mem_scan(cw_storage *st, const char *partition, cw_blob_names *out,
+                    cw_storage_error *err)
+{
+    size_t at;
+    mem_partition *p = partition_find(st->impl, partition, &at);
+    if (!p)
+        return cw_fail_partition_missing(err, partition);
+    for (size_t i = 0; i < p->n; i++)
+        cw_names_add(out, p->blobs[i]->name, p->blobs[i]->len);
+    return CW_OK;
+}
+
+static int mem_read(cw_bfile *f, uint64_t offset, const struct iovec *iov, int n, size_t total,
+                    cw_read_options options, cw_storage_error *err)
+{
+    (void)options;
+    const bytes *live = &((mem_file *)f->impl)->live;
+    if (offset > live->len || total > live->len - offset)
+        return cw_storage_fail(err, CW_ERR_BLOB_INSUFFICIENT_LENGTH, f->partition, f->hex, 0,
+                               "blob insufficient length");
+    size_t at = (size_t)offset;
+    for (int i = 0; i < n; i++) {
+        memcpy(iov[i].iov_base, live->data + at, iov[i].iov_len);
+        at += iov[i].iov_len;
+    }
+    return CW_OK;
+}
+
+static int nomem(const cw_bfile *f, cw_storage_error *err)
+{
+    return cw_storage_fail(err, CW_ERR_NOMEM, f->partition, f->hex, 0, "out of memory");
+}
+
+static int mem_write(cw_bfile *f, uint64_t offset, const struct iovec *iov, int n, size_t total,
+                     cw_write_options options, cw_storage_error *err)
+{
+    mem_storage *ms = f->st->impl;
+    mem_file *mf = f->impl;
+    mem_blob *b = NULL;
+    if (options & CW_WRITE_SYNC) {
+        b = blob_current(f);
+        if (!b)
+            return cw_fail_blob_missing(err, f->partition, f->hex);
+    }
+    if (bytes_write(&mf->live, offset, iov, n, total) != CW_OK)
+        return nomem(f, err);
+    if (b) {
+        if (bytes_write(&b->durable, offset, iov, n, total) != CW_OK)
+            return nomem(f, err);
+        journal_retire(ms, b->generation, offset, offset + total);
+    } else {
+        mem_change c = {mf->generation, false, offset, total,
+                        copy_range(mf->live.data + offset, total)};
+        journal_push(ms, c);
+    }
+    return CW_OK;
+}
+
+static int mem_resize(cw_bfile *f, uint64_t len, cw_storage_error *err)
+{
+    mem_file *mf = f->impl;
+    if (bytes_resize(&mf->live, len) != CW_OK)
+        return nomem(f, err);
+    mem_change c = {mf->generation, true, 0, len, NULL};
+    journal_push(f->st->impl, c);
+    return CW_OK;
+}
+
+static int mem_sync(cw_bfile *f, cw_storage_error *err)
+{
+    mem_file *mf = f->impl;
+    mem_blob *b = blob_current(f);
+    if (!b)
+        return cw_fail_blob_missing(err, f->partition, f->hex);
+    if (bytes_assign(&b->durable, mf->live.data, mf->live.len) != CW_OK)
+        return nomem(f, err);
+    journal_drop(f->st->impl, b->generation);
+    return CW_OK;
+}
+
+static void mem_start_sync(cw_bfile *f, cw_handle *h)
+{
+    cw_blob_sync_done(f, h, mem_sync(f, NULL));
+}
+
+static void mem_close(cw_bfile *f)
+{
+    mem_file *mf = f->impl;
+    free(mf->live.data);
+    free(mf);
+}
+
+static void mem_drain(cw_storage *st)
+{
+    (void)st; /* start_sync completes before it returns */
+}
+
+static void mem_free(cw_storage *st)
+{
+    mem_storage *ms = st->impl;
+    for (size_t i = 0; i < ms->n; i++)
+        partition_free(ms, ms->parts[i]);
+    free(ms->parts);
+    for (size_t i = 0; i < ms->nchanges; i++)
+        free(ms->changes[i].data);
+    free(ms->changes);
+    free(ms);
+}
+
+const cw_storage_driver cw_memory_driver = {
+    .init = mem_init,
+    .open = mem_open,
+    .remove = mem_remove,
+    .scan = mem_scan,
+    .read = mem_read,
+    .write = mem_write,
+    .resize = mem_resize,
+    .sync = mem_sync,
+    .start_sync = mem_start_sync,
+    .close = mem_close,
+    .drain = mem_drain,
+    .free = mem_free,
+};

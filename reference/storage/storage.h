@@ -1,0 +1,231 @@
+/*
+ * storage.h - private to the reference's storage: the run's storage, open
+ * files and handles, and the driver interface its two kinds of storage fill.
+ *
+ * The layers, from the caller down:
+ *
+ *   ops.c       the cw_storage_ops table of both backends
+ *   storage.c   open, remove, scan: names checked, audited, counted
+ *   blob.c      handles and the blob calls, in logical offsets
+ *   driver      memory.c (deterministic) or file.c + file_io.c (native),
+ *               working in physical offsets (the header included)
+ *
+ * A file (cw_bfile) is one opened blob; every handle (cw_blob) cloned from
+ * the handle its open returned points at it, and the last handle to close
+ * closes it. Opening the same name again makes another file.
+ *
+ * Threads: the lists of handles and the handle counts are guarded by the
+ * storage's lock. What a driver shares between calls it guards itself;
+ * the memory driver runs on the deterministic backend's one thread.
+ */
+#ifndef CW_STORAGE_INTERNAL_H
+#define CW_STORAGE_INTERNAL_H
+
+#include <stdarg.h>
+#include <sys/uio.h>
+
+#include "core/internal.h"
+
+typedef struct cw_storage cw_storage;
+typedef struct cw_bfile cw_bfile;
+typedef struct cw_storage_driver cw_storage_driver;
+
+struct cw_storage {
+    cw_rt *rt;
+    const cw_storage_driver *driver;
+    void *impl;                /* the driver's state */
+    pthread_mutex_t lock;      /* handles, and every file's handle count */
+    cw_list handles;           /* every cw_blob not yet closed */
+    cw_blob_range layouts;     /* the run's blob_layouts */
+    int broken;                /* errno when the driver could not start: every call fails */
+    char why[256];
+    /* The run's storage metrics (metrics/), registered with the storage. */
+    cw_metric *open_blobs, *reads, *read_bytes, *writes, *write_bytes, *syncs, *resizes;
+};
+
+struct cw_bfile {
+    cw_storage *st;
+    size_t handles;            /* open cw_blob on this file, under st->lock */
+    size_t pins;               /* start_syncs not yet done, under st->lock */
+    char *partition;
+    uint8_t *name;
+    size_t name_len;
+    char hex[2 * CW_BLOB_NAME_MAX + 1]; /* the name in lowercase hex */
+    uint16_t layout, version;
+    uint64_t data_offset;      /* physical offset of logical byte 0 */
+    void *impl;                /* the driver's state of this file */
+};
+
+struct cw_blob {
+    cw_object hdr;
+    cw_bfile *f;
+    cw_list link; /* st->handles */
+};
+
+/* What a kind of storage does. Offsets and lengths are physical. Calls
+ * that fail describe the failure in `err` (error.c). */
+struct cw_storage_driver {
+    /* Set up the driver's part of a new storage: 0, or an errno with the
+     * reason in `why` (every call then fails). */
+    int (*init)(cw_storage *st, char *why, size_t whylen);
+    /* Find or create f->name in f->partition: fill f's layout, version,
+     * data_offset and impl, and the logical size. */
+    int (*open)(cw_bfile *f, cw_blob_range versions, uint64_t *size, cw_storage_error *err);
+    /* Remove one blob (name != NULL) or the partition. */
+    int (*remove)(cw_storage *st, const char *partition, const uint8_t *name, size_t len,
+                  cw_storage_error *err);
+    /* Add every blob name of the partition to `out` (names.c), in any order. */
+    int (*scan)(cw_storage *st, const char *partition, cw_blob_names *out,
+                cw_storage_error *err);
+    /* Exactly `total` bytes at `offset` into iov[0 .. n). */
+    int (*read)(cw_bfile *f, uint64_t offset, const struct iovec *iov, int n, size_t total,
+                cw_read_options options, cw_storage_error *err);
+    /* Every byte of iov[0 .. n) (total > 0) at `offset`. */
+    int (*write)(cw_bfile *f, uint64_t offset, const struct iovec *iov, int n, size_t total,
+                 cw_write_options options, cw_storage_error *err);
+    int (*resize)(cw_bfile *f, uint64_t len, cw_storage_error *err);
+    int (*sync)(cw_bfile *f, cw_storage_error *err);
+    /* Sync and complete `h` (with rt->lock) when done; may return first. */
+    void (*start_sync)(cw_bfile *f, cw_handle *h);
+    /* The last handle of `f` closed: release f->impl. */
+    void (*close)(cw_bfile *f);
+    /* The run's last task ended: wait for every start_sync to be done. */
+    void (*drain)(cw_storage *st);
+    /* Every file closed: release st->impl. */
+    void (*free)(cw_storage *st);
+};
+
+extern const cw_storage_driver cw_memory_driver; /* memory.c */
+extern const cw_storage_driver cw_file_driver;   /* file.c */
+
+/* What a crash of memory storage keeps of the unsynced changes, numbered in
+ * issue order: each byte of a write, and each resize, that the policy
+ * answers true for. */
+typedef struct cw_crash_policy {
+    bool (*keep_byte)(void *arg, size_t change, uint64_t byte);
+    bool (*keep_resize)(void *arg, size_t change);
+    void *arg;
+} cw_crash_policy;
+
+/* Crash memory storage `st`: apply what `policy` keeps of the unsynced
+ * changes to the durable bytes, forget the rest, and retire every open
+ * file (their syncs fail with CW_ERR_BLOB_MISSING). Opening a blob
+ * afterwards reads what survived. */
+void cw_memory_crash(cw_storage *st, const cw_crash_policy *policy);
+
+/* ---- storage.c ------------------------------------------------------------ */
+
+/* The run's storage, made on the first call. */
+cw_storage *cw_storage_of(cw_rt *rt);
+/* The calling task, after the checks every storage call makes [STOR-019]:
+ * an aborted task unwinds here; one being unwound gets CW_ERR_CLOSED. A
+ * call that suspended ends with cw_task_check_abort, after releasing what
+ * it would have handed back, so an abort meanwhile unwinds the task there. */
+int cw_storage_enter(cw_rt *rt, const char *what, cw_task **self);
+/* Describe a call refused before it started: CW_ERR_CLOSED, or
+ * CW_ERR_INVALID because of `why`. Returns rc. */
+int cw_storage_refuse(cw_storage_error *err, int rc, const char *partition, const char *why);
+void cw_bfile_free(cw_bfile *f);
+
+int cw_storage_open_entry(cw_ctx *ctx, const char *partition, const void *name, size_t name_len,
+                          cw_blob_range versions, cw_blob **blob, uint64_t *size,
+                          uint16_t *version, cw_storage_error *err);
+int cw_storage_remove_entry(cw_ctx *ctx, const char *partition, const void *name,
+                            size_t name_len, cw_storage_error *err);
+int cw_storage_scan_entry(cw_ctx *ctx, const char *partition, cw_blob_names **out,
+                          cw_storage_error *err);
+
+/* ---- blob.c ----------------------------------------------------------------- */
+
+/* A first handle on a freshly opened file. */
+cw_blob *cw_blob_new(cw_bfile *f);
+/* Close every handle still open (the run ends). */
+void cw_blob_close_all(cw_storage *st);
+/* A driver's start_sync is done with `rc`: complete `h`, unpin `f`. Any thread. */
+void cw_blob_sync_done(cw_bfile *f, cw_handle *h, int rc);
+
+cw_blob *cw_blob_clone_entry(cw_blob *b);
+void cw_blob_close_entry(cw_blob *b);
+int cw_blob_read_at_entry(cw_blob *b, uint64_t offset, size_t len, cw_read_options options,
+                          cw_iobuf_mut *out, cw_storage_error *err);
+int cw_blob_read_into_entry(cw_blob *b, uint64_t offset, void *dst, size_t len,
+                            cw_read_options options, cw_storage_error *err);
+int cw_blob_read_at_buf_entry(cw_blob *b, uint64_t offset, size_t len, cw_iobufs_mut *bufs,
+                              cw_read_options options, cw_storage_error *err);
+int cw_blob_write_at_entry(cw_blob *b, uint64_t offset, const void *src, size_t len,
+                           cw_write_options options, cw_storage_error *err);
+int cw_blob_write_bufs_entry(cw_blob *b, uint64_t offset, const cw_iobufs *bufs,
+                             cw_write_options options, cw_storage_error *err);
+int cw_blob_resize_entry(cw_blob *b, uint64_t len, cw_storage_error *err);
+int cw_blob_sync_entry(cw_blob *b, cw_storage_error *err);
+cw_handle *cw_blob_start_sync_entry(cw_blob *b);
+
+/* ---- header.c and crc32c.c: the codec ------------------------------------------ */
+
+uint32_t cw_crc32c_update(uint32_t crc, const void *data, size_t len);
+int cw_header_create(uint16_t layout, uint16_t version, uint8_t *out, size_t cap, size_t *len);
+int cw_header_parse(const uint8_t *raw, uint64_t raw_len, cw_blob_range layouts,
+                    cw_blob_range versions, cw_blob_header *out);
+int cw_header_resolve(const uint8_t *raw, uint64_t raw_len, cw_blob_range layouts,
+                      cw_blob_range versions, cw_blob_header *out);
+/* The error of a failed parse or resolve, with f's partition and name. */
+int cw_header_error(const cw_bfile *f, int rc, const cw_blob_header *h, cw_storage_error *err);
+
+/* ---- names.c ---------------------------------------------------------------------- */
+
+/* hex[0 .. 2 * len] = the lowercase hex of name[0 .. len), NUL-terminated. */
+void cw_hex_encode(const uint8_t *name, size_t len, char *hex);
+/* Decode lowercase hex of even length into out (room for strlen(hex) / 2);
+ * false for anything else (uppercase, odd length, other characters). */
+bool cw_hex_decode(const char *hex, uint8_t *out, size_t *len);
+/* A new, empty list of names of the backend of `rt`. */
+cw_blob_names *cw_names_new(cw_rt *rt);
+/* Append a copy of name[0 .. len). */
+void cw_names_add(cw_blob_names *l, const uint8_t *name, size_t len);
+/* Sort bytewise, shorter first on a common prefix. */
+void cw_names_sort(cw_blob_names *l);
+void cw_names_release(cw_blob_names *l);
+
+/* ---- error.c ------------------------------------------------------------------------ */
+
+/* Fill `err` (if not NULL) and return `code`. partition and hex may be
+ * NULL; the message is the code's text followed by what fmt adds. */
+int cw_storage_fail(cw_storage_error *err, int code, const char *partition, const char *hex,
+                    int os_error, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* The message of a failed system call: "<strerror> (os error <n>)". */
+void cw_os_error_text(int os_error, char *buf, size_t len);
+/* The failures with a fixed shape. */
+int cw_fail_partition_name(cw_storage_error *err, const char *partition);
+int cw_fail_blob_missing(cw_storage_error *err, const char *partition, const char *hex);
+int cw_fail_partition_missing(cw_storage_error *err, const char *partition);
+/* A failed system call (errno `os_error`) while doing `what` (may be
+ * NULL), reported as `code` for blob `hex` (may be NULL) of `partition`. */
+int cw_fail_os(cw_storage_error *err, int code, const char *partition, const char *hex,
+               int os_error, const char *what);
+
+/* ---- offload.c: blocking calls off the worker threads (native) ------------------ */
+
+typedef struct cw_offload cw_offload;
+typedef struct cw_job cw_job;
+
+struct cw_job {
+    void (*fn)(cw_job *job);  /* runs on an I/O thread */
+    void (*done)(cw_job *job); /* after fn, on that thread: NULL for a waiting task */
+    cw_task *task;            /* the task parked until fn has run */
+    bool finished;            /* under the offload's lock */
+    cw_job *next;
+};
+
+/* A pool of at most `max_threads` threads, started as jobs need them. */
+cw_offload *cw_offload_new(cw_rt *rt, unsigned max_threads);
+/* Run job->fn on a pool thread while the calling task is suspended; it is
+ * resumed only after fn has returned, whatever wakes it meanwhile. */
+void cw_offload_run(cw_offload *o, cw_job *job);
+/* Queue job->fn, then job->done; returns at once. */
+void cw_offload_submit(cw_offload *o, cw_job *job);
+/* Wait until no job is queued or running. */
+void cw_offload_drain(cw_offload *o);
+/* Run what is queued, then stop and join every thread. */
+void cw_offload_free(cw_offload *o);
+
+#endif
