@@ -1,0 +1,260 @@
+/*
+ * storage_files.c - storage kept in files (spec/17-storage.md, "Files",
+ * STOR-027), on a backend with CW_CAP_PERSISTENT_STORAGE: the bytes on
+ * disk, what a later run finds, and files written here by hand (torn,
+ * corrupt, of the old layout) as an open meets them.
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "cases/storage.h"
+
+static void *write_named_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_blob *b;
+    uint64_t size;
+    ck_assert_int_eq(cw_storage_open(ctx, "p", "\x00\xff" "ab", 4, &b, &size, NULL), CW_OK);
+    cwc_write(b, 0, "payload", 7);
+    cwc_sync(b);
+    cw_blob_close(b);
+    return NULL;
+}
+
+CWC_CASE(storage_files_layout, "storage", "STOR-027 STOR-020", PERSIST)
+{
+    cwc_store s;
+    cwc_store_begin(&s);
+    cwc_run_ok(&s.cfg, write_named_root, NULL);
+    size_t len;
+    uint8_t *raw = cwc_file_get(s.dir, "p", "00ff6162", &len);
+    ck_assert_uint_eq(len, 4096 + 7);
+    ck_assert_mem_eq(raw, "CWIK\x00\x01\x00\x00\x28\x13\xD8\xDC", 12);
+    ck_assert_mem_eq(raw + 4096, "payload", 7);
+    free(raw);
+    cwc_store_end(&s);
+}
+
+static void *persist_first(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_blob *b = cwc_open(ctx, "p", "kept", NULL);
+    cwc_write(b, 0, "synced by sync", 14);
+    cwc_sync(b);
+    ck_assert_int_eq(cw_blob_write_at(b, 14, ", and by a SYNC write", 21, CW_WRITE_SYNC, NULL),
+                     CW_OK);
+    cw_blob_close(b);
+    b = cwc_open(ctx, "p", "resized", NULL);
+    ck_assert_int_eq(cw_blob_resize(b, 5000, NULL), CW_OK);
+    cwc_sync(b);
+    cw_blob_close(b);
+    return NULL;
+}
+
+static void *persist_second(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    uint64_t size;
+    cw_blob *b = cwc_open(ctx, "p", "kept", &size);
+    ck_assert_uint_eq(size, 35);
+    cwc_read_eq(b, 0, "synced by sync, and by a SYNC write", 35);
+    cw_blob_close(b);
+    b = cwc_open(ctx, "p", "resized", &size);
+    ck_assert_uint_eq(size, 5000);
+    cw_blob_close(b);
+    ck_assert(cwc_scan_has(ctx, "p", "kept", 4));
+    return NULL;
+}
+
+CWC_CASE(storage_files_persist, "storage", "STOR-027 STOR-015", PERSIST)
+{
+    cwc_store s;
+    cwc_store_begin(&s);
+    cwc_run_ok(&s.cfg, persist_first, NULL);
+    cwc_run_ok(&s.cfg, persist_second, NULL);
+    cwc_store_end(&s);
+}
+
+static void *heal_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    const char *fresh[3] = {"zeros", "prefix", "short"};
+    for (int i = 0; i < 3; i++) {
+        uint64_t size = 1;
+        cw_blob *b = cwc_open(ctx, "p", fresh[i], &size);
+        ck_assert_uint_eq(size, 0);
+        cwc_write(b, 0, "works", 5);
+        cwc_sync(b);
+        cw_blob_close(b);
+    }
+    static const struct {
+        const char *name, *hex, *reason;
+    } corrupt[2] = {{"padding", "70616464696e67", "reason: invalid header padding"},
+                    {"magic", "6d61676963", "reason: invalid magic"}};
+    for (int i = 0; i < 2; i++) {
+        cw_blob *b;
+        uint64_t size;
+        cw_storage_error err;
+        ck_assert_int_eq(
+            cw_storage_open(ctx, "p", corrupt[i].name, strlen(corrupt[i].name), &b, &size, &err),
+            CW_ERR_BLOB_CORRUPT);
+        ck_assert_str_eq(err.partition, "p");
+        ck_assert_str_eq(err.name, corrupt[i].hex);
+        ck_assert_ptr_nonnull(strstr(err.message, corrupt[i].reason));
+        ck_assert_int_eq(strncmp(err.message, "blob corrupt: p/", 16), 0);
+    }
+    return NULL;
+}
+
+CWC_CASE(storage_files_heal, "storage", "STOR-027 STOR-023", PERSIST)
+{
+    cwc_store s;
+    cwc_store_begin(&s);
+    uint8_t raw[4100] = {0};
+    cwc_file_put(s.dir, "p", "7a65726f73", raw, 4096); /* zeros: the length, not the bytes */
+    memcpy(raw, "CWIK\x00\x01\x00\x05\x1D\xE2", 10);
+    cwc_file_put(s.dir, "p", "707265666978", raw, 10); /* torn in the CRC */
+    cwc_file_put(s.dir, "p", "73686f7274", "junk", 4); /* under 8 bytes */
+    uint8_t header[4096];
+    size_t len;
+    ck_assert_int_eq(cw_blob_header_create(cwc_backend, CW_BLOB_LAYOUT_V1, 0, header,
+                                           sizeof header, &len),
+                     CW_OK);
+    header[100] = 1;
+    cwc_file_put(s.dir, "p", "70616464696e67", header, 4096);
+    cwc_file_put(s.dir, "p", "6d61676963", "XXXXXXXXdata", 12);
+    cwc_run_ok(&s.cfg, heal_root, NULL);
+
+    /* Healed: a whole header now, then the data written after. */
+    uint8_t *got = cwc_file_get(s.dir, "p", "707265666978", &len);
+    ck_assert_uint_eq(len, 4101);
+    ck_assert_mem_eq(got, "CWIK\x00\x01\x00\x00\x28\x13\xD8\xDC", 12);
+    ck_assert_mem_eq(got + 4096, "works", 5);
+    free(got);
+    /* Corrupt: left as it was. */
+    got = cwc_file_get(s.dir, "p", "6d61676963", &len);
+    ck_assert_uint_eq(len, 12);
+    ck_assert_mem_eq(got, "XXXXXXXXdata", 12);
+    free(got);
+    cwc_store_end(&s);
+}
+
+static void *legacy_root(cw_ctx *ctx, void *arg)
+{
+    int mode = (int)(intptr_t)arg;
+    cw_blob *b;
+    uint64_t size;
+    uint16_t version;
+    cw_storage_error err;
+    int rc = cw_storage_open_versioned(ctx, "p", "old", 3, cw_blob_range_of(2, 2), &b, &size,
+                                       &version, &err);
+    if (mode == 1) { /* a run that refuses V0 */
+        ck_assert_int_eq(rc, CW_ERR_BLOB_LAYOUT_MISMATCH);
+        ck_assert_str_eq(err.message, "blob layout mismatch: expected one of V1..=V1, found V0");
+        ck_assert_uint_eq(err.found, CW_BLOB_LAYOUT_V0);
+        return NULL;
+    }
+    ck_assert_int_eq(rc, CW_OK);
+    ck_assert_uint_eq(size, 8);
+    ck_assert_uint_eq(version, 2);
+    cwc_read_eq(b, 0, "old ", 4);
+    cwc_write(b, 4, "DATA", 4);
+    cwc_sync(b);
+    cwc_read_eq(b, 0, "old DATA", 8);
+    cw_blob_close(b);
+    if (mode == 2) { /* a run that creates V0 */
+        b = cwc_open(ctx, "p", "new", NULL);
+        cwc_write(b, 0, "v0", 2);
+        cwc_sync(b);
+        cw_blob_close(b);
+    }
+    return NULL;
+}
+
+CWC_CASE(storage_files_layouts, "storage", "STOR-027 STOR-025 STOR-020", PERSIST)
+{
+    cwc_store s;
+    cwc_store_begin(&s);
+    cwc_file_put(s.dir, "p", "6f6c64", "CWIC\x00\x00\x00\x02old data", 16);
+    s.cfg.blob_layouts = cw_blob_range_of(CW_BLOB_LAYOUT_V1, CW_BLOB_LAYOUT_V1);
+    cwc_run_ok(&s.cfg, legacy_root, (void *)(intptr_t)1);
+    s.cfg.blob_layouts = cw_blob_range_of(CW_BLOB_LAYOUT_V0, CW_BLOB_LAYOUT_V1);
+    cwc_run_ok(&s.cfg, legacy_root, (void *)(intptr_t)0);
+    size_t len;
+    uint8_t *got = cwc_file_get(s.dir, "p", "6f6c64", &len);
+    ck_assert_uint_eq(len, 16); /* written in place, not converted */
+    ck_assert_mem_eq(got, "CWIC\x00\x00\x00\x02old DATA", 16);
+    free(got);
+    s.cfg.blob_layouts = cw_blob_range_of(CW_BLOB_LAYOUT_V0, CW_BLOB_LAYOUT_V0);
+    cwc_run_ok(&s.cfg, legacy_root, (void *)(intptr_t)2);
+    got = cwc_file_get(s.dir, "p", "6e6577", &len);
+    ck_assert_uint_eq(len, 10);
+    ck_assert_mem_eq(got, "CWIC\x00\x00\x00\x00v0", 10);
+    free(got);
+    cwc_store_end(&s);
+}
+
+static void *scan_corrupt_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    const char *partitions[4] = {"subdir", "upper", "odd", "nothex"};
+    for (int i = 0; i < 4; i++) {
+        cw_blob_names *names;
+        cw_storage_error err;
+        ck_assert_int_eq(cw_storage_scan(ctx, partitions[i], &names, &err),
+                         CW_ERR_PARTITION_CORRUPT);
+        ck_assert_ptr_null(names);
+        ck_assert_str_eq(err.partition, partitions[i]);
+        ck_assert_int_eq(strncmp(err.message, "partition corrupt: ", 19), 0);
+    }
+    ck_assert(cwc_scan_has(ctx, "fine", "ab", 2));
+    return NULL;
+}
+
+CWC_CASE(storage_files_scan_corrupt, "storage", "STOR-027", PERSIST)
+{
+    cwc_store s;
+    cwc_store_begin(&s);
+    char path[512];
+    snprintf(path, sizeof path, "%s/subdir", s.dir);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/subdir/6162", s.dir);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+    cwc_file_put(s.dir, "upper", "6A", "", 0);
+    cwc_file_put(s.dir, "odd", "616", "", 0);
+    cwc_file_put(s.dir, "nothex", "zz", "", 0);
+    cwc_file_put(s.dir, "fine", "6162", "", 0);
+    cwc_run_ok(&s.cfg, scan_corrupt_root, NULL);
+    cwc_store_end(&s);
+}
+
+static void *default_directory_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_blob *b = cwc_open(ctx, "p", "blob", NULL);
+    cwc_write(b, 0, "temporary", 9);
+    cwc_sync(b);
+    cwc_read_eq(b, 0, "temporary", 9);
+    cw_blob_close(b); /* and one left open for the run to close */
+    (void)cwc_open(ctx, "p", "left", NULL);
+    return NULL;
+}
+
+CWC_CASE(storage_files_default_directory, "storage", "STOR-027", PERSIST)
+{
+    cwc_store s;
+    cwc_store_begin(&s); /* used as $TMPDIR: the run's own directory goes there */
+    ck_assert_int_eq(setenv("TMPDIR", s.dir, 1), 0);
+    cw_config cfg = cwc_config();
+    cwc_run_ok(&cfg, default_directory_root, NULL);
+    DIR *d = opendir(s.dir);
+    ck_assert_ptr_nonnull(d);
+    struct dirent *e;
+    int entries = 0;
+    while ((e = readdir(d)))
+        entries += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    ck_assert_int_eq(entries, 0); /* removed when the run ended */
+    cwc_store_end(&s);
+}
