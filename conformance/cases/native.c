@@ -161,38 +161,50 @@ static void bump(void *arg)
     atomic_fetch_add((atomic_int *)arg, 1);
 }
 
+struct held_count {
+    atomic_int started, unwound;
+};
+
 static void *held(cw_ctx *ctx, void *arg)
 {
-    CW_CLEANUP_PUSH(ctx, bump, arg);
+    struct held_count *c = arg;
+    CW_CLEANUP_PUSH(ctx, bump, &c->unwound);
+    atomic_fetch_add(&c->started, 1);
     cwc_pending_task(ctx, NULL);
     CW_CLEANUP_POP(ctx, false);
     return NULL;
 }
 
+/* The root ends only once every task is parked with its handler pushed: a
+ * task that had not started yet would be dropped without running at all. */
 static void *end_root(cw_ctx *ctx, void *arg)
 {
+    struct held_count *count = arg;
     for (int i = 0; i < 8; i++) {
         cw_ctx *c = cw_child(ctx, "held");
         if (i % 4 == 1)
             cw_shared(c, true);
         if (i % 4 == 2)
             cw_dedicated(c);
-        cw_handle_release(cw_spawn(c, held, arg));
+        cw_handle_release(cw_spawn(c, held, count));
     }
-    cw_sleep(ctx, 5 * CW_MSEC);
+    while (atomic_load(&count->started) < 8)
+        cw_sleep(ctx, CW_MSEC);
     return NULL;
 }
 
 CWC_CASE(native_run_end_waits_for_every_task_and_thread, "native", "NAT-004 RUN-003", PAR)
 {
-    atomic_int unwound;
-    atomic_init(&unwound, 0);
+    struct held_count count;
+    atomic_init(&count.started, 0);
+    atomic_init(&count.unwound, 0);
     /* A first run lets the C library and any sanitizer start the helper
      * threads they keep for the life of the process. */
-    cwc_run_ok(NULL, end_root, &unwound);
+    cwc_run_ok(NULL, end_root, &count);
     int before = thread_count();
-    atomic_store(&unwound, 0);
-    cwc_run_ok(NULL, end_root, &unwound);
-    ck_assert_int_eq(atomic_load(&unwound), 8);
+    atomic_store(&count.started, 0);
+    atomic_store(&count.unwound, 0);
+    cwc_run_ok(NULL, end_root, &count);
+    ck_assert_int_eq(atomic_load(&count.unwound), 8);
     ck_assert_int_eq(thread_count(), before);
 }
