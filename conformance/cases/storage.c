@@ -713,7 +713,7 @@ static void *read_after_remove_root(cw_ctx *ctx, void *arg)
     /* Generations: each removed incarnation keeps its own bytes. */
     cw_blob *gen[3];
     for (int i = 0; i < 3; i++) {
-        char text[8];
+        char text[16];
         snprintf(text, sizeof text, "gen %d", i);
         gen[i] = cwc_open(ctx, "g", "blob", &size);
         ck_assert_uint_eq(size, 0);
@@ -721,7 +721,7 @@ static void *read_after_remove_root(cw_ctx *ctx, void *arg)
         ck_assert_int_eq(cw_storage_remove(ctx, "g", S("blob"), NULL), CW_OK);
     }
     for (int i = 0; i < 3; i++) {
-        char text[8];
+        char text[16];
         snprintf(text, sizeof text, "gen %d", i);
         cwc_read_eq(gen[i], 0, text, 5);
         cw_blob_close(gen[i]);
