@@ -97,6 +97,7 @@ struct cw_rt {
     cw_bufpool *pools[2]; /* the network and storage buffer pools (buffers/ops.c) */
     struct cw_rt_metrics *metrics; /* the run's metrics registry (metrics/runtime.c) */
     struct cw_storage *storage;    /* the run's storage, made by its first call (storage/) */
+    struct cw_net *net;            /* the run's network, made by its first call (network/) */
 };
 
 void cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
@@ -369,6 +370,13 @@ extern const cw_storage_ops cw_storage_entries;
 /* After the run's last task: wait for syncs in flight, close every blob
  * left open and free the run's storage. */
 void cw_rt_storage_close(cw_rt *rt);
+
+/* ---- Network (network/): the two backends' entries, and the run's network ------------ */
+
+extern const cw_network_ops cw_network_memory_entries; /* in-memory, deterministic */
+extern const cw_network_ops cw_network_tcp_entries;    /* TCP on the native reactor */
+/* After the run's last task: close every listener, connection and socket left. */
+void cw_rt_net_close(cw_rt *rt);
 
 /* ---- Backend tables ---------------------------------------------------------------- */
 

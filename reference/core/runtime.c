@@ -84,6 +84,7 @@ static void node_free(cw_node *n)
 void cw_rt_free_objects(cw_rt *rt)
 {
     cw_rt_storage_close(rt); /* first: a sync in flight may still complete a handle */
+    cw_rt_net_close(rt);
     FREE_ALL(&rt->contexts, cw_ctx, cw_ctx_free);
     FREE_ALL(&rt->handles, cw_handle, cw_handle_free);
     cw_chan_free_all(&rt->chans);

@@ -16,6 +16,7 @@ const cw_backend cw_det_backend = {
     CW_CORE_ENTRIES,
     .audit_digest = cw_det_audit_digest,
     .buffers = &cw_buffer_entries,
+    .network = &cw_network_memory_entries,
 };
 
 const cw_backend *cw_backend_deterministic(void)

@@ -15,6 +15,7 @@ const cw_backend cw_native_backend = {
 
     CW_CORE_ENTRIES,
     .buffers = &cw_buffer_entries,
+    .network = &cw_network_tcp_entries,
 };
 
 const cw_backend *cw_backend_native(void)

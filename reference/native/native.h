@@ -49,8 +49,20 @@ struct cw_tpool {
     cw_tpool *next_dedicated; /* n->dedicated list, freed at the end of the run */
 };
 
+/* Something the reactor watches: `ready` runs on the reactor thread with
+ * the epoll events. A source given to cw_reactor_forget is freed by the
+ * reactor (`release`) once no event it already took can name it. */
+typedef struct cw_reactor_source {
+    void (*ready)(struct cw_reactor_source *src, uint32_t events);
+    void (*release)(struct cw_reactor_source *src);
+    int fd;
+    struct cw_reactor_source *next; /* the reactor's list of sources to free */
+} cw_reactor_source;
+
 typedef struct cw_reactor {
     int epfd, timerfd, eventfd;
+    cw_reactor_source timer_src, event_src;
+    cw_reactor_source *forgotten; /* under `lock`: freed before the next epoll_wait */
     pthread_t thread;
     pthread_mutex_t lock; /* the alarm heap */
     cw_alarms alarms;
@@ -99,6 +111,10 @@ int cw_reactor_start(cw_reactor *r, cw_native *n);
 void cw_reactor_stop(cw_reactor *r);
 void cw_reactor_arm(cw_reactor *r, cw_wait *w, cw_task *t);
 void cw_reactor_disarm(cw_reactor *r, cw_wait *w);
+/* Watch src->fd, edge-triggered, for input, output and hang-up. */
+int cw_reactor_watch(cw_reactor *r, cw_reactor_source *src);
+/* Stop watching src->fd (the caller closes it) and free `src` later. */
+void cw_reactor_forget(cw_reactor *r, cw_reactor_source *src);
 
 /* metrics_http.c: serve `address` ("host:port") when it is not NULL.
  * CW_OK, or CW_ERR_INVALID / CW_ERR_BIND_FAILED / CW_ERR_IO with why. */

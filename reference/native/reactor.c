@@ -5,7 +5,13 @@
  * Sleeps are kept in the core's alarm heap, keyed by their deadline on the
  * runtime clock. The timerfd runs on CLOCK_MONOTONIC, to which the runtime
  * clock is tied (see native.h), so a sleep is never cut short or stretched
- * by a change of the wall clock. Sockets will join the same epoll set.
+ * by a change of the wall clock. Sockets join the same epoll set, each
+ * with a source whose `ready` wakes the tasks waiting on it.
+ *
+ * A socket's source may be forgotten while the reactor holds an event that
+ * names it, taken by the epoll_wait it is working through. So the reactor
+ * frees forgotten sources itself, before its next epoll_wait: by then no
+ * event can name them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -41,10 +47,24 @@ static void set_timer(cw_reactor *r, cw_time deadline)
         cw_fatal("timerfd_settime failed: errno %d", errno);
 }
 
-static void drain(int fd)
+static void drain(cw_reactor_source *src, uint32_t events)
 {
+    (void)events;
     uint64_t v;
-    while (read(fd, &v, sizeof v) > 0) {
+    while (read(src->fd, &v, sizeof v) > 0) {
+    }
+}
+
+static void free_forgotten(cw_reactor *r)
+{
+    pthread_mutex_lock(&r->lock);
+    cw_reactor_source *src = r->forgotten;
+    r->forgotten = NULL;
+    pthread_mutex_unlock(&r->lock);
+    while (src) {
+        cw_reactor_source *next = src->next;
+        src->release(src);
+        src = next;
     }
 }
 
@@ -68,11 +88,14 @@ static void *reactor_thread(void *arg)
     cw_reactor *r = arg;
     struct epoll_event events[16];
     for (;;) {
+        free_forgotten(r);
         int k = epoll_wait(r->epfd, events, 16, -1);
         if (k < 0 && errno != EINTR)
             cw_fatal("epoll_wait failed: errno %d", errno);
-        for (int i = 0; i < k; i++)
-            drain(events[i].data.fd);
+        for (int i = 0; i < k; i++) {
+            cw_reactor_source *src = events[i].data.ptr;
+            src->ready(src, events[i].events);
+        }
         pthread_mutex_lock(&r->lock);
         bool stopping = r->stopping;
         pthread_mutex_unlock(&r->lock);
@@ -82,10 +105,28 @@ static void *reactor_thread(void *arg)
     }
 }
 
-static int watch(cw_reactor *r, int fd)
+static int watch(cw_reactor *r, cw_reactor_source *src, int fd)
 {
-    struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+    src->ready = drain;
+    src->fd = fd;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = src};
     return epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int cw_reactor_watch(cw_reactor *r, cw_reactor_source *src)
+{
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+                             .data.ptr = src};
+    return epoll_ctl(r->epfd, EPOLL_CTL_ADD, src->fd, &ev) == 0 ? CW_OK : CW_ERR_IO;
+}
+
+void cw_reactor_forget(cw_reactor *r, cw_reactor_source *src)
+{
+    epoll_ctl(r->epfd, EPOLL_CTL_DEL, src->fd, NULL);
+    pthread_mutex_lock(&r->lock);
+    src->next = r->forgotten;
+    r->forgotten = src;
+    pthread_mutex_unlock(&r->lock);
 }
 
 int cw_reactor_start(cw_reactor *r, cw_native *n)
@@ -93,11 +134,12 @@ int cw_reactor_start(cw_reactor *r, cw_native *n)
     (void)n;
     pthread_mutex_init(&r->lock, NULL);
     r->armed = CW_TIME_MAX;
+    r->forgotten = NULL;
     r->epfd = epoll_create1(EPOLL_CLOEXEC);
     r->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     r->eventfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (r->epfd < 0 || r->timerfd < 0 || r->eventfd < 0 || watch(r, r->timerfd) != 0 ||
-        watch(r, r->eventfd) != 0 || pthread_create(&r->thread, NULL, reactor_thread, r) != 0) {
+    if (r->epfd < 0 || r->timerfd < 0 || r->eventfd < 0 || watch(r, &r->timer_src, r->timerfd) != 0 ||
+        watch(r, &r->event_src, r->eventfd) != 0 || pthread_create(&r->thread, NULL, reactor_thread, r) != 0) {
         if (r->epfd >= 0)
             close(r->epfd);
         if (r->timerfd >= 0)
@@ -119,6 +161,7 @@ void cw_reactor_stop(cw_reactor *r)
     if (write(r->eventfd, &one, sizeof one) != sizeof one)
         cw_fatal("cannot wake the reactor: errno %d", errno);
     pthread_join(r->thread, NULL);
+    free_forgotten(r);
     close(r->epfd);
     close(r->timerfd);
     close(r->eventfd);

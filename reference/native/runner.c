@@ -91,6 +91,7 @@ static void teardown(cw_native *n)
     pthread_mutex_unlock(&n->lock);
     for (size_t i = 0; i < nthreads; i++)
         pthread_join(n->threads[i], NULL);
+    cw_rt_net_close(&n->rt); /* its sockets leave the reactor before it stops */
     cw_reactor_stop(&n->reactor);
     cw_metrics_http_stop(&n->http);
 }

@@ -47,6 +47,7 @@ typedef struct cw_cleanup cw_cleanup;
 typedef struct cw_buffer_ops cw_buffer_ops;
 typedef struct cw_metric_ops cw_metric_ops;
 typedef struct cw_storage_ops cw_storage_ops;
+typedef struct cw_network_ops cw_network_ops;
 
 struct cw_backend {
     /* Identity. */
@@ -122,6 +123,9 @@ struct cw_backend {
 
     /* Storage and the blob header codec (cw/storage.h): a table of their own. */
     const cw_storage_ops *storage;
+
+    /* Network and name resolution (cw/network.h): a table of their own. */
+    const cw_network_ops *network;
 };
 
 /* True when `b` provides the entry at `field` (it was built with a table at

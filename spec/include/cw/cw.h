@@ -11,6 +11,7 @@
 #include "cw/error.h"
 #include "cw/iobuf.h"
 #include "cw/metrics.h"
+#include "cw/network.h"
 #include "cw/panic.h"
 #include "cw/ratelimit.h"
 #include "cw/bufpool.h"

@@ -44,6 +44,17 @@ struct cw_config {
     /* storage: the blob layouts the run opens; new blobs take the last one
      * (default V0 .. V1) [STOR-025]. */
     cw_blob_range blob_layouts;
+    /* network, on a TCP backend (spec/18-network.md): TCP_NODELAY on every
+     * connection (default true); SO_LINGER 0 so a close resets (default true);
+     * the bounds of a dial, of a whole cw_stream_recv and of a whole
+     * cw_sink_send (default 10 s, 60 s, 60 s; CW_FOREVER for none); the read
+     * buffer of a stream, which bounds cw_stream_peek (default 64 KiB). */
+    bool tcp_nodelay;
+    bool zero_linger;
+    cw_duration connect_timeout;
+    cw_duration read_timeout;
+    cw_duration write_timeout;
+    size_t read_buffer_size;
 };
 
 /* The outcome of cw_start. */
@@ -75,6 +86,12 @@ static inline void cw_config_default(cw_config *cfg)
     cfg->metrics_address = NULL;
     cfg->storage_directory = NULL;
     cfg->blob_layouts = cw_blob_range_of(CW_BLOB_LAYOUT_V0, CW_BLOB_LAYOUT_LATEST);
+    cfg->tcp_nodelay = true;
+    cfg->zero_linger = true;
+    cfg->connect_timeout = 10 * CW_SEC;
+    cfg->read_timeout = 60 * CW_SEC;
+    cfg->write_timeout = 60 * CW_SEC;
+    cfg->read_buffer_size = 64 * 1024;
 }
 
 /* Run `root(ctx, arg)` as the root task of a new runtime of backend `b` and

@@ -1,0 +1,169 @@
+/*
+ * net.h - private to the network: listeners, the two halves of a
+ * connection, the run's network state, and the two transports.
+ *
+ * A connection's halves are the same objects on every backend. What
+ * differs is where bytes come from and go to: in memory (memory.c, the
+ * deterministic network and the mock channel) a sink appends straight to
+ * its peer stream's buffer; over TCP (tcp.c, native) a stream fills its
+ * buffer from a non-blocking socket and a sink writes to it, and the
+ * reactor wakes the waiting tasks when the socket is ready.
+ *
+ * Everything here is guarded by the runtime's lock (rt->lock), like the
+ * core's channels; the only other thread that touches it is the reactor,
+ * which takes that lock before it looks at a socket's waiters.
+ */
+#ifndef CW_NET_H
+#define CW_NET_H
+
+#include <sys/socket.h>
+
+#include "core/internal.h"
+
+typedef struct cw_net cw_net;
+typedef struct cw_sock cw_sock;
+
+/* The receiving half. buf[off .. off + len) are bytes received and not yet
+ * taken by a recv: what peek shows. */
+struct cw_stream {
+    cw_object hdr;
+    cw_rt *rt;
+    cw_sock *sock;          /* TCP: the socket; NULL in memory */
+    struct cw_sink *writer; /* memory: the sink that fills this buffer, NULL once closed */
+    cw_addr remote;         /* audit: the dial target, or the accepted peer */
+    uint8_t *buf;
+    size_t off, len, cap;
+    bool eof;      /* nothing more will arrive */
+    bool poisoned; /* every later recv is CW_ERR_CLOSED */
+    uint64_t busy; /* the ticket of the recv that waited and has not completed */
+    uint64_t tickets;
+    cw_list waiters; /* recv waits */
+    cw_list link;    /* net->streams */
+};
+
+/* The sending half. */
+struct cw_sink {
+    cw_object hdr;
+    cw_rt *rt;
+    cw_sock *sock;            /* TCP: the socket; NULL in memory */
+    struct cw_stream *reader; /* memory: where bytes go, NULL once that stream closed */
+    cw_addr remote;
+    bool poisoned;
+    uint64_t busy, tickets; /* as for streams */
+    size_t sent;            /* TCP: bytes of the current send already written */
+    cw_list waiters;        /* send waits */
+    cw_list link;           /* net->sinks */
+};
+
+/* A dialed connection waiting in a memory listener's queue. */
+typedef struct cw_pending {
+    cw_conn conn;
+    cw_list link;
+} cw_pending;
+
+struct cw_listener {
+    cw_object hdr;
+    cw_rt *rt;
+    cw_addr addr;    /* with the real port */
+    cw_sock *sock;   /* TCP: the listening socket; NULL in memory */
+    cw_list pending; /* memory: cw_pending, oldest first */
+    cw_list waiters; /* accept waits */
+    cw_list link;    /* net->listeners */
+};
+
+/* One registered name of the deterministic resolver. */
+typedef struct cw_host {
+    char *name;
+    cw_addr *addrs;
+    size_t n;
+} cw_host;
+
+/* A run's network, made by its first call (run.c). */
+struct cw_net {
+    cw_rt *rt;
+    cw_list listeners, sinks, streams;
+    uint32_t next_ephemeral; /* memory: the next dialer port */
+    uint32_t next_port;      /* memory: the next port for a bind of port 0 */
+    cw_host *hosts;
+    size_t nhosts, cap_hosts;
+    cw_metric *inbound, *outbound, *inbound_bytes, *outbound_bytes;
+    void *transport; /* TCP: the native runtime's state (tcp.c) */
+};
+
+/* The ports a deterministic network gives dialers: never bindable on loopback. */
+#define CW_NET_EPHEMERAL_FIRST 32768u
+#define CW_NET_EPHEMERAL_END 61000u
+/* Where a deterministic bind of port 0 starts looking. */
+#define CW_NET_PORT_FIRST 1024u
+
+/* run.c */
+cw_net *cw_net_of(cw_rt *rt); /* with rt->lock held; made on first use */
+void cw_net_audit_result(cw_rt *rt, const char *label, const cw_addr *a, int rc);
+/* A wait of the network, bound to its object's runtime. */
+void cw_net_wait_init(cw_wait *w, cw_rt *rt, const cw_backend *b, const cw_wait_ops *ops,
+                      void *object);
+/* Wait for `w`, bounded by `timeout` (CW_FOREVER: none); CW_ERR_TIMEOUT
+ * when the time ran out first. */
+int cw_net_wait_bounded(cw_rt *rt, cw_wait *w, cw_duration timeout);
+
+/* stream.c and sink.c: halves with no transport yet; the caller links them. */
+cw_stream *cw_stream_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote);
+cw_sink *cw_sink_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote);
+void cw_stream_free(cw_stream *s);
+void cw_sink_free(cw_sink *s);
+/* Make room for `more` bytes after the buffered ones. false on NOMEM. */
+bool cw_stream_reserve(cw_stream *s, size_t more);
+void cw_net_stream_wait_recv(cw_wait *w, cw_stream *s, size_t len, cw_iobufs **out);
+int cw_net_stream_recv(cw_stream *s, size_t len, cw_iobufs **out);
+size_t cw_net_stream_peek(cw_stream *s, size_t max, uint8_t *dst);
+void cw_net_stream_close(cw_stream *s);
+void cw_net_sink_wait_send(cw_wait *w, cw_sink *s, const cw_iobufs *bufs);
+int cw_net_sink_send(cw_sink *s, const cw_iobufs *bufs);
+void cw_net_sink_close(cw_sink *s);
+
+/* memory.c: the deterministic network and the mock channel. */
+int cw_mem_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out);
+int cw_mem_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **stream);
+int cw_mem_mock_channel(cw_ctx *ctx, cw_sink **sink, cw_stream **stream);
+/* Connect `sink` to `stream` in memory. */
+void cw_mem_link(cw_sink *sink, cw_stream *stream);
+/* Append bytes to a memory stream; false on NOMEM. */
+bool cw_mem_deliver(cw_stream *s, const cw_iobufs *bufs);
+
+/* listener.c */
+cw_listener *cw_listener_new(cw_rt *rt, const cw_backend *b, const cw_addr *addr);
+int cw_net_local_addr(const cw_listener *l, cw_addr *out);
+void cw_net_wait_accept(cw_wait *w, cw_listener *l, cw_conn *out);
+void cw_net_listener_close(cw_listener *l);
+void cw_listener_free(cw_listener *l);
+
+/* tcp.c: the native transport. */
+int cw_tcp_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out);
+int cw_tcp_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **stream);
+/* Accept one connection if one is ready: CW_OK, CW_ERR_WOULD_BLOCK, or an error. */
+int cw_tcp_accept(cw_listener *l, cw_conn *out);
+/* Read into the stream's buffer until `want` bytes are buffered or the
+ * socket has none: sets eof at the end of the stream or on an error. */
+void cw_tcp_fill(cw_stream *s, size_t want);
+/* Write what is left of `bufs` after s->sent: CW_OK when all of it went,
+ * CW_ERR_WOULD_BLOCK, or CW_ERR_SEND_FAILED. */
+int cw_tcp_write(cw_sink *s, const cw_iobufs *bufs);
+void cw_sock_release_listener(cw_sock *k);
+void cw_sock_release_stream(cw_sock *k);
+void cw_sock_release_sink(cw_sock *k);
+
+/* resolve.c */
+int cw_mem_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size_t *n,
+                   cw_resolve_error *err);
+int cw_mem_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs, size_t n);
+int cw_sys_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size_t *n,
+                   cw_resolve_error *err);
+int cw_sys_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs, size_t n);
+void cw_hosts_free(cw_net *net);
+
+/* addr.c: cw_addr and struct sockaddr. */
+socklen_t cw_addr_to_sockaddr(const cw_addr *a, struct sockaddr_storage *out);
+void cw_addr_from_sockaddr(const struct sockaddr *sa, cw_addr *out);
+bool cw_addr_is_loopback(const cw_addr *a);
+
+#endif

@@ -1,0 +1,205 @@
+/*
+ * resolve.c - names to addresses. The deterministic backend answers from
+ * a table the program fills during the run (cw_resolver_register), so a
+ * run never depends on the host's resolver; the native backend asks the
+ * system's resolver, on the blocking pool so that no worker waits on it.
+ */
+#include <netdb.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "network/net.h"
+
+static cw_host *find(cw_net *net, const char *name)
+{
+    for (size_t i = 0; i < net->nhosts; i++)
+        if (strcmp(net->hosts[i].name, name) == 0)
+            return &net->hosts[i];
+    return NULL;
+}
+
+/* host, then each address as text: the fields of both events. */
+static void audit_host(cw_rt *rt, const char *label, const char *host, const cw_addr *addrs,
+                       size_t n)
+{
+    if (!rt->sched->audit)
+        return;
+    cw_field *f = cw_xcalloc(n + 1, sizeof *f);
+    char(*text)[CW_ADDR_TEXT_MAX] = cw_xcalloc(n + 1, sizeof *text);
+    f[0] = (cw_field){host, strlen(host)};
+    for (size_t i = 0; i < n; i++) {
+        cw_addr_format(&addrs[i], text[i]);
+        f[i + 1] = (cw_field){text[i], strlen(text[i])};
+    }
+    cw_audit(rt, label, f, n + 1);
+    free(text);
+    free(f);
+}
+
+static void fail_message(cw_resolve_error *err, const char *host)
+{
+    if (err)
+        snprintf(err->message, sizeof err->message, "dns resolution failed: %s", host);
+}
+
+int cw_mem_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size_t *n,
+                   cw_resolve_error *err)
+{
+    cw_rt *rt = ctx->rt;
+    cw_task_self(rt, "cw_resolve");
+    if (!host || (cap > 0 && !out))
+        return CW_ERR_INVALID;
+    cw_rt_lock(rt);
+    cw_host *h = find(cw_net_of(rt), host);
+    audit_host(rt, "resolve", host, h ? h->addrs : NULL, h ? h->n : 0);
+    if (h) {
+        *n = h->n < cap ? h->n : cap;
+        for (size_t i = 0; i < *n; i++)
+            out[i] = h->addrs[i];
+    }
+    cw_rt_unlock(rt);
+    if (!h) {
+        fail_message(err, host);
+        return CW_ERR_RESOLVE_FAILED;
+    }
+    return CW_OK;
+}
+
+static void host_clear(cw_host *h)
+{
+    free(h->name);
+    free(h->addrs);
+}
+
+int cw_mem_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs, size_t n)
+{
+    cw_rt *rt = ctx->rt;
+    if (!host || (n > 0 && !addrs))
+        return CW_ERR_INVALID;
+    cw_rt_lock(rt);
+    cw_net *net = cw_net_of(rt);
+    audit_host(rt, "resolver_register", host, addrs, n);
+    cw_host *h = find(net, host);
+    if (h) {
+        host_clear(h);
+        *h = net->hosts[--net->nhosts];
+    }
+    if (n > 0) {
+        if (net->nhosts == net->cap_hosts) {
+            size_t cap = net->cap_hosts ? 2 * net->cap_hosts : 8;
+            cw_host *hosts = realloc(net->hosts, cap * sizeof *hosts);
+            if (!hosts)
+                cw_fatal("out of memory registering a host");
+            net->hosts = hosts;
+            net->cap_hosts = cap;
+        }
+        h = &net->hosts[net->nhosts++];
+        h->name = cw_xstrdup(host);
+        h->addrs = cw_xcalloc(n, sizeof *h->addrs);
+        for (size_t i = 0; i < n; i++) {
+            h->addrs[i] = addrs[i];
+            h->addrs[i].port = 0;
+        }
+        h->n = n;
+    }
+    cw_rt_unlock(rt);
+    return CW_OK;
+}
+
+void cw_hosts_free(cw_net *net)
+{
+    for (size_t i = 0; i < net->nhosts; i++)
+        host_clear(&net->hosts[i]);
+    free(net->hosts);
+}
+
+/* ---- The system's resolver ------------------------------------------------------------ */
+
+/* Shared by the asking task and the lookup task, and freed by whichever is
+ * done with it last: the asking task may be aborted while getaddrinfo
+ * still runs, and the lookup must not then write into a stack that is gone. */
+typedef struct lookup {
+    atomic_int refs;
+    char *host;
+    cw_addr *found;
+    size_t cap, n;
+    int gai; /* getaddrinfo's result */
+} lookup;
+
+static void lookup_unref(void *arg)
+{
+    lookup *lk = arg;
+    if (atomic_fetch_sub(&lk->refs, 1) == 1) {
+        free(lk->host);
+        free(lk->found);
+        free(lk);
+    }
+}
+
+/* Runs on the blocking pool: getaddrinfo may wait on the network. */
+static void *lookup_task(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    lookup *lk = arg;
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    lk->gai = getaddrinfo(lk->host, NULL, &hints, &res);
+    for (struct addrinfo *ai = res; lk->gai == 0 && ai; ai = ai->ai_next) {
+        if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
+            continue;
+        cw_addr a;
+        cw_addr_from_sockaddr(ai->ai_addr, &a);
+        a.port = 0;
+        bool seen = false;
+        for (size_t i = 0; i < lk->n && !seen; i++)
+            seen = cw_addr_equal(&lk->found[i], &a);
+        if (!seen && lk->n < lk->cap)
+            lk->found[lk->n++] = a;
+    }
+    if (res)
+        freeaddrinfo(res);
+    lookup_unref(lk);
+    return NULL;
+}
+
+int cw_sys_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size_t *n,
+                   cw_resolve_error *err)
+{
+    if (!host || (cap > 0 && !out))
+        return CW_ERR_INVALID;
+    lookup *lk = cw_xcalloc(1, sizeof *lk);
+    atomic_init(&lk->refs, 2);
+    lk->host = cw_xstrdup(host);
+    lk->cap = cap;
+    lk->found = cw_xcalloc(cap ? cap : 1, sizeof *lk->found);
+    cw_cleanup guard;
+    cw_cleanup_push(ctx, &guard, lookup_unref, lk);
+    cw_handle *h = cw_spawn(cw_shared(cw_child(ctx, "resolve"), true), lookup_task, lk);
+    int rc = cw_join(h, NULL);
+    cw_handle_release(h);
+    if (rc == CW_OK && (lk->gai != 0 || lk->n == 0)) {
+        if (err)
+            snprintf(err->message, sizeof err->message, "dns resolution failed: %s (%s)", host,
+                     lk->gai != 0 ? gai_strerror(lk->gai) : "no address");
+        rc = CW_ERR_RESOLVE_FAILED;
+    }
+    if (rc == CW_OK) {
+        memcpy(out, lk->found, lk->n * sizeof *out);
+        *n = lk->n;
+    }
+    cw_cleanup_pop(ctx, &guard, true);
+    return rc;
+}
+
+int cw_sys_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs, size_t n)
+{
+    (void)ctx;
+    (void)host;
+    (void)addrs;
+    (void)n;
+    return CW_ERR_UNSUPPORTED;
+}

@@ -1,0 +1,100 @@
+/*
+ * run.c - the network of one run: its lists of objects, its metrics, and
+ * what every half and listener shares (audit records, bounded waits).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics/metrics.h"
+#include "network/net.h"
+
+static void register_metrics(cw_net *net)
+{
+    cw_rt *rt = net->rt;
+    net->inbound =
+        cw_rt_metric(rt, "runtime_inbound_connections",
+                     "Number of connections created by dialing us", CW_METRIC_COUNTER, NULL, 0);
+    net->outbound =
+        cw_rt_metric(rt, "runtime_outbound_connections",
+                     "Number of connections created by dialing others", CW_METRIC_COUNTER, NULL, 0);
+    net->inbound_bytes =
+        cw_rt_metric(rt, "runtime_inbound_bandwidth",
+                     "Bandwidth used by receiving data from others", CW_METRIC_COUNTER, NULL, 0);
+    net->outbound_bytes =
+        cw_rt_metric(rt, "runtime_outbound_bandwidth", "Bandwidth used by sending data to others",
+                     CW_METRIC_COUNTER, NULL, 0);
+}
+
+cw_net *cw_net_of(cw_rt *rt)
+{
+    if (rt->net)
+        return rt->net;
+    cw_net *net = cw_xcalloc(1, sizeof *net);
+    net->rt = rt;
+    cw_list_init(&net->listeners);
+    cw_list_init(&net->sinks);
+    cw_list_init(&net->streams);
+    net->next_ephemeral = CW_NET_EPHEMERAL_FIRST;
+    net->next_port = CW_NET_PORT_FIRST;
+    rt->net = net;
+    register_metrics(net);
+    return net;
+}
+
+void cw_rt_net_close(cw_rt *rt)
+{
+    cw_net *net = rt->net;
+    if (!net)
+        return;
+    while (!cw_list_empty(&net->listeners))
+        cw_listener_free(cw_container_of(net->listeners.next, cw_listener, link));
+    while (!cw_list_empty(&net->sinks))
+        cw_sink_free(cw_container_of(net->sinks.next, cw_sink, link));
+    while (!cw_list_empty(&net->streams))
+        cw_stream_free(cw_container_of(net->streams.next, cw_stream, link));
+    cw_hosts_free(net);
+    free(net); /* its metrics belong to the run's registry, which frees them */
+    rt->net = NULL;
+}
+
+void cw_net_audit_result(cw_rt *rt, const char *label, const cw_addr *a, int rc)
+{
+    if (!rt->sched->audit)
+        return;
+    char text[CW_ADDR_TEXT_MAX];
+    uint8_t code[4];
+    uint32_t v = (uint32_t)rc;
+    for (int i = 3; i >= 0; i--, v >>= 8)
+        code[i] = (uint8_t)v;
+    cw_addr_format(a, text);
+    cw_field f[2] = {{text, strlen(text)}, {code, 4}};
+    cw_audit(rt, label, f, 2);
+}
+
+void cw_net_wait_init(cw_wait *w, cw_rt *rt, const cw_backend *b, const cw_wait_ops *ops,
+                      void *object)
+{
+    cw_wait_init(w, b, ops, object);
+    w->link[3] = rt;
+}
+
+int cw_net_wait_bounded(cw_rt *rt, cw_wait *w, cw_duration timeout)
+{
+    if (timeout == CW_FOREVER)
+        return cw_core_select(w, 1, true) < 0 ? CW_ERR_CLOSED : w->result;
+    /* The sleep wait reads only the backend and the runtime of a context:
+     * a stand-in spares the halves from keeping a context of their own. */
+    cw_ctx stand_in;
+    memset(&stand_in, 0, sizeof stand_in);
+    stand_in.hdr.backend = w->backend;
+    stand_in.rt = rt;
+    cw_time now = rt->sched->now(rt);
+    cw_time deadline = now + timeout < now ? CW_TIME_MAX : now + timeout;
+    cw_wait waits[2] = {*w};
+    cw_core_wait_sleep_until(&waits[1], &stand_in, deadline);
+    int i = cw_core_select(waits, 2, true);
+    *w = waits[0];
+    if (i < 0)
+        return i;
+    return i == 0 ? waits[0].result : CW_ERR_TIMEOUT;
+}

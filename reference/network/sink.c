@@ -1,0 +1,142 @@
+/*
+ * sink.c - the sending half of a connection.
+ *
+ * A send completes once every byte was handed over. In memory that is at
+ * once: the bytes go to the peer stream's buffer. Over TCP a send may take
+ * several writes, and a send that gave up between two of them has sent
+ * part of a message: like a stream, the sink is then poisoned, found out
+ * by the ticket of the abandoned send.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics/metrics.h"
+#include "network/net.h"
+
+cw_sink *cw_sink_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote)
+{
+    cw_sink *s = cw_xcalloc(1, sizeof *s);
+    s->hdr.backend = b;
+    s->rt = rt;
+    s->remote = *remote;
+    cw_list_init(&s->waiters);
+    cw_list_push_back(&cw_net_of(rt)->sinks, &s->link);
+    return s;
+}
+
+void cw_sink_free(cw_sink *s)
+{
+    cw_stream *r = s->reader;
+    if (r) {
+        /* The peer stream sees the end once it drained what is buffered. */
+        r->writer = NULL;
+        r->eof = true;
+        cw_waiters_wake(s->rt, &r->waiters);
+    }
+    if (s->sock)
+        cw_sock_release_sink(s->sock);
+    cw_list_remove(&s->link);
+    free(s);
+}
+
+static void audit_send(cw_sink *s, const cw_iobufs *bufs, int rc)
+{
+    cw_rt *rt = s->rt;
+    if (!rt->sched->audit)
+        return;
+    size_t len = cw_iobufs_len(bufs);
+    uint8_t *bytes = len ? malloc(len) : NULL;
+    if (len && !bytes)
+        cw_fatal("out of memory recording a send");
+    size_t at = 0;
+    const cw_iobuf *c;
+    for (size_t i = 0; (c = cw_iobufs_chunk(bufs, i)); i++) {
+        if (c->len)
+            memcpy(bytes + at, c->data, c->len);
+        at += c->len;
+    }
+    char text[CW_ADDR_TEXT_MAX];
+    uint8_t code[4];
+    uint32_t v = (uint32_t)rc;
+    for (int i = 3; i >= 0; i--, v >>= 8)
+        code[i] = (uint8_t)v;
+    cw_field f[3] = {{cw_addr_format(&s->remote, text), strlen(text)}, {bytes, len}, {code, 4}};
+    cw_audit(rt, "send", f, 3);
+    free(bytes);
+}
+
+static bool finish(cw_wait *w, cw_sink *s, int rc)
+{
+    const cw_iobufs *bufs = w->out;
+    if (rc != CW_OK)
+        s->poisoned = true;
+    else
+        cw_metric_counter_add(cw_net_of(s->rt)->outbound_bytes, cw_iobufs_len(bufs));
+    s->busy = 0;
+    s->sent = 0;
+    w->result = rc;
+    audit_send(s, bufs, rc);
+    return true;
+}
+
+static bool send_try(cw_wait *w)
+{
+    cw_sink *s = w->object;
+    const cw_iobufs *bufs = w->out;
+    if (s->poisoned)
+        return finish(w, s, CW_ERR_CLOSED);
+    if (s->busy && s->busy != w->state)
+        return finish(w, s, CW_ERR_CLOSED); /* an earlier send was abandoned midway */
+    if (!w->state)
+        w->state = ++s->tickets;
+    if (!s->sock) {
+        if (!s->reader)
+            return finish(w, s, CW_ERR_SEND_FAILED);
+        if (!cw_mem_deliver(s->reader, bufs))
+            return finish(w, s, CW_ERR_SEND_FAILED);
+        return finish(w, s, CW_OK);
+    }
+    int rc = cw_tcp_write(s, bufs);
+    if (rc == CW_ERR_WOULD_BLOCK) {
+        if (s->sent > 0)
+            s->busy = w->state; /* part of it went: giving up now poisons */
+        return false;
+    }
+    return finish(w, s, rc);
+}
+
+static void send_arm(cw_wait *w, cw_task *t)
+{
+    cw_sink *s = w->object;
+    s->busy = w->state;
+    cw_waiters_add(&s->waiters, w, t);
+}
+
+static const cw_wait_ops send_ops = {send_try, send_arm, cw_waiters_remove};
+
+void cw_net_sink_wait_send(cw_wait *w, cw_sink *s, const cw_iobufs *bufs)
+{
+    cw_net_wait_init(w, s->rt, s->hdr.backend, &send_ops, s);
+    w->out = (void *)(uintptr_t)bufs; /* only read: the wait's slot is untyped */
+}
+
+int cw_net_sink_send(cw_sink *s, const cw_iobufs *bufs)
+{
+    cw_wait w;
+    cw_net_sink_wait_send(&w, s, bufs);
+    int rc = cw_net_wait_bounded(s->rt, &w, s->sock ? s->rt->cfg.write_timeout : CW_FOREVER);
+    if (rc == CW_ERR_TIMEOUT) {
+        cw_rt_lock(s->rt);
+        s->poisoned = true;
+        cw_rt_unlock(s->rt);
+    }
+    return rc;
+}
+
+void cw_net_sink_close(cw_sink *s)
+{
+    cw_rt *rt = s->rt;
+    cw_rt_lock(rt);
+    cw_sink_free(s);
+    cw_rt_unlock(rt);
+}

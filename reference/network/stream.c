@@ -1,0 +1,197 @@
+/*
+ * stream.c - the receiving half of a connection.
+ *
+ * Received bytes wait in the stream's buffer until a recv takes exactly the
+ * length it asked for; a recv that cannot complete leaves them there. What
+ * makes a stream unusable is a recv that gave up after it had waited (a
+ * select that took another wait, a timeout, an abort): the spec treats the
+ * bytes it may have consumed as lost, so the stream is poisoned. A recv
+ * that waits takes a ticket; a later recv that finds another ticket still
+ * outstanding knows the earlier one was abandoned.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics/metrics.h"
+#include "network/net.h"
+
+cw_stream *cw_stream_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote)
+{
+    cw_stream *s = cw_xcalloc(1, sizeof *s);
+    s->hdr.backend = b;
+    s->rt = rt;
+    s->remote = *remote;
+    cw_list_init(&s->waiters);
+    cw_list_push_back(&cw_net_of(rt)->streams, &s->link);
+    return s;
+}
+
+void cw_stream_free(cw_stream *s)
+{
+    if (s->writer)
+        s->writer->reader = NULL;
+    if (s->sock)
+        cw_sock_release_stream(s->sock);
+    cw_list_remove(&s->link);
+    free(s->buf);
+    free(s);
+}
+
+bool cw_stream_reserve(cw_stream *s, size_t more)
+{
+    if (s->off > 0 && s->off + s->len + more > s->cap) {
+        memmove(s->buf, s->buf + s->off, s->len);
+        s->off = 0;
+    }
+    if (s->len + more <= s->cap)
+        return true;
+    size_t cap = s->cap ? s->cap : 4096;
+    while (cap < s->len + more)
+        cap *= 2;
+    uint8_t *buf = realloc(s->buf, cap);
+    if (!buf)
+        return false;
+    s->buf = buf;
+    s->cap = cap;
+    return true;
+}
+
+/* The first `len` buffered bytes, copied into network-pool buffers no larger
+ * than the pool's largest class. NULL on NOMEM. */
+static cw_iobufs *take(cw_stream *s, size_t len)
+{
+    cw_bufpool *pool = s->rt->pools[CW_BUFPOOL_NETWORK];
+    cw_bufpool_config cfg;
+    cw_bufpool_get_config(pool, &cfg);
+    cw_iobufs *l = cw_iobufs_new(s->hdr.backend);
+    for (size_t done = 0; l && done < len;) {
+        size_t n = len - done < cfg.max_size ? len - done : cfg.max_size;
+        cw_iobuf_mut m;
+        cw_iobuf buf;
+        if (cw_bufpool_alloc(pool, n, &m) != CW_OK) {
+            cw_iobufs_release(l);
+            return NULL;
+        }
+        memcpy(m.data, s->buf + s->off + done, n);
+        m.len = n;
+        cw_iobuf_mut_freeze(&m, &buf);
+        if (cw_iobufs_append(l, &buf) != CW_OK) {
+            cw_iobuf_release(&buf);
+            cw_iobufs_release(l);
+            return NULL;
+        }
+        done += n;
+    }
+    if (l) {
+        s->off += len;
+        s->len -= len;
+    }
+    return l;
+}
+
+static void audit_recv(cw_stream *s, size_t len, int rc, const cw_iobufs *got)
+{
+    cw_rt *rt = s->rt;
+    if (!rt->sched->audit)
+        return;
+    char text[CW_ADDR_TEXT_MAX];
+    uint8_t n[8], code[4];
+    cw_be64(n, len);
+    uint32_t v = (uint32_t)rc;
+    for (int i = 3; i >= 0; i--, v >>= 8)
+        code[i] = (uint8_t)v;
+    /* The bytes as one field, whatever their chunks: they are still in
+     * the buffer right before what is left. */
+    const uint8_t *bytes = got ? s->buf + s->off - len : NULL;
+    cw_field f[4] = {{cw_addr_format(&s->remote, text), strlen(text)},
+                     {n, 8},
+                     {code, 4},
+                     {bytes, got ? len : 0}};
+    cw_audit(rt, "recv", f, 4);
+}
+
+static bool fail(cw_wait *w, cw_stream *s, int rc)
+{
+    s->poisoned = true;
+    s->busy = 0;
+    *(cw_iobufs **)w->out = NULL;
+    w->result = rc;
+    audit_recv(s, (size_t)w->arg, rc, NULL);
+    return true;
+}
+
+static bool recv_try(cw_wait *w)
+{
+    cw_stream *s = w->object;
+    size_t len = (size_t)w->arg;
+    if (s->poisoned)
+        return fail(w, s, CW_ERR_CLOSED);
+    if (s->busy && s->busy != w->state)
+        return fail(w, s, CW_ERR_CLOSED); /* an earlier recv was abandoned */
+    if (!w->state)
+        w->state = ++s->tickets;
+    if (s->sock && s->len < len)
+        cw_tcp_fill(s, len);
+    if (s->len >= len) {
+        cw_iobufs *got = take(s, len);
+        if (!got)
+            return fail(w, s, CW_ERR_RECV_FAILED);
+        s->busy = 0;
+        *(cw_iobufs **)w->out = got;
+        w->result = CW_OK;
+        audit_recv(s, len, CW_OK, got);
+        cw_metric_counter_add(cw_net_of(s->rt)->inbound_bytes, len);
+        return true;
+    }
+    if (s->eof)
+        return fail(w, s, CW_ERR_RECV_FAILED); /* what came is not returned as if complete */
+    return false;
+}
+
+static void recv_arm(cw_wait *w, cw_task *t)
+{
+    cw_stream *s = w->object;
+    s->busy = w->state;
+    cw_waiters_add(&s->waiters, w, t);
+}
+
+static const cw_wait_ops recv_ops = {recv_try, recv_arm, cw_waiters_remove};
+
+void cw_net_stream_wait_recv(cw_wait *w, cw_stream *s, size_t len, cw_iobufs **out)
+{
+    cw_net_wait_init(w, s->rt, s->hdr.backend, &recv_ops, s);
+    w->out = out;
+    w->arg = len;
+    *out = NULL;
+}
+
+int cw_net_stream_recv(cw_stream *s, size_t len, cw_iobufs **out)
+{
+    cw_wait w;
+    cw_net_stream_wait_recv(&w, s, len, out);
+    int rc = cw_net_wait_bounded(s->rt, &w, s->sock ? s->rt->cfg.read_timeout : CW_FOREVER);
+    if (rc == CW_ERR_TIMEOUT) {
+        cw_rt_lock(s->rt);
+        s->poisoned = true;
+        cw_rt_unlock(s->rt);
+    }
+    return rc;
+}
+
+size_t cw_net_stream_peek(cw_stream *s, size_t max, uint8_t *dst)
+{
+    cw_rt_lock(s->rt);
+    size_t n = s->len < max ? s->len : max;
+    if (n > 0)
+        memcpy(dst, s->buf + s->off, n);
+    cw_rt_unlock(s->rt);
+    return n;
+}
+
+void cw_net_stream_close(cw_stream *s)
+{
+    cw_rt *rt = s->rt;
+    cw_rt_lock(rt);
+    cw_stream_free(s);
+    cw_rt_unlock(rt);
+}

@@ -1,0 +1,328 @@
+/*
+ * tcp.c - the native backend's transport: non-blocking TCP sockets in the
+ * reactor's epoll set.
+ *
+ * A half tries its system call under the runtime's lock; when the kernel
+ * says EAGAIN the task's wait is armed on the half's waiter list, still
+ * under that lock, and the task parks. The reactor watches every socket
+ * edge-triggered and, on an event, takes the same lock and wakes the
+ * waiters. Since a wait is armed before the lock is let go, an event that
+ * comes after the EAGAIN always finds it. No worker thread ever blocks in
+ * the kernel for a socket.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "metrics/metrics.h"
+#include "native/native.h"
+#include "network/net.h"
+
+struct cw_sock {
+    cw_reactor_source src; /* first: the reactor hands it back */
+    cw_rt *rt;
+    cw_list *readers; /* the waiters of the stream or listener, NULL once closed */
+    cw_list *writers; /* the waiters of the sink, NULL once closed */
+    int refs;         /* halves (or the listener) still open */
+    bool dead;        /* closed: an event still on its way is ignored */
+};
+
+static cw_reactor *reactor_of(cw_rt *rt)
+{
+    return &cw_container_of(rt, cw_native, rt)->reactor;
+}
+
+/* On the reactor thread. */
+static void sock_ready(cw_reactor_source *src, uint32_t ev)
+{
+    cw_sock *k = (cw_sock *)src;
+    cw_rt_lock(k->rt);
+    if (!k->dead) {
+        if (k->readers && (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
+            cw_waiters_wake(k->rt, k->readers);
+        if (k->writers && (ev & (EPOLLOUT | EPOLLHUP | EPOLLERR)))
+            cw_waiters_wake(k->rt, k->writers);
+    }
+    cw_rt_unlock(k->rt);
+}
+
+static void sock_release(cw_reactor_source *src)
+{
+    free(src);
+}
+
+/* A socket for `fd`, watched by the reactor, or NULL (and fd closed). */
+static cw_sock *sock_new(cw_rt *rt, int fd, int refs)
+{
+    cw_sock *k = cw_xcalloc(1, sizeof *k);
+    k->src.ready = sock_ready;
+    k->src.release = sock_release;
+    k->src.fd = fd;
+    k->rt = rt;
+    k->refs = refs;
+    if (cw_reactor_watch(reactor_of(rt), &k->src) != CW_OK) {
+        close(fd);
+        free(k);
+        return NULL;
+    }
+    return k;
+}
+
+static void sock_unref(cw_sock *k)
+{
+    if (--k->refs > 0)
+        return;
+    k->dead = true;
+    cw_reactor_forget(reactor_of(k->rt), &k->src);
+    close(k->src.fd);
+}
+
+void cw_sock_release_listener(cw_sock *k)
+{
+    k->readers = NULL;
+    sock_unref(k);
+}
+
+void cw_sock_release_stream(cw_sock *k)
+{
+    k->readers = NULL;
+    sock_unref(k);
+}
+
+void cw_sock_release_sink(cw_sock *k)
+{
+    k->writers = NULL;
+    if (k->refs > 1)
+        shutdown(k->src.fd, SHUT_WR); /* the peer sees the end while we still read */
+    sock_unref(k);
+}
+
+/* The options of the run (cw_config): failures only cost the option. */
+static void configure(cw_rt *rt, int fd)
+{
+    int one = 1;
+    if (rt->cfg.tcp_nodelay)
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (rt->cfg.zero_linger) {
+        struct linger lg = {1, 0};
+        (void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    }
+}
+
+/* The two halves over one socket; with rt->lock held. */
+static void make_halves(cw_rt *rt, const cw_backend *b, cw_sock *k, const cw_addr *remote,
+                        cw_sink **sink, cw_stream **stream)
+{
+    *sink = cw_sink_new(rt, b, remote);
+    *stream = cw_stream_new(rt, b, remote);
+    (*sink)->sock = k;
+    (*stream)->sock = k;
+    k->writers = &(*sink)->waiters;
+    k->readers = &(*stream)->waiters;
+    k->refs = 2;
+}
+
+/* ---- Listening -------------------------------------------------------------------------- */
+
+int cw_tcp_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out)
+{
+    cw_rt *rt = ctx->rt;
+    cw_task_self(rt, "cw_bind");
+    if (addr->family != CW_ADDR_IPV4 && addr->family != CW_ADDR_IPV6)
+        return CW_ERR_INVALID;
+    struct sockaddr_storage ss;
+    socklen_t len = cw_addr_to_sockaddr(addr, &ss);
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return CW_ERR_BIND_FAILED;
+    int one = 1;
+    (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (ss.ss_family == AF_INET6)
+        (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    len = sizeof ss;
+    if (bind(fd, (struct sockaddr *)&ss, cw_addr_to_sockaddr(addr, &ss)) != 0 ||
+        listen(fd, SOMAXCONN) != 0 || getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
+        close(fd);
+        return CW_ERR_BIND_FAILED;
+    }
+    cw_addr bound;
+    cw_addr_from_sockaddr((struct sockaddr *)&ss, &bound);
+    cw_rt_lock(rt);
+    cw_sock *k = sock_new(rt, fd, 1);
+    if (k) {
+        cw_listener *l = cw_listener_new(rt, ctx->hdr.backend, &bound);
+        l->sock = k;
+        k->readers = &l->waiters;
+        *out = l;
+    }
+    cw_rt_unlock(rt);
+    return k ? CW_OK : CW_ERR_BIND_FAILED;
+}
+
+int cw_tcp_accept(cw_listener *l, cw_conn *out)
+{
+    for (;;) {
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof ss;
+        int fd =
+            accept4(l->sock->src.fd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return CW_ERR_WOULD_BLOCK;
+            return CW_ERR_CLOSED;
+        }
+        configure(l->rt, fd);
+        cw_sock *k = sock_new(l->rt, fd, 2);
+        if (!k)
+            return CW_ERR_CLOSED;
+        cw_addr_from_sockaddr((struct sockaddr *)&ss, &out->peer);
+        make_halves(l->rt, l->hdr.backend, k, &out->peer, &out->sink, &out->stream);
+        return CW_OK;
+    }
+}
+
+/* ---- Dialing ------------------------------------------------------------------------------ */
+
+/* A connect in progress: its socket wakes `waiters` when it is settled. */
+typedef struct dialing {
+    cw_rt *rt;
+    cw_sock *k;
+    cw_list waiters;
+} dialing;
+
+static bool connect_try(cw_wait *w)
+{
+    dialing *d = w->object;
+    struct pollfd p = {.fd = d->k->src.fd, .events = POLLOUT};
+    if (poll(&p, 1, 0) <= 0)
+        return false;
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(p.fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+        err = errno;
+    w->result = err == 0 ? CW_OK : CW_ERR_CONNECTION_FAILED;
+    return true;
+}
+
+static void connect_arm(cw_wait *w, cw_task *t)
+{
+    dialing *d = w->object;
+    cw_waiters_add(&d->waiters, w, t);
+}
+
+static const cw_wait_ops connect_ops = {connect_try, connect_arm, cw_waiters_remove};
+
+/* Give up the socket of a dial that did not connect: also what an abort
+ * runs, so the reactor never wakes a list on a stack that is gone. */
+static void dialing_drop(void *arg)
+{
+    dialing *d = arg;
+    cw_rt_lock(d->rt);
+    d->k->readers = d->k->writers = NULL;
+    sock_unref(d->k);
+    cw_rt_unlock(d->rt);
+}
+
+int cw_tcp_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **stream)
+{
+    cw_rt *rt = ctx->rt;
+    cw_task_self(rt, "cw_dial");
+    if (addr->family != CW_ADDR_IPV4 && addr->family != CW_ADDR_IPV6)
+        return CW_ERR_INVALID;
+    struct sockaddr_storage ss;
+    socklen_t len = cw_addr_to_sockaddr(addr, &ss);
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return CW_ERR_CONNECTION_FAILED;
+    configure(rt, fd);
+    if (connect(fd, (struct sockaddr *)&ss, len) != 0 && errno != EINPROGRESS) {
+        close(fd);
+        return CW_ERR_CONNECTION_FAILED;
+    }
+    dialing d = {rt, NULL, {NULL, NULL}};
+    cw_list_init(&d.waiters);
+    cw_rt_lock(rt);
+    d.k = sock_new(rt, fd, 1);
+    if (d.k)
+        d.k->readers = d.k->writers = &d.waiters;
+    cw_rt_unlock(rt);
+    if (!d.k)
+        return CW_ERR_CONNECTION_FAILED;
+
+    cw_cleanup guard;
+    cw_cleanup_push(ctx, &guard, dialing_drop, &d);
+    cw_wait w;
+    cw_net_wait_init(&w, rt, ctx->hdr.backend, &connect_ops, &d);
+    int rc = cw_net_wait_bounded(rt, &w, rt->cfg.connect_timeout);
+    if (rc != CW_OK) {
+        cw_cleanup_pop(ctx, &guard, true);
+        return rc == CW_ERR_TIMEOUT ? rc : CW_ERR_CONNECTION_FAILED;
+    }
+    cw_cleanup_pop(ctx, &guard, false);
+    cw_rt_lock(rt);
+    make_halves(rt, ctx->hdr.backend, d.k, addr, sink, stream);
+    cw_metric_counter_add(cw_net_of(rt)->outbound, 1);
+    cw_rt_unlock(rt);
+    return CW_OK;
+}
+
+/* ---- Reading and writing ------------------------------------------------------------------ */
+
+void cw_tcp_fill(cw_stream *s, size_t want)
+{
+    /* Read ahead up to the read buffer, or as much as this recv needs. */
+    size_t rbs = s->rt->cfg.read_buffer_size;
+    size_t limit = want > rbs ? want : rbs;
+    while (s->len < want && !s->eof) {
+        if (!cw_stream_reserve(s, limit - s->len)) {
+            s->eof = true;
+            return;
+        }
+        ssize_t r = recv(s->sock->src.fd, s->buf + s->off + s->len, limit - s->len, 0);
+        if (r > 0)
+            s->len += (size_t)r;
+        else if (r == 0)
+            s->eof = true;
+        else if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return;
+        else if (errno != EINTR)
+            s->eof = true; /* a reset or an error: what is buffered is all there is */
+    }
+}
+
+int cw_tcp_write(cw_sink *s, const cw_iobufs *bufs)
+{
+    size_t total = cw_iobufs_len(bufs);
+    while (s->sent < total) {
+        struct iovec iov[64];
+        size_t n = 0, skip = s->sent;
+        const cw_iobuf *c;
+        for (size_t i = 0; n < 64 && (c = cw_iobufs_chunk(bufs, i)); i++) {
+            if (c->len <= skip) {
+                skip -= c->len;
+                continue;
+            }
+            iov[n].iov_base = (void *)(uintptr_t)(c->data + skip);
+            iov[n].iov_len = c->len - skip;
+            skip = 0;
+            n++;
+        }
+        struct msghdr m = {.msg_iov = iov, .msg_iovlen = n};
+        ssize_t r = sendmsg(s->sock->src.fd, &m, MSG_NOSIGNAL);
+        if (r >= 0)
+            s->sent += (size_t)r;
+        else if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return CW_ERR_WOULD_BLOCK;
+        else if (errno != EINTR)
+            return CW_ERR_SEND_FAILED;
+    }
+    return CW_OK;
+}
