@@ -90,9 +90,6 @@ struct cw_net {
     void *transport; /* TCP: the native runtime's state (tcp.c) */
 };
 
-/* The ports a deterministic network gives dialers: never bindable on loopback. */
-#define CW_NET_EPHEMERAL_FIRST 32768u
-#define CW_NET_EPHEMERAL_END 61000u
 /* Where a deterministic bind of port 0 starts looking. */
 #define CW_NET_PORT_FIRST 1024u
 

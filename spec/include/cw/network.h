@@ -127,6 +127,11 @@ static inline char *cw_addr_format(const cw_addr *a, char out[CW_ADDR_TEXT_MAX])
     return out;
 }
 
+/* A deterministic network gives dialers loopback ports first .. end - 1, and
+ * refuses to bind loopback addresses with those ports [NET-003, NET-007]. */
+#define CW_NET_EPHEMERAL_FIRST 32768u
+#define CW_NET_EPHEMERAL_END 61000u
+
 /* ---- Objects ----------------------------------------------------------------------- */
 
 typedef struct cw_listener cw_listener; /* accepts connections on one address */

@@ -1,0 +1,647 @@
+/*
+ * network.c - listeners, connections, the resolver and the mock channel
+ * (spec/18-network.md), on every backend: in memory on a deterministic
+ * one, over loopback TCP on the others. Addresses are loopback only.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cases/util.h"
+
+#define DET CW_CAP_DETERMINISTIC
+
+static bool is_det(void)
+{
+    return (cwc_backend->capabilities & CW_CAP_DETERMINISTIC) != 0;
+}
+
+static bool is_loopback(const cw_addr *a)
+{
+    cw_addr six = cw_addr_loopback6(a->port);
+    return (a->family == CW_ADDR_IPV4 && a->ip[0] == 127) || cw_addr_equal(a, &six);
+}
+
+/* A list holding bytes[0 .. len) in chunks of at most `chunk` bytes. */
+static cw_iobufs *bufs_of(const void *bytes, size_t len, size_t chunk)
+{
+    cw_iobufs *l = cw_iobufs_new(cwc_backend);
+    ck_assert_ptr_nonnull(l);
+    for (size_t at = 0; at < len; at += chunk) {
+        size_t n = len - at < chunk ? len - at : chunk;
+        cw_iobuf b;
+        ck_assert_int_eq(cw_iobuf_copy(cwc_backend, (const uint8_t *)bytes + at, n, &b), CW_OK);
+        ck_assert_int_eq(cw_iobufs_append(l, &b), CW_OK);
+    }
+    return l;
+}
+
+static int send_bytes(cw_sink *s, const void *bytes, size_t len)
+{
+    cw_iobufs *l = bufs_of(bytes, len, len ? len : 1);
+    int rc = cw_sink_send(s, l);
+    cw_iobufs_release(l);
+    return rc;
+}
+
+/* Receive exactly len bytes and require them to equal `want`. */
+static void recv_expect(cw_stream *s, const void *want, size_t len)
+{
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(s, len, &got), CW_OK);
+    ck_assert_ptr_nonnull(got);
+    ck_assert(cw_iobufs_equal_bytes(got, want, len));
+    cw_iobufs_release(got);
+}
+
+static void conn_close(cw_sink *sink, cw_stream *stream)
+{
+    cw_sink_close(sink);
+    cw_stream_close(stream);
+}
+
+/* A listener on loopback of `family`, port chosen by the backend. */
+static cw_listener *listen_loopback(cw_ctx *ctx, int family, cw_addr *where)
+{
+    cw_addr any = family == CW_ADDR_IPV6 ? cw_addr_loopback6(0) : cw_addr_loopback4(0);
+    cw_listener *l = NULL;
+    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
+    ck_assert_int_eq(cw_listener_local_addr(l, where), CW_OK);
+    ck_assert_int_eq(where->family, family);
+    ck_assert_uint_ne(where->port, 0);
+    return l;
+}
+
+/* ---- Echo ------------------------------------------------------------------------------ */
+
+/* Serve one connection: echo messages of `size` bytes until the peer closes. */
+static void *echo_conn(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    cw_conn *c = arg;
+    size_t size = 5;
+    cw_iobufs *msg = NULL;
+    while (cw_stream_recv(c->stream, size, &msg) == CW_OK) {
+        ck_assert_int_eq(cw_sink_send(c->sink, msg), CW_OK);
+        cw_iobufs_release(msg);
+    }
+    ck_assert_ptr_null(msg);
+    conn_close(c->sink, c->stream);
+    free(c);
+    return NULL;
+}
+
+struct server {
+    cw_listener *l;
+    int conns; /* how many to accept */
+};
+
+static void *echo_server(cw_ctx *ctx, void *arg)
+{
+    struct server *sv = arg;
+    cw_handle **h = calloc((size_t)sv->conns, sizeof *h);
+    for (int i = 0; i < sv->conns; i++) {
+        cw_conn *c = malloc(sizeof *c);
+        ck_assert_int_eq(cw_listener_accept(sv->l, c), CW_OK);
+        ck_assert(is_loopback(&c->peer));
+        h[i] = cw_spawn(cw_child(ctx, "conn"), echo_conn, c);
+    }
+    for (int i = 0; i < sv->conns; i++) {
+        ck_assert_int_eq(cw_join(h[i], NULL), CW_OK);
+        cw_handle_release(h[i]);
+    }
+    free(h);
+    return NULL;
+}
+
+static void echo_family(cw_ctx *ctx, int family)
+{
+    cw_addr where;
+    struct server sv = {listen_loopback(ctx, family, &where), 1};
+    cw_handle *h = cw_spawn(cw_child(ctx, "server"), echo_server, &sv);
+    cw_sink *sink;
+    cw_stream *stream;
+    ck_assert_int_eq(cw_dial(ctx, &where, &sink, &stream), CW_OK);
+    ck_assert_ptr_eq(cw__backend_of(sink), cwc_backend);
+    ck_assert_ptr_eq(cw__backend_of(stream), cwc_backend);
+    ck_assert_int_eq(send_bytes(sink, "hello", 5), CW_OK);
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(stream, 5, &got), CW_OK);
+    ck_assert(cw_iobufs_equal_bytes(got, "hello", 5));
+    /* The runtime allocates received bytes from its network pool. */
+    ck_assert(cw_iobuf_is_pooled(cw_iobufs_chunk(got, 0)));
+    cw_iobufs_release(got);
+    conn_close(sink, stream);
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+    cw_listener_close(sv.l);
+}
+
+static void *echo_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    echo_family(ctx, CW_ADDR_IPV4);
+    echo_family(ctx, CW_ADDR_IPV6);
+    return NULL;
+}
+
+CWC_CASE(network_echo_round_trip, "network",
+         "NET-001 NET-004 NET-005 NET-008 NET-011 NET-015 NET-018", 0)
+{
+    cwc_run_ok(NULL, echo_root, NULL);
+    if (!is_det()) {
+        cw_config cfg = cwc_config();
+        cfg.worker_threads = 1; /* a waiting task never holds the only worker */
+        cwc_run_ok(&cfg, echo_root, NULL);
+    }
+}
+
+/* ---- Many connections ---------------------------------------------------------------------- */
+
+struct client {
+    cw_addr where;
+    int id;
+};
+
+static void *echo_client(cw_ctx *ctx, void *arg)
+{
+    struct client *c = arg;
+    cw_sink *sink;
+    cw_stream *stream;
+    ck_assert_int_eq(cw_dial(ctx, &c->where, &sink, &stream), CW_OK);
+    for (int round = 0; round < 3; round++) {
+        char msg[16];
+        snprintf(msg, sizeof msg, "%02d:%02d", c->id % 100, round);
+        ck_assert_int_eq(send_bytes(sink, msg, 5), CW_OK);
+        recv_expect(stream, msg, 5);
+    }
+    conn_close(sink, stream);
+    return NULL;
+}
+
+#define CLIENTS 64
+
+static void *many_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_addr where;
+    struct server sv = {listen_loopback(ctx, CW_ADDR_IPV4, &where), CLIENTS};
+    cw_handle *server = cw_spawn(cw_child(ctx, "server"), echo_server, &sv);
+    struct client c[CLIENTS];
+    cw_handle *h[CLIENTS];
+    for (int i = 0; i < CLIENTS; i++) {
+        c[i] = (struct client){where, i};
+        h[i] = cw_spawn(cw_child(ctx, "client"), echo_client, &c[i]);
+    }
+    for (int i = 0; i < CLIENTS; i++) {
+        ck_assert_int_eq(cw_join(h[i], NULL), CW_OK);
+        cw_handle_release(h[i]);
+    }
+    ck_assert_int_eq(cw_join(server, NULL), CW_OK);
+    cw_handle_release(server);
+    cw_listener_close(sv.l);
+    return NULL;
+}
+
+CWC_CASE(network_many_connections, "network", "NET-016", 0)
+{
+    cwc_run_ok(NULL, many_root, NULL);
+}
+
+/* ---- Large messages ---------------------------------------------------------------------------
+ */
+
+#define LARGE (1024 * 1024 + 17)
+
+struct pair {
+    cw_sink *sink;
+    cw_stream *stream;
+};
+
+/* A connected pair through a listener: a's sink reaches b's stream and back. */
+static void connect_pair(cw_ctx *ctx, struct pair *a, struct pair *b, cw_listener **l)
+{
+    cw_addr where;
+    *l = listen_loopback(ctx, CW_ADDR_IPV4, &where);
+    ck_assert_int_eq(cw_dial(ctx, &where, &a->sink, &a->stream), CW_OK);
+    cw_conn c;
+    ck_assert_int_eq(cw_listener_accept(*l, &c), CW_OK);
+    b->sink = c.sink;
+    b->stream = c.stream;
+}
+
+static uint8_t pattern(size_t i)
+{
+    return (uint8_t)(i * 31 + i / 251);
+}
+
+static void *large_sender(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    cw_sink *s = arg;
+    uint8_t *bytes = malloc(LARGE);
+    for (size_t i = 0; i < LARGE; i++)
+        bytes[i] = pattern(i);
+    /* The same bytes twice: once in 1,000-byte chunks, once in one chunk. */
+    cw_iobufs *many = bufs_of(bytes, LARGE, 1000);
+    ck_assert_uint_gt(cw_iobufs_chunk_count(many), 1000);
+    ck_assert_int_eq(cw_sink_send(s, many), CW_OK);
+    cw_iobufs_release(many);
+    ck_assert_int_eq(send_bytes(s, bytes, LARGE), CW_OK);
+    free(bytes);
+    return NULL;
+}
+
+static void check_pattern(const cw_iobufs *got, size_t from)
+{
+    const cw_iobuf *c;
+    size_t at = from;
+    for (size_t i = 0; (c = cw_iobufs_chunk(got, i)); i++)
+        for (size_t j = 0; j < c->len; j++, at++)
+            ck_assert_uint_eq(c->data[j], pattern(at));
+}
+
+static void *large_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct pair a, b;
+    cw_listener *l;
+    connect_pair(ctx, &a, &b, &l);
+    cw_handle *h = cw_spawn(cw_child(ctx, "sender"), large_sender, a.sink);
+    /* The first copy in one recv, the second in uneven pieces. */
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(b.stream, LARGE, &got), CW_OK);
+    ck_assert_uint_eq(cw_iobufs_len(got), LARGE);
+    check_pattern(got, 0);
+    cw_iobufs_release(got);
+    size_t pieces[] = {1, 4095, 70001, 500000, LARGE - 1 - 4095 - 70001 - 500000};
+    size_t at = 0;
+    for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
+        ck_assert_int_eq(cw_stream_recv(b.stream, pieces[i], &got), CW_OK);
+        ck_assert_uint_eq(cw_iobufs_len(got), pieces[i]);
+        check_pattern(got, at);
+        at += pieces[i];
+        cw_iobufs_release(got);
+    }
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+    conn_close(a.sink, a.stream);
+    conn_close(b.sink, b.stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_large_messages, "network", "NET-008 NET-009", 0)
+{
+    cwc_run_ok(NULL, large_root, NULL);
+}
+
+/* ---- Exactly len, across partial deliveries
+ * ------------------------------------------------------ */
+
+static void *trickle(cw_ctx *ctx, void *arg)
+{
+    cw_sink *s = arg;
+    for (int i = 0; i < 10; i++) {
+        char byte = (char)('a' + i);
+        ck_assert_int_eq(send_bytes(s, &byte, 1), CW_OK);
+        cw_sleep(ctx, CW_MSEC);
+    }
+    return NULL;
+}
+
+static void *exact_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct pair a, b;
+    cw_listener *l;
+    connect_pair(ctx, &a, &b, &l);
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(b.stream, 0, &got), CW_OK);
+    ck_assert_uint_eq(cw_iobufs_len(got), 0);
+    cw_iobufs_release(got);
+    cw_handle *h = cw_spawn(cw_child(ctx, "trickle"), trickle, a.sink);
+    recv_expect(b.stream, "abcdefghij", 10);
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+    conn_close(a.sink, a.stream);
+    conn_close(b.sink, b.stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_recv_exact_len, "network", "NET-011", 0)
+{
+    cwc_run_ok(NULL, exact_root, NULL);
+}
+
+/* ---- Peek ------------------------------------------------------------------------------------ */
+
+static void *peek_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct pair a, b;
+    cw_listener *l;
+    connect_pair(ctx, &a, &b, &l);
+    uint8_t seen[64];
+    ck_assert_uint_eq(cw_stream_peek(b.stream, sizeof seen, seen), 0);
+    ck_assert_int_eq(send_bytes(a.sink, "0123456789", 10), CW_OK);
+    recv_expect(b.stream, "01", 2);
+    /* One delivery of ten bytes: the recv of two left the rest buffered.
+     * Over TCP it may still be on its way; wait for it without consuming. */
+    for (int i = 0; i < 1000 && cw_stream_peek(b.stream, sizeof seen, seen) < 8; i++)
+        cw_sleep(ctx, CW_MSEC);
+    ck_assert_uint_eq(cw_stream_peek(b.stream, sizeof seen, seen), 8);
+    ck_assert(memcmp(seen, "23456789", 8) == 0);
+    ck_assert_uint_eq(cw_stream_peek(b.stream, 3, seen), 3);
+    ck_assert(memcmp(seen, "234", 3) == 0);
+    recv_expect(b.stream, "23456789", 8);
+    ck_assert_uint_eq(cw_stream_peek(b.stream, sizeof seen, seen), 0);
+    conn_close(a.sink, a.stream);
+    conn_close(b.sink, b.stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_peek_then_recv, "network", "NET-012", 0)
+{
+    cwc_run_ok(NULL, peek_root, NULL);
+}
+
+/* ---- Dial and bind failures ------------------------------------------------------------------ */
+
+static void *dial_nothing_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_addr where;
+    cw_listener *l = listen_loopback(ctx, CW_ADDR_IPV4, &where);
+    cw_listener_close(l); /* nothing listens there any more */
+    cw_sink *sink;
+    cw_stream *stream;
+    ck_assert_int_eq(cw_dial(ctx, &where, &sink, &stream), CW_ERR_CONNECTION_FAILED);
+    ck_assert_ptr_null(sink);
+    ck_assert_ptr_null(stream);
+    /* The address can be bound again. */
+    ck_assert_int_eq(cw_bind(ctx, &where, &l), CW_OK);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_dial_nothing, "network", "NET-006 NET-026", 0)
+{
+    cwc_run_ok(NULL, dial_nothing_root, NULL);
+}
+
+static void *double_bind_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    for (int f = 0; f < 2; f++) {
+        cw_addr where;
+        cw_listener *l = listen_loopback(ctx, f ? CW_ADDR_IPV6 : CW_ADDR_IPV4, &where);
+        cw_listener *again = NULL;
+        ck_assert_int_eq(cw_bind(ctx, &where, &again), CW_ERR_BIND_FAILED);
+        ck_assert_ptr_null(again);
+        cw_listener_close(l);
+    }
+    if (is_det()) {
+        /* Loopback ports of the dialers' range are reserved. */
+        cw_addr reserved = cw_addr_loopback4(40000);
+        cw_listener *l = NULL;
+        ck_assert_int_eq(cw_bind(ctx, &reserved, &l), CW_ERR_BIND_FAILED);
+        reserved = cw_addr_loopback6(CW_NET_EPHEMERAL_FIRST);
+        ck_assert_int_eq(cw_bind(ctx, &reserved, &l), CW_ERR_BIND_FAILED);
+    }
+    return NULL;
+}
+
+CWC_CASE(network_double_bind, "network", "NET-003", 0)
+{
+    cwc_run_ok(NULL, double_bind_root, NULL);
+}
+
+/* ---- Poisoning ------------------------------------------------------------------------------ */
+
+static void *blocked_recv(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    cw_iobufs *got = NULL;
+    cw_stream_recv(arg, 100, &got);
+    cw_iobufs_release(got);
+    return NULL;
+}
+
+static void *poison_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct pair a, b;
+    cw_listener *l;
+    connect_pair(ctx, &a, &b, &l);
+
+    /* A poll that never waited leaves the stream usable. */
+    cw_iobufs *got = NULL;
+    cw_wait w = cw_wait_stream_recv(b.stream, 5, &got);
+    ck_assert_int_eq(cw_poll(&w, 1), CW_ERR_WOULD_BLOCK);
+
+    /* A recv that waited and lost to a timeout poisons the stream. */
+    cw_wait race[2] = {cw_wait_stream_recv(b.stream, 5, &got), cw_wait_sleep(ctx, 10 * CW_MSEC)};
+    ck_assert_int_eq(cw_select(race, 2), 1);
+    ck_assert_ptr_null(got);
+    ck_assert_int_eq(send_bytes(a.sink, "abcde", 5), CW_OK);
+    ck_assert_int_eq(cw_stream_recv(b.stream, 5, &got), CW_ERR_CLOSED);
+    ck_assert_ptr_null(got);
+    ck_assert_int_eq(cw_stream_recv(b.stream, 1, &got), CW_ERR_CLOSED);
+
+    /* The other half of the connection still works. */
+    ck_assert_int_eq(send_bytes(b.sink, "xyz", 3), CW_OK);
+    recv_expect(a.stream, "xyz", 3);
+
+    /* An abort during a recv poisons that stream too. */
+    cw_handle *h = cw_spawn(cw_child(ctx, "reader"), blocked_recv, a.stream);
+    cw_sleep(ctx, 5 * CW_MSEC);
+    cw_abort(h);
+    ck_assert_int_eq(cw_join(h, NULL), CW_ERR_CLOSED);
+    cw_handle_release(h);
+    ck_assert_int_eq(send_bytes(b.sink, "more", 4), CW_OK);
+    ck_assert_int_eq(cw_stream_recv(a.stream, 4, &got), CW_ERR_CLOSED);
+
+    conn_close(a.sink, a.stream);
+    conn_close(b.sink, b.stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_poison_after_select_timeout, "network", "NET-010 NET-013 NET-023", 0)
+{
+    cwc_run_ok(NULL, poison_root, NULL);
+}
+
+/* ---- Peer close ------------------------------------------------------------------------------ */
+
+static void *closer(cw_ctx *ctx, void *arg)
+{
+    cw_sink *s = arg;
+    ck_assert_int_eq(send_bytes(s, "abc", 3), CW_OK);
+    cw_sleep(ctx, 5 * CW_MSEC);
+    cw_sink_close(s);
+    return NULL;
+}
+
+static void *peer_close_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct pair a, b;
+    cw_listener *l;
+    connect_pair(ctx, &a, &b, &l);
+    cw_handle *h = cw_spawn(cw_child(ctx, "closer"), closer, a.sink);
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(b.stream, 5, &got), CW_ERR_RECV_FAILED);
+    ck_assert_ptr_null(got);
+    ck_assert_int_eq(cw_stream_recv(b.stream, 1, &got), CW_ERR_CLOSED);
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+    cw_stream_close(a.stream);
+    conn_close(b.sink, b.stream);
+    cw_listener_close(l);
+
+    /* In memory a send to a closed stream fails at once. */
+    cw_sink *sink;
+    cw_stream *stream;
+    ck_assert_int_eq(cw_mock_channel(ctx, &sink, &stream), CW_OK);
+    cw_stream_close(stream);
+    ck_assert_int_eq(send_bytes(sink, "x", 1), CW_ERR_SEND_FAILED);
+    ck_assert_int_eq(send_bytes(sink, "x", 1), CW_ERR_CLOSED);
+    cw_sink_close(sink);
+    return NULL;
+}
+
+CWC_CASE(network_peer_close_during_recv, "network", "NET-013 NET-014", 0)
+{
+    cwc_run_ok(NULL, peer_close_root, NULL);
+}
+
+/* ---- Mock channel -----------------------------------------------------------------------------
+ */
+
+static void *mock_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_sink *sink;
+    cw_stream *stream;
+    ck_assert_int_eq(cw_mock_channel(ctx, &sink, &stream), CW_OK);
+    ck_assert_int_eq(send_bytes(sink, "abc", 3), CW_OK);
+    ck_assert_int_eq(send_bytes(sink, "def", 3), CW_OK);
+    uint8_t seen[8];
+    ck_assert_uint_eq(cw_stream_peek(stream, 4, seen), 4);
+    ck_assert(memcmp(seen, "abcd", 4) == 0);
+    recv_expect(stream, "abcdef", 6);
+    cw_handle *h = cw_spawn(cw_child(ctx, "trickle"), trickle, sink);
+    recv_expect(stream, "abcdefghij", 10);
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+    cw_sink_close(sink);
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(stream, 1, &got), CW_ERR_RECV_FAILED);
+    cw_stream_close(stream);
+    return NULL;
+}
+
+CWC_CASE(network_mock_channel, "network", "NET-024", 0)
+{
+    cwc_run_ok(NULL, mock_root, NULL);
+}
+
+/* ---- Addresses --------------------------------------------------------------------------------
+ */
+
+CWC_CASE(network_address_text, "network", "NET-002", 0)
+{
+    char text[CW_ADDR_TEXT_MAX];
+    cw_addr a = cw_addr_ipv4(10, 0, 0, 255, 8080);
+    ck_assert_str_eq(cw_addr_format(&a, text), "10.0.0.255:8080");
+    a = cw_addr_loopback6(1);
+    ck_assert_str_eq(cw_addr_format(&a, text), "[::1]:1");
+    uint8_t ip[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1};
+    a = cw_addr_ipv6(ip, 443);
+    ck_assert_str_eq(cw_addr_format(&a, text), "[2001:db8::1:0:0:1]:443");
+    uint8_t zero[16] = {0};
+    a = cw_addr_ipv6(zero, 0);
+    ck_assert_str_eq(cw_addr_format(&a, text), "[::]:0");
+    uint8_t tail[16] = {0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    a = cw_addr_ipv6(tail, 9);
+    ck_assert_str_eq(cw_addr_format(&a, text), "[1::]:9");
+}
+
+/* ---- Resolver ---------------------------------------------------------------------------------
+ */
+
+static void *resolve_det_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_addr addrs[2] = {cw_addr_ipv4(10, 0, 0, 1, 0), cw_addr_loopback6(7)};
+    ck_assert_int_eq(cw_resolver_register(ctx, "node1", addrs, 2), CW_OK);
+    cw_addr out[4];
+    size_t n = 0;
+    cw_resolve_error err;
+    ck_assert_int_eq(cw_resolve(ctx, "node1", out, 4, &n, &err), CW_OK);
+    ck_assert_uint_eq(n, 2);
+    addrs[1].port = 0; /* names resolve to addresses, not ports */
+    ck_assert(cw_addr_equal(&out[0], &addrs[0]));
+    ck_assert(cw_addr_equal(&out[1], &addrs[1]));
+    ck_assert_int_eq(cw_resolve(ctx, "nowhere", out, 4, &n, &err), CW_ERR_RESOLVE_FAILED);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_str_eq(err.message, "dns resolution failed: nowhere");
+    ck_assert_int_eq(cw_resolver_register(ctx, "node1", NULL, 0), CW_OK);
+    ck_assert_int_eq(cw_resolve(ctx, "node1", out, 4, &n, NULL), CW_ERR_RESOLVE_FAILED);
+    return NULL;
+}
+
+static void *resolve_sys_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_addr one = cw_addr_loopback4(0);
+    ck_assert_int_eq(cw_resolver_register(ctx, "node1", &one, 1), CW_ERR_UNSUPPORTED);
+    cw_addr out[8];
+    size_t n = 0;
+    cw_resolve_error err;
+    ck_assert_int_eq(cw_resolve(ctx, "localhost", out, 8, &n, &err), CW_OK);
+    ck_assert_uint_ge(n, 1);
+    for (size_t i = 0; i < n; i++)
+        ck_assert(is_loopback(&out[i]));
+    ck_assert_int_eq(cw_resolve(ctx, "nowhere.invalid", out, 8, &n, &err), CW_ERR_RESOLVE_FAILED);
+    ck_assert(strncmp(err.message, "dns resolution failed: nowhere.invalid", 38) == 0);
+    return NULL;
+}
+
+CWC_CASE(network_resolve, "network", "NET-020 NET-021 NET-022", 0)
+{
+    cwc_run_ok(NULL, is_det() ? resolve_det_root : resolve_sys_root, NULL);
+}
+
+/* ---- Metrics ----------------------------------------------------------------------------------
+ */
+
+static void *metrics_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct pair a, b;
+    cw_listener *l;
+    connect_pair(ctx, &a, &b, &l);
+    ck_assert_int_eq(send_bytes(a.sink, "hello", 5), CW_OK);
+    recv_expect(b.stream, "hello", 5);
+    char *text = cw_metrics_encode(ctx);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_ptr_nonnull(strstr(text, "\nruntime_inbound_connections_total 1\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\nruntime_outbound_connections_total 1\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\nruntime_inbound_bandwidth_total 5\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\nruntime_outbound_bandwidth_total 5\n"));
+    free(text);
+    conn_close(a.sink, a.stream);
+    conn_close(b.sink, b.stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_metrics, "network", "NET-025", 0)
+{
+    cwc_run_ok(NULL, metrics_root, NULL);
+}
