@@ -1,0 +1,484 @@
+/*
+ * network.c - TCP echo on loopback: the native backend's server against a
+ * plain epoll server in C and, when built with libuv, libuv's, all driven
+ * by the same client in the same run.
+ *
+ *   echo       1, 64 and 1,024 connections, messages of 64 B and 64 KiB:
+ *              round trips per second for each server, and the ratios
+ *   simulated  messages per second through the deterministic backend's
+ *              in-memory network
+ *
+ * The client is one thread with epoll: each connection sends a message,
+ * reads the whole echo back, and sends the next, for a fixed time.
+ *
+ * usage: network [echo|simulated ...]   (default: both)
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef CW_BENCH_LIBUV
+#include <uv.h>
+#endif
+
+#include "cwrt/cwrt.h"
+
+#define RUN_SECONDS 0.3
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what)
+{
+    fprintf(stderr, "bench: %s: %s\n", what, strerror(errno));
+    exit(1);
+}
+
+static void nonblocking_nodelay(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0)
+        die("fcntl");
+}
+
+/* A listening socket on 127.0.0.1, port chosen by the kernel. */
+static int listen_loopback(uint16_t *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 4096) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+        die("listen");
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+/* ---- The client ------------------------------------------------------------------------------ */
+
+typedef struct conn {
+    int fd;
+    size_t sent, got;
+} conn;
+
+/* Drive `n` connections to `port` for RUN_SECONDS; returns round trips per second. */
+static double client(uint16_t port, int n, size_t size)
+{
+    char *msg = calloc(1, size), *sink = malloc(size);
+    conn *c = calloc((size_t)n, sizeof *c);
+    int ep = epoll_create1(0);
+    struct sockaddr_in to = {
+        .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    for (int i = 0; i < n; i++) {
+        c[i].fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (c[i].fd < 0 || connect(c[i].fd, (struct sockaddr *)&to, sizeof to) != 0)
+            die("connect");
+        nonblocking_nodelay(c[i].fd);
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLET, .data.ptr = &c[i]};
+        epoll_ctl(ep, EPOLL_CTL_ADD, c[i].fd, &ev);
+    }
+    uint64_t trips = 0;
+    double start = now_s(), end = start + RUN_SECONDS;
+    struct epoll_event evs[256];
+    while (now_s() < end) {
+        int k = epoll_wait(ep, evs, 256, 100);
+        for (int e = 0; e < k; e++) {
+            conn *x = evs[e].data.ptr;
+            for (bool progress = true; progress;) {
+                progress = false;
+                if (x->sent < size) {
+                    ssize_t w = write(x->fd, msg + x->sent, size - x->sent);
+                    if (w > 0) {
+                        x->sent += (size_t)w;
+                        progress = true;
+                    }
+                }
+                if (x->got < size) {
+                    ssize_t r = read(x->fd, sink, size - x->got);
+                    if (r > 0) {
+                        x->got += (size_t)r;
+                        progress = true;
+                    }
+                }
+                if (x->got == size && x->sent == size) {
+                    x->got = x->sent = 0;
+                    trips++;
+                }
+            }
+        }
+    }
+    double rate = (double)trips / (now_s() - start);
+    for (int i = 0; i < n; i++)
+        close(c[i].fd);
+    close(ep);
+    free(c);
+    free(msg);
+    free(sink);
+    return rate;
+}
+
+/* ---- A plain epoll echo server --------------------------------------------------------------- */
+
+typedef struct plain_conn {
+    int fd;
+    char *buf;
+    size_t len, off; /* bytes read and not yet written back: buf[off .. len) */
+} plain_conn;
+
+typedef struct server_arg {
+    int lfd, conns;
+    size_t size;
+} server_arg;
+
+static void plain_pump(plain_conn *p, size_t size)
+{
+    for (;;) {
+        if (p->off < p->len) {
+            ssize_t w = write(p->fd, p->buf + p->off, p->len - p->off);
+            if (w <= 0)
+                return;
+            p->off += (size_t)w;
+            continue;
+        }
+        p->off = p->len = 0;
+        ssize_t r = read(p->fd, p->buf, size);
+        if (r <= 0)
+            return;
+        p->len = (size_t)r;
+    }
+}
+
+static void *plain_server(void *arg)
+{
+    server_arg *sa = arg;
+    int ep = epoll_create1(0);
+    plain_conn *pc = calloc((size_t)sa->conns, sizeof *pc);
+    int accepted = 0, closed = 0;
+    struct epoll_event lev = {.events = EPOLLIN, .data.ptr = NULL};
+    epoll_ctl(ep, EPOLL_CTL_ADD, sa->lfd, &lev);
+    struct epoll_event evs[256];
+    while (closed < sa->conns) {
+        int k = epoll_wait(ep, evs, 256, -1);
+        for (int e = 0; e < k; e++) {
+            plain_conn *p = evs[e].data.ptr;
+            if (!p) {
+                int fd;
+                while (accepted < sa->conns &&
+                       (fd = accept4(sa->lfd, NULL, NULL, SOCK_NONBLOCK)) >= 0) {
+                    p = &pc[accepted++];
+                    p->fd = fd;
+                    p->buf = malloc(sa->size);
+                    nonblocking_nodelay(fd);
+                    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+                                             .data.ptr = p};
+                    epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+                }
+                continue;
+            }
+            plain_pump(p, sa->size);
+            if ((evs[e].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) && p->fd >= 0) {
+                close(p->fd);
+                p->fd = -1;
+                closed++;
+            }
+        }
+    }
+    for (int i = 0; i < accepted; i++)
+        free(pc[i].buf);
+    free(pc);
+    close(ep);
+    return NULL;
+}
+
+/* ---- The native backend's echo server
+ * ------------------------------------------------------------ */
+
+typedef struct rt_conn {
+    cw_conn c;
+    size_t size;
+} rt_conn;
+
+static void *rt_echo(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    rt_conn *rc = arg;
+    cw_iobufs *msg;
+    while (cw_stream_recv(rc->c.stream, rc->size, &msg) == CW_OK) {
+        int sent = cw_sink_send(rc->c.sink, msg);
+        cw_iobufs_release(msg);
+        if (sent != CW_OK)
+            break;
+    }
+    cw_sink_close(rc->c.sink);
+    cw_stream_close(rc->c.stream);
+    free(rc);
+    return NULL;
+}
+
+typedef struct rt_server {
+    server_arg sa;
+    uint16_t port;
+    atomic_int ready;
+} rt_server;
+
+static void *rt_root(cw_ctx *ctx, void *arg)
+{
+    rt_server *rs = arg;
+    cw_addr any = cw_addr_loopback4(0), where;
+    cw_listener *l;
+    if (cw_bind(ctx, &any, &l) != CW_OK)
+        return NULL;
+    cw_listener_local_addr(l, &where);
+    rs->port = where.port;
+    atomic_store(&rs->ready, 1);
+    cw_handle **h = calloc((size_t)rs->sa.conns, sizeof *h);
+    for (int i = 0; i < rs->sa.conns; i++) {
+        rt_conn *rc = malloc(sizeof *rc);
+        rc->size = rs->sa.size;
+        if (cw_listener_accept(l, &rc->c) != CW_OK)
+            return NULL;
+        h[i] = cw_spawn(cw_child(ctx, "echo"), rt_echo, rc);
+    }
+    for (int i = 0; i < rs->sa.conns; i++) {
+        cw_join(h[i], NULL);
+        cw_handle_release(h[i]);
+    }
+    free(h);
+    cw_listener_close(l);
+    return NULL;
+}
+
+static void *rt_thread(void *arg)
+{
+    cw_config cfg;
+    cw_config_default(&cfg);
+    cfg.read_timeout = cfg.write_timeout = CW_FOREVER;
+    cw_run_result res;
+    if (cw_start(cw_backend_native(), &cfg, rt_root, arg, &res) != CW_OK)
+        fprintf(stderr, "bench: native run failed: %s\n", res.message);
+    return NULL;
+}
+
+/* ---- libuv's echo server
+ * ------------------------------------------------------------------------- */
+
+#ifdef CW_BENCH_LIBUV
+typedef struct uv_server {
+    uv_loop_t loop;
+    uv_tcp_t listener;
+    int conns, accepted, closed;
+    uint16_t port;
+    atomic_int ready;
+} uv_server;
+
+static void uv_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+    (void)h;
+    buf->base = malloc(hint);
+    buf->len = hint;
+}
+
+static void uv_closed(uv_handle_t *h)
+{
+    uv_server *us = h->loop->data;
+    free(h);
+    if (++us->closed == us->conns)
+        uv_close((uv_handle_t *)&us->listener, NULL);
+}
+
+static void uv_written(uv_write_t *req, int status)
+{
+    (void)status;
+    free(req->data);
+    free(req);
+}
+
+static void uv_got(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+    if (n > 0) {
+        uv_write_t *req = malloc(sizeof *req);
+        req->data = buf->base;
+        uv_buf_t out = uv_buf_init(buf->base, (unsigned)n);
+        uv_write(req, s, &out, 1, uv_written);
+        return;
+    }
+    free(buf->base);
+    if (n < 0)
+        uv_close((uv_handle_t *)s, uv_closed);
+}
+
+static void uv_incoming(uv_stream_t *l, int status)
+{
+    uv_server *us = l->loop->data;
+    if (status < 0)
+        return;
+    uv_tcp_t *c = malloc(sizeof *c);
+    uv_tcp_init(&us->loop, c);
+    if (uv_accept(l, (uv_stream_t *)c) == 0) {
+        uv_tcp_nodelay(c, 1);
+        us->accepted++;
+        uv_read_start((uv_stream_t *)c, uv_alloc, uv_got);
+    }
+}
+
+static void *uv_thread(void *arg)
+{
+    uv_server *us = arg;
+    uv_loop_init(&us->loop);
+    us->loop.data = us;
+    uv_tcp_init(&us->loop, &us->listener);
+    struct sockaddr_in a;
+    uv_ip4_addr("127.0.0.1", 0, &a);
+    uv_tcp_bind(&us->listener, (struct sockaddr *)&a, 0);
+    uv_listen((uv_stream_t *)&us->listener, 4096, uv_incoming);
+    int len = sizeof a;
+    uv_tcp_getsockname(&us->listener, (struct sockaddr *)&a, &len);
+    us->port = ntohs(a.sin_port);
+    atomic_store(&us->ready, 1);
+    uv_run(&us->loop, UV_RUN_DEFAULT);
+    uv_loop_close(&us->loop);
+    return NULL;
+}
+#endif
+
+/* ---- The measurements
+ * ---------------------------------------------------------------------------- */
+
+static void wait_ready(atomic_int *ready)
+{
+    while (!atomic_load(ready))
+        usleep(100);
+}
+
+static double run_plain(int conns, size_t size)
+{
+    server_arg sa = {0, conns, size};
+    uint16_t port;
+    sa.lfd = listen_loopback(&port);
+    pthread_t t;
+    pthread_create(&t, NULL, plain_server, &sa);
+    double rate = client(port, conns, size);
+    pthread_join(t, NULL);
+    close(sa.lfd);
+    return rate;
+}
+
+static double run_native(int conns, size_t size)
+{
+    rt_server rs = {{0, conns, size}, 0, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, rt_thread, &rs);
+    wait_ready(&rs.ready);
+    double rate = client(rs.port, conns, size);
+    pthread_join(t, NULL);
+    return rate;
+}
+
+#ifdef CW_BENCH_LIBUV
+static double run_uv(int conns, size_t size)
+{
+    uv_server us;
+    memset(&us, 0, sizeof us);
+    us.conns = conns;
+    pthread_t t;
+    pthread_create(&t, NULL, uv_thread, &us);
+    wait_ready(&us.ready);
+    double rate = client(us.port, conns, size);
+    pthread_join(t, NULL);
+    return rate;
+}
+#endif
+
+static void echo(void)
+{
+    static const int conns[] = {1, 64, 1024};
+    static const size_t sizes[] = {64, 64 * 1024};
+    for (size_t s = 0; s < 2; s++)
+        for (size_t c = 0; c < 3; c++) {
+            double nat = run_native(conns[c], sizes[s]);
+            double plain = run_plain(conns[c], sizes[s]);
+            printf("echo conns=%-4d size=%-5zu native %10.0f/s  epoll %10.0f/s  native/epoll %.2fx",
+                   conns[c], sizes[s], nat, plain, nat / plain);
+#ifdef CW_BENCH_LIBUV
+            double uv = run_uv(conns[c], sizes[s]);
+            printf("  libuv %10.0f/s  native/libuv %.2fx", uv, nat / uv);
+#endif
+            printf("\n");
+            fflush(stdout);
+        }
+}
+
+/* ---- Simulated network
+ * ------------------------------------------------------------------------------ */
+
+#define SIM_MESSAGES 200000
+
+static void *sim_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_sink *sink;
+    cw_stream *stream;
+    cw_mock_channel(ctx, &sink, &stream);
+    cw_iobufs *msg = cw_iobufs_new(cw_backend_deterministic());
+    cw_iobuf b;
+    char bytes[64] = {0};
+    cw_iobuf_copy(cw_backend_deterministic(), bytes, sizeof bytes, &b);
+    cw_iobufs_append(msg, &b);
+    for (int i = 0; i < SIM_MESSAGES; i++) {
+        cw_iobufs *got;
+        cw_sink_send(sink, msg);
+        cw_stream_recv(stream, sizeof bytes, &got);
+        cw_iobufs_release(got);
+    }
+    cw_iobufs_release(msg);
+    cw_sink_close(sink);
+    cw_stream_close(stream);
+    return NULL;
+}
+
+static void simulated(void)
+{
+    for (int audit = 0; audit < 2; audit++) {
+        cw_config cfg;
+        cw_config_default(&cfg);
+        cfg.audit = audit;
+        cw_run_result res;
+        double t0 = now_s();
+        if (cw_start(cw_backend_deterministic(), &cfg, sim_root, NULL, &res) != CW_OK)
+            fprintf(stderr, "bench: simulated run failed: %s\n", res.message);
+        double dt = now_s() - t0;
+        printf("simulated 64 B messages, audit %-3s %10.0f msg/s\n", audit ? "on" : "off",
+               SIM_MESSAGES / dt);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    bool all = argc < 2;
+    for (int i = 1; i < argc || all; i++) {
+        const char *what = all ? NULL : argv[i];
+        if (all || strcmp(what, "echo") == 0)
+            echo();
+        if (all || strcmp(what, "simulated") == 0)
+            simulated();
+        if (all)
+            break;
+    }
+    return 0;
+}
