@@ -115,8 +115,7 @@ static int watch(cw_reactor *r, cw_reactor_source *src, int fd)
 
 int cw_reactor_watch(cw_reactor *r, cw_reactor_source *src)
 {
-    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
-                             .data.ptr = src};
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = src};
     return epoll_ctl(r->epfd, EPOLL_CTL_ADD, src->fd, &ev) == 0 ? CW_OK : CW_ERR_IO;
 }
 
@@ -138,8 +137,9 @@ int cw_reactor_start(cw_reactor *r, cw_native *n)
     r->epfd = epoll_create1(EPOLL_CLOEXEC);
     r->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     r->eventfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (r->epfd < 0 || r->timerfd < 0 || r->eventfd < 0 || watch(r, &r->timer_src, r->timerfd) != 0 ||
-        watch(r, &r->event_src, r->eventfd) != 0 || pthread_create(&r->thread, NULL, reactor_thread, r) != 0) {
+    if (r->epfd < 0 || r->timerfd < 0 || r->eventfd < 0 ||
+        watch(r, &r->timer_src, r->timerfd) != 0 || watch(r, &r->event_src, r->eventfd) != 0 ||
+        pthread_create(&r->thread, NULL, reactor_thread, r) != 0) {
         if (r->epfd >= 0)
             close(r->epfd);
         if (r->timerfd >= 0)
