@@ -91,7 +91,11 @@ static void teardown(cw_native *n)
     pthread_mutex_unlock(&n->lock);
     for (size_t i = 0; i < nthreads; i++)
         pthread_join(n->threads[i], NULL);
-    cw_rt_net_close(&n->rt); /* its sockets leave the reactor before it stops */
+    /* The network's sockets leave the reactor before it stops; under the
+     * lock, since the reactor may be waking one of them right now. */
+    cw_rt_lock(&n->rt);
+    cw_rt_net_close(&n->rt);
+    cw_rt_unlock(&n->rt);
     cw_reactor_stop(&n->reactor);
     cw_metrics_http_stop(&n->http);
 }

@@ -136,23 +136,24 @@ int cw_tcp_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out)
     cw_task_self(rt, "cw_bind");
     if (addr->family != CW_ADDR_IPV4 && addr->family != CW_ADDR_IPV6)
         return CW_ERR_INVALID;
-    struct sockaddr_storage ss;
-    socklen_t len = cw_addr_to_sockaddr(addr, &ss);
+    struct sockaddr_storage ss, got;
+    socklen_t len = cw_addr_to_sockaddr(addr, &ss), gotlen = sizeof got;
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return CW_ERR_BIND_FAILED;
+    /* SO_REUSEADDR lets a port in TIME_WAIT be bound again; a port some
+     * socket listens on still refuses [NET-003]. */
     int one = 1;
     (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (ss.ss_family == AF_INET6)
         (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-    len = sizeof ss;
-    if (bind(fd, (struct sockaddr *)&ss, cw_addr_to_sockaddr(addr, &ss)) != 0 ||
-        listen(fd, SOMAXCONN) != 0 || getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
+    if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, SOMAXCONN) != 0 ||
+        getsockname(fd, (struct sockaddr *)&got, &gotlen) != 0) {
         close(fd);
         return CW_ERR_BIND_FAILED;
     }
     cw_addr bound;
-    cw_addr_from_sockaddr((struct sockaddr *)&ss, &bound);
+    cw_addr_from_sockaddr((struct sockaddr *)&got, &bound);
     cw_rt_lock(rt);
     cw_sock *k = sock_new(rt, fd, 1);
     if (k) {
