@@ -69,8 +69,10 @@ void cw_blob_close_entry(cw_blob *b)
 
 void cw_blob_close_all(cw_storage *st)
 {
-    while (!cw_list_empty(&st->handles))
-        cw_blob_close_entry(cw_container_of(st->handles.next, cw_blob, link));
+    for (cw_list *it = st->handles.next, *next; it != &st->handles; it = next) {
+        next = it->next; /* closing one handle leaves the others where they are */
+        cw_blob_close_entry(cw_container_of(it, cw_blob, link));
+    }
 }
 
 /* ---- Checks and events ------------------------------------------------------------ */

@@ -191,6 +191,7 @@ static void open_fn(cw_job *job)
         file_file *ff = cw_xcalloc(1, sizeof *ff);
         ff->fd = fd;
         atomic_init(&ff->no_dontcache, false);
+        atomic_init(&ff->no_nowait, false);
         f->impl = ff;
     } else if (fd >= 0) {
         close(fd);

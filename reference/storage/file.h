@@ -20,6 +20,8 @@ typedef struct file_file {
     int fd;
     /* The kernel refused RWF_DONTCACHE once: ask for it no more, advise instead. */
     atomic_bool no_dontcache;
+    /* The kernel refused RWF_NOWAIT once: every read goes to an I/O thread. */
+    atomic_bool no_nowait;
 } file_file;
 
 /* fsync a directory; 0 or an errno. */

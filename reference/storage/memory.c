@@ -12,8 +12,9 @@
  *   write + SYNC   live, and that range of the durable bytes; the part of
  *                  earlier unsynced writes it covers leaves the journal
  *   resize         live only, journaled
- *   sync           the durable bytes become the live bytes; the file's
- *                  journal is emptied
+ *   sync           the durable bytes become the live bytes (copying only the
+ *                  range the open changed, when nothing else changed them);
+ *                  the file's journal is emptied
  *   open (create)  the header is written to the durable bytes at once
  *
  * The journal lists every unsynced change of the storage in issue order,
@@ -91,6 +92,7 @@ typedef struct mem_blob {
     size_t len;
     bytes durable;
     uint64_t generation;
+    uint64_t stamp; /* counts the changes of `durable` */
 } mem_blob;
 
 typedef struct mem_partition {
@@ -115,10 +117,26 @@ typedef struct mem_storage {
     size_t nchanges, cap_changes;
 } mem_storage;
 
+/* An open. Its live bytes equal the durable ones outside [dirty_lo,
+ * dirty_hi) while `stamp` is the blob's: a sync then copies only that
+ * range, not the whole blob. */
 typedef struct mem_file {
     bytes live;
     uint64_t generation;
+    uint64_t stamp;
+    uint64_t dirty_lo, dirty_hi;
 } mem_file;
+
+static void dirty(mem_file *mf, uint64_t lo, uint64_t hi)
+{
+    if (mf->dirty_lo >= mf->dirty_hi) {
+        mf->dirty_lo = lo;
+        mf->dirty_hi = hi;
+        return;
+    }
+    mf->dirty_lo = lo < mf->dirty_lo ? lo : mf->dirty_lo;
+    mf->dirty_hi = hi > mf->dirty_hi ? hi : mf->dirty_hi;
+}
 
 static int name_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 {
@@ -131,11 +149,13 @@ static int name_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen
 static void insert_at(void ***items, size_t *n, size_t *cap, size_t at, void *item)
 {
     if (*n == *cap) {
-        *cap = *cap ? 2 * *cap : 8;
-        void **grown = realloc(*items, *cap * sizeof *grown);
-        if (!grown)
-            cw_fatal("out of memory in memory storage");
+        size_t more = *cap ? 2 * *cap : 8;
+        void **grown = cw_xcalloc(more, sizeof *grown);
+        if (*n)
+            memcpy(grown, *items, *n * sizeof *grown);
+        free(*items);
         *items = grown;
+        *cap = more;
     }
     memmove(*items + at + 1, *items + at, (*n - at) * sizeof **items);
     (*items)[at] = item;
@@ -240,17 +260,29 @@ static uint8_t *copy_range(const uint8_t *src, size_t len)
     return copy;
 }
 
-/* Forget the changes of `generation` (synced, or its blob is gone). */
-static void journal_drop(mem_storage *ms, uint64_t generation)
+/* Forget the changes `gone` picks (synced, or their blob is gone). */
+static void journal_drop_if(mem_storage *ms, bool (*gone)(const void *arg, uint64_t generation),
+                            const void *arg)
 {
     size_t kept = 0;
     for (size_t i = 0; i < ms->nchanges; i++) {
-        if (ms->changes[i].generation == generation)
-            free(ms->changes[i].data);
+        mem_change c = ms->changes[i];
+        if (gone(arg, c.generation))
+            free(c.data);
         else
-            ms->changes[kept++] = ms->changes[i];
+            ms->changes[kept++] = c;
     }
     ms->nchanges = kept;
+}
+
+static bool is_generation(const void *arg, uint64_t generation)
+{
+    return *(const uint64_t *)arg == generation;
+}
+
+static void journal_drop(mem_storage *ms, uint64_t generation)
+{
+    journal_drop_if(ms, is_generation, &generation);
 }
 
 /* A SYNC write made [lo, hi) of `generation` durable: the bytes earlier
@@ -321,8 +353,10 @@ void cw_memory_crash(cw_storage *st, const cw_crash_policy *policy)
     ms->nchanges = 0;
     /* Every file open before the crash now refers to a blob that is gone. */
     for (size_t i = 0; i < ms->n; i++)
-        for (size_t j = 0; j < ms->parts[i]->n; j++)
+        for (size_t j = 0; j < ms->parts[i]->n; j++) {
             ms->parts[i]->blobs[j]->generation = ++ms->generations;
+            ms->parts[i]->blobs[j]->stamp++;
+        }
 }
 
 /* ---- The driver ----------------------------------------------------------------------- */
@@ -349,6 +383,7 @@ static int create(mem_storage *ms, mem_blob *b, cw_bfile *f, cw_blob_range versi
         return rc;
     journal_drop(ms, b->generation);
     b->generation = ++ms->generations;
+    b->stamp++;
     f->layout = f->st->layouts.last;
     f->version = versions.last;
     f->data_offset = len;
@@ -374,6 +409,7 @@ static int mem_open(cw_bfile *f, cw_blob_range versions, uint64_t *size, cw_stor
     }
     mem_file *mf = cw_xcalloc(1, sizeof *mf);
     mf->generation = b->generation;
+    mf->stamp = b->stamp;
     if (rc == CW_OK)
         rc = bytes_assign(&mf->live, b->durable.data, b->durable.len);
     if (rc != CW_OK) {
@@ -385,21 +421,29 @@ static int mem_open(cw_bfile *f, cw_blob_range versions, uint64_t *size, cw_stor
     return CW_OK;
 }
 
-static void blob_free(mem_storage *ms, mem_blob *b)
+static void blob_free(mem_blob *b)
 {
-    journal_drop(ms, b->generation);
     free(b->durable.data);
     free(b->name);
     free(b);
 }
 
-static void partition_free(mem_storage *ms, mem_partition *p)
+static void partition_free(mem_partition *p)
 {
     for (size_t i = 0; i < p->n; i++)
-        blob_free(ms, p->blobs[i]);
+        blob_free(p->blobs[i]);
     free(p->blobs);
     free(p->name);
     free(p);
+}
+
+static bool in_partition(const void *arg, uint64_t generation)
+{
+    const mem_partition *p = arg;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->blobs[i]->generation == generation)
+            return true;
+    return false;
 }
 
 static int mem_remove(cw_storage *st, const char *partition, const uint8_t *name, size_t len,
@@ -411,8 +455,9 @@ static int mem_remove(cw_storage *st, const char *partition, const uint8_t *name
     if (!p)
         return cw_fail_partition_missing(err, partition);
     if (!name) {
+        journal_drop_if(ms, in_partition, p);
         remove_at((void **)ms->parts, &ms->n, pat);
-        partition_free(ms, p);
+        partition_free(p);
         return CW_OK;
     }
     mem_blob *b = blob_find(p, name, len, &bat);
@@ -421,8 +466,9 @@ static int mem_remove(cw_storage *st, const char *partition, const uint8_t *name
         cw_hex_encode(name, len, hex);
         return cw_fail_blob_missing(err, partition, hex);
     }
+    journal_drop(ms, b->generation);
     remove_at((void **)p->blobs, &p->n, bat);
-    blob_free(ms, b);
+    blob_free(b);
     return CW_OK;
 }
 
@@ -475,8 +521,12 @@ static int mem_write(cw_bfile *f, uint64_t offset, const struct iovec *iov, int 
     if (b) {
         if (bytes_write(&b->durable, offset, iov, n, total) != CW_OK)
             return nomem(f, err);
+        /* The same bytes on both sides: still equal outside the dirty range. */
+        if (mf->stamp == b->stamp++)
+            mf->stamp = b->stamp;
         journal_retire(ms, b->generation, offset, offset + total);
     } else {
+        dirty(mf, offset, offset + total);
         mem_change c = {mf->generation, false, offset, total,
                         copy_range(mf->live.data + offset, total)};
         journal_push(ms, c);
@@ -487,8 +537,11 @@ static int mem_write(cw_bfile *f, uint64_t offset, const struct iovec *iov, int 
 static int mem_resize(cw_bfile *f, uint64_t len, cw_storage_error *err)
 {
     mem_file *mf = f->impl;
+    uint64_t old = mf->live.len;
     if (bytes_resize(&mf->live, len) != CW_OK)
         return nomem(f, err);
+    if (len > old)
+        dirty(mf, old, len);
     mem_change c = {mf->generation, true, 0, len, NULL};
     journal_push(f->st->impl, c);
     return CW_OK;
@@ -500,8 +553,20 @@ static int mem_sync(cw_bfile *f, cw_storage_error *err)
     mem_blob *b = blob_current(f);
     if (!b)
         return cw_fail_blob_missing(err, f->partition, f->hex);
-    if (bytes_assign(&b->durable, mf->live.data, mf->live.len) != CW_OK)
-        return nomem(f, err);
+    if (mf->stamp != b->stamp) {
+        if (bytes_assign(&b->durable, mf->live.data, mf->live.len) != CW_OK)
+            return nomem(f, err);
+    } else {
+        /* Only what this open changed differs: the new length, the dirty range. */
+        if (bytes_resize(&b->durable, mf->live.len) != CW_OK)
+            return nomem(f, err);
+        uint64_t hi = mf->dirty_hi < mf->live.len ? mf->dirty_hi : mf->live.len;
+        if (mf->dirty_lo < hi)
+            memcpy(b->durable.data + mf->dirty_lo, mf->live.data + mf->dirty_lo,
+                   (size_t)(hi - mf->dirty_lo));
+    }
+    mf->stamp = ++b->stamp;
+    mf->dirty_lo = mf->dirty_hi = 0;
     journal_drop(f->st->impl, b->generation);
     return CW_OK;
 }
@@ -526,12 +591,12 @@ static void mem_drain(cw_storage *st)
 static void mem_free(cw_storage *st)
 {
     mem_storage *ms = st->impl;
-    for (size_t i = 0; i < ms->n; i++)
-        partition_free(ms, ms->parts[i]);
-    free(ms->parts);
     for (size_t i = 0; i < ms->nchanges; i++)
         free(ms->changes[i].data);
     free(ms->changes);
+    for (size_t i = 0; i < ms->n; i++)
+        partition_free(ms->parts[i]);
+    free(ms->parts);
     free(ms);
 }
 

@@ -1,0 +1,257 @@
+/*
+ * storage.c - costs of storage, each next to a baseline measured in the
+ * same run on the same file system:
+ *
+ *   write   sequential 4 KiB writes with an fdatasync every 16, and 1 MiB
+ *           writes with one every 4, through a blob on the native backend,
+ *           against pwrite + fdatasync from a plain thread; then 4 KiB
+ *           writes with no sync at all, where the hand-off to an I/O
+ *           thread is the whole difference.
+ *   read    random 4 KiB reads of a 64 MiB blob in the page cache, into the
+ *           caller's memory and into a pooled buffer, against pread.
+ *   memory  memory storage on the deterministic backend: a 4 KiB write, a
+ *           4 KiB read and, every 16, a sync; operations per second, with
+ *           and without the audit digest.
+ *
+ * Each figure is the best of a few runs. Files go to a directory made
+ * under $TMPDIR (default /tmp) and removed at the end.
+ *
+ * usage: storage [write|read|memory ...]   (default: all)
+ */
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cwrt/cwrt.h"
+
+enum { REPEATS = 3, FILE_SIZE = 64 << 20, READS = 100000 };
+
+static char dir[256];
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void die(const char *what)
+{
+    fprintf(stderr, "storage bench: %s\n", what);
+    exit(1);
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* ---- One workload, run both ways ------------------------------------------------------- */
+
+typedef struct load {
+    size_t size;       /* bytes per write or read */
+    int count;         /* writes or reads */
+    int sync_every;    /* writes per fdatasync; 0: none */
+    bool read;         /* random reads of a prefilled blob */
+    bool pooled;       /* reads: into a pooled buffer (cw_blob_read_at) */
+    uint8_t *buf;
+    double ns;         /* per operation */
+} load;
+
+static uint64_t read_offset(size_t size)
+{
+    return (next() % (FILE_SIZE / size)) * size;
+}
+
+static void raw_run(load *l, const char *path)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        die("open");
+    if (l->read && (ftruncate(fd, FILE_SIZE) != 0 || pwrite(fd, l->buf, 1, FILE_SIZE - 1) != 1))
+        die("prefill");
+    if (l->read)
+        for (off_t at = 0; at < FILE_SIZE; at += 1 << 20)
+            if (pwrite(fd, l->buf, 1 << 20, at) != 1 << 20)
+                die("prefill");
+    double start = now_ns();
+    for (int i = 0; i < l->count; i++) {
+        ssize_t n = l->read ? pread(fd, l->buf, l->size, (off_t)read_offset(l->size))
+                            : pwrite(fd, l->buf, l->size, (off_t)i * (off_t)l->size);
+        if (n != (ssize_t)l->size)
+            die("raw transfer");
+        if (l->sync_every && (i + 1) % l->sync_every == 0 && fdatasync(fd) != 0)
+            die("fdatasync");
+    }
+    l->ns = (now_ns() - start) / l->count;
+    close(fd);
+    unlink(path);
+}
+
+static void *cw_root(cw_ctx *ctx, void *arg)
+{
+    load *l = arg;
+    cw_blob *b;
+    uint64_t size;
+    if (cw_storage_open(ctx, "bench", "blob", 4, &b, &size, NULL) != CW_OK)
+        die("open a blob");
+    if (l->read)
+        for (uint64_t at = 0; at < FILE_SIZE; at += 1 << 20)
+            if (cw_blob_write_at(b, at, l->buf, 1 << 20, CW_WRITE_DEFAULT, NULL) != CW_OK)
+                die("prefill");
+    double start = now_ns();
+    for (int i = 0; i < l->count; i++) {
+        int rc;
+        if (l->read && l->pooled) {
+            cw_iobuf_mut out;
+            rc = cw_blob_read_at(b, read_offset(l->size), l->size, CW_READ_DEFAULT, &out, NULL);
+            cw_iobuf_mut_release(&out);
+        } else if (l->read) {
+            rc = cw_blob_read_into(b, read_offset(l->size), l->buf, l->size, CW_READ_DEFAULT,
+                                   NULL);
+        } else {
+            rc = cw_blob_write_at(b, (uint64_t)i * l->size, l->buf, l->size, CW_WRITE_DEFAULT,
+                                  NULL);
+        }
+        if (rc != CW_OK)
+            die("blob transfer");
+        if (l->sync_every && (i + 1) % l->sync_every == 0 && cw_blob_sync(b, NULL) != CW_OK)
+            die("sync");
+    }
+    l->ns = (now_ns() - start) / l->count;
+    cw_blob_close(b);
+    cw_storage_remove(ctx, "bench", "blob", 4, NULL);
+    return NULL;
+}
+
+static void cw_run(load *l)
+{
+    cw_config cfg;
+    cw_config_default(&cfg);
+    cfg.storage_directory = dir;
+    cfg.worker_threads = 1;
+    cw_run_result res;
+    if (cw_start(cw_backend_native(), &cfg, cw_root, l, &res) != CW_OK)
+        die(res.message);
+}
+
+/* Best of REPEATS, alternating the two sides so drift hits both. */
+static void compare(const char *label, load proto)
+{
+    proto.buf = malloc(proto.size > (1 << 20) ? proto.size : 1 << 20);
+    memset(proto.buf, 0x5A, proto.size > (1 << 20) ? proto.size : 1 << 20);
+    char path[300];
+    snprintf(path, sizeof path, "%s/raw", dir);
+    double best_cw = 1e30, best_raw = 1e30;
+    for (int r = 0; r < REPEATS; r++) {
+        load a = proto, b = proto;
+        cw_run(&a);
+        raw_run(&b, path);
+        best_cw = a.ns < best_cw ? a.ns : best_cw;
+        best_raw = b.ns < best_raw ? b.ns : best_raw;
+    }
+    printf("storage %-34s blob %9.2f us   raw %9.2f us   ratio %.2f\n", label, best_cw / 1e3,
+           best_raw / 1e3, best_cw / best_raw);
+    free(proto.buf);
+}
+
+static void bench_write(void)
+{
+    compare("write 4 KiB, fdatasync every 16", (load){.size = 4096, .count = 4096,
+                                                       .sync_every = 16});
+    compare("write 1 MiB, fdatasync every 4", (load){.size = 1 << 20, .count = 64,
+                                                      .sync_every = 4});
+    compare("write 4 KiB, no sync", (load){.size = 4096, .count = 16384});
+}
+
+static void bench_read(void)
+{
+    compare("random read 4 KiB (cached)", (load){.size = 4096, .count = READS, .read = true});
+    compare("random read 4 KiB, pooled buffer", (load){.size = 4096, .count = READS,
+                                                        .read = true, .pooled = true});
+}
+
+/* ---- Memory storage on the deterministic backend ----------------------------------------- */
+
+enum { MEM_ROUNDS = 200000 };
+
+static void *mem_root(cw_ctx *ctx, void *arg)
+{
+    double *ops_per_s = arg;
+    static uint8_t block[4096];
+    cw_blob *b;
+    uint64_t size;
+    if (cw_storage_open(ctx, "bench", "blob", 4, &b, &size, NULL) != CW_OK)
+        die("open");
+    double start = now_ns();
+    uint64_t ops = 0;
+    for (int i = 0; i < MEM_ROUNDS; i++) {
+        uint64_t at = (uint64_t)(i % 1024) * sizeof block;
+        if (cw_blob_write_at(b, at, block, sizeof block, CW_WRITE_DEFAULT, NULL) != CW_OK ||
+            cw_blob_read_into(b, at, block, sizeof block, CW_READ_DEFAULT, NULL) != CW_OK)
+            die("memory transfer");
+        ops += 2;
+        if (i % 16 == 15) {
+            if (cw_blob_sync(b, NULL) != CW_OK)
+                die("memory sync");
+            ops++;
+        }
+    }
+    *ops_per_s = (double)ops / ((now_ns() - start) / 1e9);
+    cw_blob_close(b);
+    return NULL;
+}
+
+static void bench_memory(void)
+{
+    for (int audit = 1; audit >= 0; audit--) {
+        double best = 0;
+        for (int r = 0; r < REPEATS; r++) {
+            cw_config cfg;
+            cw_config_default(&cfg);
+            cfg.audit = audit;
+            double ops;
+            cw_run_result res;
+            if (cw_start(cw_backend_deterministic(), &cfg, mem_root, &ops, &res) != CW_OK)
+                die(res.message);
+            best = ops > best ? ops : best;
+        }
+        printf("storage memory 4 KiB write+read, sync/16, audit %-3s %10.0f ops/s\n",
+               audit ? "on" : "off", best);
+    }
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+int main(int argc, char **argv)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/cw-bench-storage-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        die("mkdtemp");
+    bool all = argc < 2;
+    for (int i = all ? 0 : 1; i < (all ? 1 : argc); i++) {
+        const char *what = all ? NULL : argv[i];
+        if (!what || !strcmp(what, "write"))
+            bench_write();
+        if (!what || !strcmp(what, "read"))
+            bench_read();
+        if (!what || !strcmp(what, "memory"))
+            bench_memory();
+    }
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return 0;
+}
