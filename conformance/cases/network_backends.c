@@ -213,3 +213,44 @@ CWC_CASE(network_tcp_read_timeout, "network", "NET-019 NET-010", PAR)
     cfg.read_timeout = 20 * CW_MSEC;
     cwc_run_ok(&cfg, timeout_root, NULL);
 }
+
+/* ---- TCP: connect timeout -----------------------------------------------------------------------
+ */
+
+/* A listener that never accepts, its queue filled by plain connects: the
+ * kernel drops further SYNs, so a dial can only time out. */
+static void *connect_timeout_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ck_assert_int_eq(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
+    ck_assert_int_eq(listen(lfd, 0), 0);
+    ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&a, &len), 0);
+    int fill[4];
+    for (int i = 0; i < 4; i++) {
+        fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        (void)connect(fill[i], (struct sockaddr *)&a, sizeof a);
+    }
+    cw_sleep(ctx, 20 * CW_MSEC);
+    cw_addr where = cw_addr_loopback4(ntohs(a.sin_port));
+    cw_sink *sink;
+    cw_stream *stream;
+    ck_assert_int_eq(cw_dial(ctx, &where, &sink, &stream), CW_ERR_TIMEOUT);
+    ck_assert_ptr_null(sink);
+    for (int i = 0; i < 4; i++)
+        close(fill[i]);
+    close(lfd);
+    return NULL;
+}
+
+CWC_CASE(network_tcp_connect_timeout, "network", "NET-006", PAR)
+{
+    cw_config cfg = cwc_config();
+    cfg.connect_timeout = 100 * CW_MSEC;
+    cwc_run_ok(&cfg, connect_timeout_root, NULL);
+}
