@@ -79,8 +79,9 @@ static void sock_unref(cw_sock *k)
     if (--k->refs > 0)
         return;
     k->dead = true;
+    int fd = k->src.fd; /* the reactor may free `k` as soon as it is forgotten */
     cw_reactor_forget(reactor_of(k->rt), &k->src);
-    close(k->src.fd);
+    close(fd);
 }
 
 void cw_sock_release_listener(cw_sock *k)
