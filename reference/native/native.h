@@ -50,7 +50,7 @@ struct cw_tpool {
 };
 
 /* Something the reactor watches: `ready` runs on the reactor thread with
- * the epoll events. A source given to cw_reactor_forget is freed by the
+ * the epoll events and the runtime's lock held. A source given to cw_reactor_forget is freed by the
  * reactor (`release`) once no event it already took can name it. */
 typedef struct cw_reactor_source {
     void (*ready)(struct cw_reactor_source *src, uint32_t events);

@@ -86,16 +86,20 @@ static void fire_due(cw_reactor *r)
 static void *reactor_thread(void *arg)
 {
     cw_reactor *r = arg;
-    struct epoll_event events[16];
+    struct epoll_event events[64];
     for (;;) {
         free_forgotten(r);
-        int k = epoll_wait(r->epfd, events, 16, -1);
+        int k = epoll_wait(r->epfd, events, 64, -1);
         if (k < 0 && errno != EINTR)
             cw_fatal("epoll_wait failed: errno %d", errno);
+        /* One hold of the runtime's lock for the whole batch: a socket's
+         * `ready` wakes its waiters under it. */
+        cw_rt_lock(&owner(r)->rt);
         for (int i = 0; i < k; i++) {
             cw_reactor_source *src = events[i].data.ptr;
             src->ready(src, events[i].events);
         }
+        cw_rt_unlock(&owner(r)->rt);
         pthread_mutex_lock(&r->lock);
         bool stopping = r->stopping;
         pthread_mutex_unlock(&r->lock);

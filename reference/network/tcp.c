@@ -38,18 +38,16 @@ static cw_reactor *reactor_of(cw_rt *rt)
     return &cw_container_of(rt, cw_native, rt)->reactor;
 }
 
-/* On the reactor thread. */
+/* On the reactor thread, with rt->lock held. */
 static void sock_ready(cw_reactor_source *src, uint32_t ev)
 {
     cw_sock *k = (cw_sock *)src;
-    cw_rt_lock(k->rt);
-    if (!k->dead) {
-        if (k->readers && (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
-            cw_waiters_wake(k->rt, k->readers);
-        if (k->writers && (ev & (EPOLLOUT | EPOLLHUP | EPOLLERR)))
-            cw_waiters_wake(k->rt, k->writers);
-    }
-    cw_rt_unlock(k->rt);
+    if (k->dead)
+        return;
+    if (k->readers && (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
+        cw_waiters_wake(k->rt, k->readers);
+    if (k->writers && (ev & (EPOLLOUT | EPOLLHUP | EPOLLERR)))
+        cw_waiters_wake(k->rt, k->writers);
 }
 
 static void sock_release(cw_reactor_source *src)
