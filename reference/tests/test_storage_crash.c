@@ -4,7 +4,9 @@
  * and is killed with SIGKILL at a random instant; the parent reopens every
  * blob and compares it with a model of the same sequence.
  *
- * The child reports, through a pipe, each call that returned. A killed
+ * The child reports, through a pipe, each call that returned. One trial in
+ * eight kills it while it is still creating its blobs; the others wait for
+ * its first report, then up to 20 ms. A killed
  * process loses nothing the kernel already has, so every call that
  * returned, synced or not, must be visible after the kill; the call in
  * flight may be visible in part (a write torn at any byte, a resize, a
@@ -255,8 +257,10 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
     return remove(path);
 }
 
-/* One trial; returns the number of calls the child completed. */
-static int trial(uint64_t seed, unsigned kill_after_us)
+/* One trial; returns the number of calls the child completed. The kill
+ * comes `kill_after_us` after the child's blobs are open, or after the
+ * fork when `early` (to interrupt creations). */
+static int trial(uint64_t seed, unsigned kill_after_us, bool early)
 {
     char dir[256];
     const char *tmp = getenv("TMPDIR");
@@ -271,13 +275,15 @@ static int trial(uint64_t seed, unsigned kill_after_us)
         child_main(dir, seed, fds[1]);
     }
     close(fds[1]);
+    int done = -1, value;
+    if (!early && read(fds[0], &value, sizeof value) == sizeof value)
+        done = value;
     struct timespec pause_for = {0, (long)kill_after_us * 1000};
     nanosleep(&pause_for, NULL);
     kill(pid, SIGKILL);
     int status;
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     ck_assert_msg(WIFSIGNALED(status), "the child ended by itself: status %d", status);
-    int done = -1, value;
     while (read(fds[0], &value, sizeof value) == sizeof value)
         done = value;
     close(fds[0]);
@@ -322,7 +328,8 @@ START_TEST(killed_writer_loses_nothing_it_was_told)
     int killed_midway = 0, before_open = 0, finished = 0;
     for (int t = 0; t < trials; t++) {
         uint64_t seed = mix(&x);
-        int done = trial(seed, (unsigned)(mix(&x) % 40000));
+        bool early = mix(&x) % 8 == 0;
+        int done = trial(seed, (unsigned)(mix(&x) % (early ? 5000 : 20000)), early);
         before_open += done < 0;
         finished += done == OPS;
         killed_midway += done >= 0 && done < OPS;
