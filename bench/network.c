@@ -251,8 +251,10 @@ static void *rt_root(cw_ctx *ctx, void *arg)
     for (int i = 0; i < rs->sa.conns; i++) {
         rt_conn *rc = malloc(sizeof *rc);
         rc->size = rs->sa.size;
-        if (cw_listener_accept(l, &rc->c) != CW_OK)
-            return NULL;
+        if (cw_listener_accept(l, &rc->c) != CW_OK) {
+            fprintf(stderr, "bench: accept failed\n");
+            exit(1);
+        }
         h[i] = cw_spawn(cw_child(ctx, "echo"), rt_echo, rc);
     }
     for (int i = 0; i < rs->sa.conns; i++) {
@@ -434,8 +436,11 @@ static void *sim_root(cw_ctx *ctx, void *arg)
     (void)arg;
     cw_sink *sink;
     cw_stream *stream;
-    cw_mock_channel(ctx, &sink, &stream);
     cw_iobufs *msg = cw_iobufs_new(cw_backend_deterministic());
+    if (cw_mock_channel(ctx, &sink, &stream) != CW_OK || !msg) {
+        fprintf(stderr, "bench: no mock channel\n");
+        exit(1);
+    }
     cw_iobuf b;
     char bytes[64] = {0};
     cw_iobuf_copy(cw_backend_deterministic(), bytes, sizeof bytes, &b);

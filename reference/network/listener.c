@@ -23,9 +23,9 @@ cw_listener *cw_listener_new(cw_rt *rt, const cw_backend *b, const cw_addr *addr
 
 void cw_listener_free(cw_listener *l)
 {
-    while (!cw_list_empty(&l->pending)) {
-        cw_pending *p = cw_container_of(l->pending.next, cw_pending, link);
-        cw_list_remove(&p->link);
+    for (cw_list *it = l->pending.next, *next; it != &l->pending; it = next) {
+        next = it->next;
+        cw_pending *p = cw_container_of(it, cw_pending, link);
         cw_sink_free(p->conn.sink);
         cw_stream_free(p->conn.stream);
         free(p);

@@ -71,14 +71,11 @@ int cw_mem_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out)
     cw_rt_lock(rt);
     cw_net *net = cw_net_of(rt);
     cw_addr a = *addr;
-    int rc = CW_OK;
-    if (cw_addr_is_loopback(&a) && a.port >= CW_NET_EPHEMERAL_FIRST &&
-        a.port < CW_NET_EPHEMERAL_END)
-        rc = CW_ERR_BIND_FAILED; /* reserved for dialers [NET-003] */
-    else if (a.port == 0 && !pick_port(net, &a))
-        rc = CW_ERR_BIND_FAILED;
-    else if (a.port != 0 && find(net, &a))
-        rc = CW_ERR_BIND_FAILED;
+    /* Loopback ports of the dialers' range are theirs [NET-003]. */
+    bool reserved = cw_addr_is_loopback(&a) && a.port >= CW_NET_EPHEMERAL_FIRST &&
+                    a.port < CW_NET_EPHEMERAL_END;
+    bool taken = a.port == 0 ? !pick_port(net, &a) : find(net, &a) != NULL;
+    int rc = reserved || taken ? CW_ERR_BIND_FAILED : CW_OK;
     cw_net_audit_result(rt, "bind", addr, rc);
     if (rc == CW_OK)
         *out = cw_listener_new(rt, ctx->hdr.backend, &a);

@@ -46,12 +46,19 @@ void cw_rt_net_close(cw_rt *rt)
     cw_net *net = rt->net;
     if (!net)
         return;
-    while (!cw_list_empty(&net->listeners))
-        cw_listener_free(cw_container_of(net->listeners.next, cw_listener, link));
-    while (!cw_list_empty(&net->sinks))
-        cw_sink_free(cw_container_of(net->sinks.next, cw_sink, link));
-    while (!cw_list_empty(&net->streams))
-        cw_stream_free(cw_container_of(net->streams.next, cw_stream, link));
+    /* Listeners first: they free the halves of connections never accepted. */
+    for (cw_list *it = net->listeners.next, *next; it != &net->listeners; it = next) {
+        next = it->next;
+        cw_listener_free(cw_container_of(it, cw_listener, link));
+    }
+    for (cw_list *it = net->sinks.next, *next; it != &net->sinks; it = next) {
+        next = it->next;
+        cw_sink_free(cw_container_of(it, cw_sink, link));
+    }
+    for (cw_list *it = net->streams.next, *next; it != &net->streams; it = next) {
+        next = it->next;
+        cw_stream_free(cw_container_of(it, cw_stream, link));
+    }
     cw_hosts_free(net);
     free(net); /* its metrics belong to the run's registry, which frees them */
     rt->net = NULL;

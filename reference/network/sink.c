@@ -44,13 +44,14 @@ static void audit_send(cw_sink *s, const cw_iobufs *bufs, int rc)
     cw_rt *rt = s->rt;
     if (!rt->sched->audit)
         return;
+    /* The bytes as one field, whatever their chunks. */
     size_t len = cw_iobufs_len(bufs);
-    uint8_t *bytes = len ? malloc(len) : NULL;
-    if (len && !bytes)
+    uint8_t *bytes = malloc(len ? len : 1);
+    if (!bytes)
         cw_fatal("out of memory recording a send");
     size_t at = 0;
     const cw_iobuf *c;
-    for (size_t i = 0; (c = cw_iobufs_chunk(bufs, i)); i++) {
+    for (size_t i = 0; (c = cw_iobufs_chunk(bufs, i)) && at + c->len <= len; i++) {
         if (c->len)
             memcpy(bytes + at, c->data, c->len);
         at += c->len;

@@ -289,12 +289,10 @@ void cw_tcp_fill(cw_stream *s, size_t want)
         ssize_t r = recv(s->sock->src.fd, s->buf + s->off + s->len, limit - s->len, 0);
         if (r > 0)
             s->len += (size_t)r;
-        else if (r == 0)
-            s->eof = true;
-        else if (errno == EAGAIN || errno == EWOULDBLOCK)
+        else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
-        else if (errno != EINTR)
-            s->eof = true; /* a reset or an error: what is buffered is all there is */
+        else if (r == 0 || errno != EINTR)
+            s->eof = true; /* the end, a reset or an error: what is buffered is all there is */
     }
 }
 
