@@ -645,3 +645,32 @@ CWC_CASE(network_metrics, "network", "NET-025", 0)
 {
     cwc_run_ok(NULL, metrics_root, NULL);
 }
+
+/* ---- Send to a closed peer ------------------------------------------------------------------- */
+
+static void *send_closed_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct pair a, b;
+    cw_listener *l;
+    connect_pair(ctx, &a, &b, &l);
+    conn_close(b.sink, b.stream);
+    /* In memory the first send fails; over TCP one fails once the kernel
+     * has heard of the close. */
+    int rc = CW_OK;
+    for (int i = 0; i < 1000 && rc == CW_OK; i++) {
+        rc = send_bytes(a.sink, "data", 4);
+        if (rc == CW_OK)
+            cw_sleep(ctx, CW_MSEC);
+    }
+    ck_assert_int_eq(rc, CW_ERR_SEND_FAILED);
+    ck_assert_int_eq(send_bytes(a.sink, "data", 4), CW_ERR_CLOSED);
+    conn_close(a.sink, a.stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_send_to_closed_peer, "network", "NET-014 NET-013", 0)
+{
+    cwc_run_ok(NULL, send_closed_root, NULL);
+}
