@@ -22,6 +22,7 @@
 #define CW_STORAGE_INTERNAL_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <sys/uio.h>
 
 #include "core/internal.h"
@@ -208,11 +209,13 @@ int cw_fail_os(cw_storage_error *err, int code, const char *partition, const cha
 typedef struct cw_offload cw_offload;
 typedef struct cw_job cw_job;
 
+enum cw_job_state { CW_JOB_WAITING, CW_JOB_PARKED, CW_JOB_FINISHED };
+
 struct cw_job {
     void (*fn)(cw_job *job);  /* runs on an I/O thread */
     void (*done)(cw_job *job); /* after fn, on that thread: NULL for a waiting task */
-    cw_task *task;            /* the task parked until fn has run */
-    bool finished;            /* under the offload's lock */
+    cw_task *task;            /* the task waiting until fn has run */
+    atomic_int state;         /* enum cw_job_state; changed under the offload's lock */
     cw_job *next;
 };
 
