@@ -485,7 +485,7 @@ static void chain_body(void *arg)
 
 START_TEST(test_chain)
 {
-	struct link links[CHAIN];
+	struct link links[CHAIN] = { 0 };
 	cw_coro main_ctx = { 0 };
 	int count = 0;
 
