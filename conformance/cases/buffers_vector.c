@@ -46,58 +46,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cases/vrng.h"
 #include "cases/buffers.h"
 
 enum { SEQUENCES = 256, OPS = 64 };
 
 /* The digest of the reference implementation. */
 static const char golden[] = "6dc0784ade44a7a6eefd229a7312dfc33518385cd3e3704f543c6f677d3ccb88";
-
-/* ---- The PRNG of spec/11-deterministic.md, written out again here ---------------- */
-
-typedef struct vrng {
-    uint64_t s[4];
-} vrng;
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
-static uint64_t rotl(uint64_t v, int k)
-{
-    return (v << k) | (v >> (64 - k));
-}
-
-static uint64_t next(vrng *r)
-{
-    uint64_t *s = r->s;
-    uint64_t out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return out;
-}
-
-static uint64_t below(vrng *r, uint64_t n)
-{
-    return next(r) % n;
-}
-
-static void fill(vrng *r, uint8_t *out, size_t n)
-{
-    for (size_t i = 0; i < n; i += 8) {
-        uint64_t v = next(r);
-        for (size_t b = 0; b < 8 && i + b < n; b++, v >>= 8)
-            out[i + b] = (uint8_t)v;
-    }
-}
 
 /* ---- Recording ---------------------------------------------------------------------------- */
 
@@ -172,19 +127,19 @@ static void op_list(vector *v, int k)
     cw_iobufs *head = NULL;
     size_t len = cw_iobufs_len(v->l);
     int rc;
-    switch (below(&v->rng, 4)) {
+    switch (vrng_below(&v->rng, 4)) {
     case 0:
         put_int(v, cw_iobufs_append(v->l, &v->b[k]));
         break;
     case 1:
-        rc = cw_iobufs_split_to(v->l, (size_t)below(&v->rng, len + 2), &head);
+        rc = cw_iobufs_split_to(v->l, (size_t)vrng_below(&v->rng, len + 2), &head);
         put_int(v, rc);
         if (rc == CW_OK)
             put_list(v, head);
         cw_iobufs_release(head);
         break;
     case 2:
-        put_int(v, cw_iobufs_advance(v->l, (size_t)below(&v->rng, len + 2)));
+        put_int(v, cw_iobufs_advance(v->l, (size_t)vrng_below(&v->rng, len + 2)));
         break;
     default:
         cw_iobuf_release(&v->b[k]);
@@ -202,28 +157,28 @@ static void op_bufs(vector *v, int code, int k, int j)
         j = (k + 1) % 4;
     switch (code) {
     case 0:
-        n = (size_t)below(&v->rng, 300);
-        fill(&v->rng, scratch(v, n), n);
+        n = (size_t)vrng_below(&v->rng, 300);
+        vrng_fill(&v->rng, scratch(v, n), n);
         cw_iobuf_release(b);
         put_int(v, cw_iobuf_copy(cwc_backend, v->scratch, n, b));
         break;
     case 1:
-        s = (size_t)below(&v->rng, v->b[j].len + 2);
-        e = (size_t)below(&v->rng, v->b[j].len + 2);
+        s = (size_t)vrng_below(&v->rng, v->b[j].len + 2);
+        e = (size_t)vrng_below(&v->rng, v->b[j].len + 2);
         put_int(v, cw_iobuf_slice(&v->b[j], s, e, &tmp));
         cw_iobuf_release(b);
         *b = tmp;
         break;
     case 2:
-        n = (size_t)below(&v->rng, b->len + 2);
+        n = (size_t)vrng_below(&v->rng, b->len + 2);
         cw_iobuf_release(&v->b[j]);
         put_int(v, cw_iobuf_split_to(b, n, &v->b[j]));
         break;
     case 3:
-        put_int(v, cw_iobuf_advance(b, (size_t)below(&v->rng, b->len + 2)));
+        put_int(v, cw_iobuf_advance(b, (size_t)vrng_below(&v->rng, b->len + 2)));
         break;
     case 4:
-        n = (size_t)below(&v->rng, b->len + 2);
+        n = (size_t)vrng_below(&v->rng, b->len + 2);
         rc = cw_iobuf_copy_out(b, scratch(v, n), n);
         put_int(v, rc);
         if (rc == CW_OK)
@@ -247,15 +202,15 @@ static void op_muts(vector *v, int code, int k, int m)
     int rc, why = 0;
     switch (code) {
     case 7:
-        n = (size_t)below(&v->rng, 1200);
+        n = (size_t)vrng_below(&v->rng, 1200);
         cw_iobuf_mut_release(mb);
         put_int(v, cw_bufpool_try_alloc(v->pool, n, mb, &why));
         put_int(v, why);
         put_u64(v, mb->cap);
         break;
     case 8:
-        n = (size_t)below(&v->rng, cw_iobuf_mut_spare(mb) + 8);
-        fill(&v->rng, scratch(v, n), n);
+        n = (size_t)vrng_below(&v->rng, cw_iobuf_mut_spare(mb) + 8);
+        vrng_fill(&v->rng, scratch(v, n), n);
         put_int(v, cw_iobuf_mut_put(mb, v->scratch, n));
         break;
     case 9:
@@ -268,7 +223,7 @@ static void op_muts(vector *v, int code, int k, int m)
         put_u64(v, mb->cap);
         break;
     default:
-        n = (size_t)below(&v->rng, mb->len + 2);
+        n = (size_t)vrng_below(&v->rng, mb->len + 2);
         rc = cw_iobuf_mut_copy_out(mb, scratch(v, n), n);
         put_int(v, rc);
         if (rc == CW_OK)
@@ -287,9 +242,7 @@ static void run_sequence(vector *v, uint64_t seed)
     cfg.alignment = 64;
     cfg.thread_cache = 0;
     CWC_OK(cw_bufpool_new(cwc_backend, &cfg, &v->pool));
-    uint64_t x = seed;
-    for (int i = 0; i < 4; i++)
-        v->rng.s[i] = splitmix64(&x);
+    vrng_seed(&v->rng, seed);
     for (int k = 0; k < 4; k++)
         CWC_OK(cw_iobuf_copy(cwc_backend, NULL, 0, &v->b[k]));
     for (int m = 0; m < 2; m++)
@@ -297,8 +250,8 @@ static void run_sequence(vector *v, uint64_t seed)
     v->l = cw_iobufs_new(cwc_backend);
 
     for (int op = 0; op < OPS; op++) {
-        int code = (int)below(&v->rng, 13), k = (int)below(&v->rng, 4);
-        int j = (int)below(&v->rng, 4), m = (int)below(&v->rng, 2);
+        int code = (int)vrng_below(&v->rng, 13), k = (int)vrng_below(&v->rng, 4);
+        int j = (int)vrng_below(&v->rng, 4), m = (int)vrng_below(&v->rng, 2);
         put_int(v, code);
         if (code <= 6)
             op_bufs(v, code, k, j);

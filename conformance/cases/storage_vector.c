@@ -40,58 +40,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cases/vrng.h"
 #include "cases/storage.h"
 
 enum { CASES = 4096, ROOM = 4200 };
 
 /* The digest of the reference implementation. */
 static const char golden[] = "dd7caa7320f41fb55c7d32fc9bcd2fc6a57a80d82cbada583206510cfddf9da8";
-
-/* ---- The PRNG of spec/11-deterministic.md ------------------------------------------------- */
-
-typedef struct vrng {
-    uint64_t s[4];
-} vrng;
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
-static uint64_t rotl(uint64_t v, int k)
-{
-    return (v << k) | (v >> (64 - k));
-}
-
-static uint64_t next(vrng *r)
-{
-    uint64_t *s = r->s;
-    uint64_t out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return out;
-}
-
-static uint64_t below(vrng *r, uint64_t n)
-{
-    return next(r) % n;
-}
-
-static void fill(vrng *r, uint8_t *out, size_t n)
-{
-    for (size_t i = 0; i < n; i += 8) {
-        uint64_t v = next(r);
-        for (size_t b = 0; b < 8 && i + b < n; b++, v >>= 8)
-            out[i + b] = (uint8_t)v;
-    }
-}
 
 /* ---- Building and recording --------------------------------------------------------------- */
 
@@ -111,44 +66,44 @@ static uint64_t build(vrng *r, int kind, uint16_t version, uint8_t *raw)
     case 0:
     case 3:
         len = header(CW_BLOB_LAYOUT_V1, version, raw);
-        d = below(r, 64);
-        fill(r, raw + len, d);
+        d = vrng_below(r, 64);
+        vrng_fill(r, raw + len, d);
         len += d;
         if (kind == 3) {
-            p = below(r, len);
-            raw[p] ^= (uint8_t)(1u << below(r, 8));
+            p = vrng_below(r, len);
+            raw[p] ^= (uint8_t)(1u << vrng_below(r, 8));
         }
         return len;
     case 1:
     case 5:
         len = header(CW_BLOB_LAYOUT_V0, version, raw);
-        d = below(r, 64);
-        fill(r, raw + len, d);
+        d = vrng_below(r, 64);
+        vrng_fill(r, raw + len, d);
         len += d;
         if (kind == 5) {
-            p = below(r, 8);
-            raw[p] ^= (uint8_t)(1u << below(r, 8));
+            p = vrng_below(r, 8);
+            raw[p] ^= (uint8_t)(1u << vrng_below(r, 8));
         }
         return len;
     case 2:
         header(CW_BLOB_LAYOUT_V1, version, raw);
-        k = below(r, 4097);
+        k = vrng_below(r, 4097);
         memset(raw + k, 0, ROOM - k);
-        return below(r, 2) == 1 ? k : 4096;
+        return vrng_below(r, 2) == 1 ? k : 4096;
     case 4:
-        n = below(r, 16);
-        fill(r, raw, n);
-        return below(r, 2) == 1 ? n : 4096;
+        n = vrng_below(r, 16);
+        vrng_fill(r, raw, n);
+        return vrng_below(r, 2) == 1 ? n : 4096;
     case 6:
         header(CW_BLOB_LAYOUT_V1, version, raw);
-        k = below(r, 13);
+        k = vrng_below(r, 13);
         memset(raw + k, 0, ROOM - k);
-        p = 12 + below(r, 4084);
-        raw[p] = (uint8_t)(1 + below(r, 255));
+        p = 12 + vrng_below(r, 4084);
+        raw[p] = (uint8_t)(1 + vrng_below(r, 255));
         return 4096;
     default:
-        n = below(r, 4200);
-        fill(r, raw, n);
+        n = vrng_below(r, 4200);
+        vrng_fill(r, raw, n);
         return n;
     }
 }
@@ -203,19 +158,17 @@ CWC_CASE(header_vector, "storage", "STOR-026", 0)
                                              {CW_BLOB_LAYOUT_V0, CW_BLOB_LAYOUT_V1},
                                              {CW_BLOB_LAYOUT_V1, CW_BLOB_LAYOUT_V1}};
     vrng r;
-    uint64_t seed = 0x53544F52u;
-    for (int i = 0; i < 4; i++)
-        r.s[i] = splitmix64(&seed);
+    vrng_seed(&r, 0x53544F52u);
     uint8_t *raw = malloc(ROOM);
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     EVP_DigestInit_ex(md, EVP_sha256(), NULL);
     int outcomes[2] = {0, 0}; /* healed, corrupt: the vector must reach both */
     for (int i = 0; i < CASES; i++) {
-        int kind = (int)below(&r, 8);
-        uint16_t version = (uint16_t)below(&r, 8);
-        uint16_t first = (uint16_t)below(&r, 8);
-        uint16_t last = (uint16_t)(first + below(&r, 3));
-        cw_blob_range lay = layouts[below(&r, 3)];
+        int kind = (int)vrng_below(&r, 8);
+        uint16_t version = (uint16_t)vrng_below(&r, 8);
+        uint16_t first = (uint16_t)vrng_below(&r, 8);
+        uint16_t last = (uint16_t)(first + vrng_below(&r, 3));
+        cw_blob_range lay = layouts[vrng_below(&r, 3)];
         uint64_t len = build(&r, kind, version, raw);
         cw_blob_header h;
         int rc = cw_blob_header_resolve(cwc_backend, raw, len, lay,
