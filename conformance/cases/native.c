@@ -2,7 +2,6 @@
  * native.c - what a parallel backend promises about threads and time
  * (spec/13-native.md). Skipped on backends without CW_CAP_PARALLEL.
  */
-#include <dirent.h>
 #include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
@@ -144,18 +143,6 @@ CWC_CASE(native_clock_is_wall_time_measured_monotonically, "native", "NAT-003 CL
     cwc_run_ok(NULL, clock_root, NULL);
 }
 
-static int thread_count(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    int n = 0;
-    if (!d)
-        return -1;
-    for (struct dirent *e; (e = readdir(d));)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 static void bump(void *arg)
 {
     atomic_fetch_add((atomic_int *)arg, 1);
@@ -201,10 +188,10 @@ CWC_CASE(native_run_end_waits_for_every_task_and_thread, "native", "NAT-004 RUN-
     /* A first run lets the C library and any sanitizer start the helper
      * threads they keep for the life of the process. */
     cwc_run_ok(NULL, end_root, &count);
-    int before = thread_count();
+    int before = cwc_thread_count();
     atomic_store(&count.started, 0);
     atomic_store(&count.unwound, 0);
     cwc_run_ok(NULL, end_root, &count);
     ck_assert_int_eq(atomic_load(&count.unwound), 8);
-    ck_assert_int_eq(thread_count(), before);
+    ck_assert_int_eq(cwc_thread_count(), before);
 }

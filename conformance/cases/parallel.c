@@ -2,7 +2,6 @@
  * parallel.c - strategies: fold, map, jobs, and where the work runs
  * (spec/14-parallel.md).
  */
-#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -19,18 +18,6 @@ static cw_strategy *new_strategy(cw_ctx *ctx, size_t parallelism)
     ck_assert_int_eq(cw_strategy_new(ctx, parallelism, &s), CW_OK);
     ck_assert_ptr_nonnull(s);
     return s;
-}
-
-static int thread_count(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    int n = 0;
-    if (!d)
-        return -1;
-    for (struct dirent *e; (e = readdir(d));)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
 }
 
 static void pause_us(long us)
@@ -458,9 +445,9 @@ static void *pool_root(cw_ctx *ctx, void *arg)
     w.nseen = 0;
     atomic_init(&w.flag, 0);
     atomic_init(&w.flag_seen, 0);
-    int before = thread_count();
+    int before = cwc_thread_count();
     cw_strategy *s = new_strategy(ctx, 2);
-    ck_assert_int_eq(thread_count(), before); /* no thread before the first use */
+    ck_assert_int_eq(cwc_thread_count(), before); /* no thread before the first use */
     cw_handle *h = cw_spawn(cw_child(ctx, "setter"), set_flag, &w);
     pthread_t me = pthread_self();
     cw_fold f = sum;
@@ -474,7 +461,7 @@ static void *pool_root(cw_ctx *ctx, void *arg)
     ck_assert_int_le(w.nseen, 2);
     for (int i = 0; i < w.nseen; i++)
         ck_assert_msg(!pthread_equal(w.seen[i], me), "a chunk ran on the caller's thread");
-    ck_assert_int_le(thread_count(), before + 2);
+    ck_assert_int_le(cwc_thread_count(), before + 2);
     ck_assert_int_eq(cw_join(h, NULL), CW_OK);
     cw_handle_release(h);
     cw_strategy_release(s);
@@ -515,7 +502,7 @@ static void *inline_root(cw_ctx *ctx, void *arg)
     pthread_mutex_init(&w.lock, NULL);
     w.nseen = 0;
     atomic_init(&w.flag, 0);
-    int before = thread_count();
+    int before = cwc_thread_count();
     cw_strategy *s = new_strategy(ctx, 8);
     cw_handle *h = cw_spawn(cw_child(ctx, "setter"), set_flag, &w);
     cw_fold f = sum;
@@ -533,7 +520,7 @@ static void *inline_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(atomic_load(&w.flag), 0);
     ck_assert_int_eq(w.nseen, 1);
     ck_assert(pthread_equal(w.seen[0], pthread_self()));
-    ck_assert_int_eq(thread_count(), before);
+    ck_assert_int_eq(cwc_thread_count(), before);
     cw_strategy_release(s);
     ck_assert_int_eq(cw_join(h, NULL), CW_OK);
     cw_handle_release(h);
@@ -651,14 +638,14 @@ CWC_CASE(strategy_pool_ends_with_run_or_maker, "parallel", "PAR-008", 0)
     cwc_run_ok(NULL, creator_ends_root, NULL);
     /* A first run lets any helper threads of the process start. */
     cw_strategy_release(cwc_run_ok(NULL, outlive_root, NULL));
-    int before = thread_count();
+    int before = cwc_thread_count();
     cw_strategy *s = cwc_run_ok(NULL, outlive_root, NULL);
-    ck_assert_int_eq(thread_count(), before);
+    ck_assert_int_eq(cwc_thread_count(), before);
     /* After the run, from a plain thread: inline, same result. */
     int64_t total = 0;
     ck_assert_int_eq(cw_strategy_fold(s, NULL, 0, 1000, &sum, &total), CW_OK);
     ck_assert_int_eq(total, 499500);
-    ck_assert_int_eq(thread_count(), before);
+    ck_assert_int_eq(cwc_thread_count(), before);
     cw_strategy_release(s);
 }
 

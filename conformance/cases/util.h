@@ -5,6 +5,8 @@
 #ifndef CWC_CASES_UTIL_H
 #define CWC_CASES_UTIL_H
 
+#include <dirent.h>
+
 #include "harness/cwc.h"
 
 /* A task body that waits forever (until aborted). */
@@ -43,6 +45,19 @@ static inline void cwc_await(cw_oneshot *o)
 {
     char unit;
     ck_assert_int_eq(cw_oneshot_recv(o, &unit), CW_OK);
+}
+
+/* The threads of this process now, or -1: runs must leave none behind. */
+static inline int cwc_thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
 }
 
 #endif
