@@ -33,7 +33,7 @@ OPT := -O1 -fno-omit-frame-pointer -fsanitize=thread
 SAN_LD := -fsanitize=thread
 endif
 ifeq ($(VARIANT),coverage)
-OPT := -O0 --coverage
+OPT := -O0 --coverage -fprofile-update=atomic
 SAN_LD := --coverage
 endif
 ALL_CFLAGS := $(CFLAGS_BASE) $(OPT) $(CFLAGS)
