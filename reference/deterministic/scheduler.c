@@ -308,6 +308,16 @@ static void stall_message(cw_det *d, char *out, size_t len)
         snprintf(out + used, len - used, " (and %zu more)", total - shown);
 }
 
+/* Forget every queued wake: at the end of a run nothing is scheduled again. */
+static void drop_ready(cw_det *d)
+{
+    cw_spin_lock(&d->lock);
+    for (size_t i = 0; i < d->nready; i++)
+        d->ready[i]->queued = false;
+    d->nready = 0;
+    cw_spin_unlock(&d->lock);
+}
+
 /* Step 8: end the run. Every task still alive is unwound at its suspension
  * point, in ascending id order, so its cleanup handlers run; then every
  * object of the run is freed. */
@@ -315,11 +325,7 @@ static void teardown(cw_det *d)
 {
     d->rt.ending = true;
     cw_alarms_clear(&d->alarms);
-    cw_spin_lock(&d->lock);
-    for (size_t i = 0; i < d->nready; i++)
-        d->ready[i]->queued = false;
-    d->nready = 0;
-    cw_spin_unlock(&d->lock);
+    drop_ready(d);
     while (!cw_list_empty(&d->rt.tasks)) {
         cw_task *t = cw_container_of(d->rt.tasks.next, cw_task, link);
         t->aborted = true;
@@ -332,12 +338,10 @@ static void teardown(cw_det *d)
         }
         if (t->state != CW_TASK_DONE || t->handle)
             cw_task_finish(t);
+        /* Wakes its unwinding caused are dropped before it is freed, so the
+         * queue never holds a freed task. */
+        drop_ready(d);
         cw_task_free(t);
-        cw_spin_lock(&d->lock);
-        for (size_t i = 0; i < d->nready; i++)
-            d->ready[i]->queued = false;
-        d->nready = 0;
-        cw_spin_unlock(&d->lock);
     }
     cw_rt_free_objects(&d->rt);
 }
