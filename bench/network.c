@@ -12,6 +12,8 @@
  * reads the whole echo back, and sends the next, for a fixed time.
  *
  * usage: network [echo|simulated ...]   (default: both)
+ *        network server native|epoll|libuv CONNS SIZE
+ *              one server alone, for a profiler
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -75,7 +77,44 @@ static int listen_loopback(uint16_t *port)
 typedef struct conn {
     int fd;
     size_t sent, got;
+    uint64_t trips;
 } conn;
+
+/* Move bytes on the connections epoll reports ready; the round trips done.
+ * `*first` counts the connections that made their first one. */
+static uint64_t pump(int ep, size_t size, const char *msg, char *sink, int wait_ms, int *first)
+{
+    uint64_t trips = 0;
+    struct epoll_event evs[256];
+    int k = epoll_wait(ep, evs, 256, wait_ms);
+    for (int e = 0; e < k; e++) {
+        conn *x = evs[e].data.ptr;
+        for (bool progress = true; progress;) {
+            progress = false;
+            if (x->sent < size) {
+                ssize_t w = write(x->fd, msg + x->sent, size - x->sent);
+                if (w > 0) {
+                    x->sent += (size_t)w;
+                    progress = true;
+                }
+            }
+            if (x->got < size) {
+                ssize_t r = read(x->fd, sink, size - x->got);
+                if (r > 0) {
+                    x->got += (size_t)r;
+                    progress = true;
+                }
+            }
+            if (x->got == size && x->sent == size) {
+                x->got = x->sent = 0;
+                if (x->trips++ == 0)
+                    (*first)++;
+                trips++;
+            }
+        }
+    }
+    return trips;
+}
 
 /* Drive `n` connections to `port` for RUN_SECONDS; returns round trips per second. */
 static double client(uint16_t port, int n, size_t size)
@@ -93,36 +132,15 @@ static double client(uint16_t port, int n, size_t size)
         struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLET, .data.ptr = &c[i]};
         epoll_ctl(ep, EPOLL_CTL_ADD, c[i].fd, &ev);
     }
+    /* One round trip on every connection before the clock starts: each
+     * server has accepted and set up all of them by then. */
+    int first = 0;
+    while (first < n)
+        pump(ep, size, msg, sink, 1000, &first);
     uint64_t trips = 0;
     double start = now_s(), end = start + RUN_SECONDS;
-    struct epoll_event evs[256];
-    while (now_s() < end) {
-        int k = epoll_wait(ep, evs, 256, 100);
-        for (int e = 0; e < k; e++) {
-            conn *x = evs[e].data.ptr;
-            for (bool progress = true; progress;) {
-                progress = false;
-                if (x->sent < size) {
-                    ssize_t w = write(x->fd, msg + x->sent, size - x->sent);
-                    if (w > 0) {
-                        x->sent += (size_t)w;
-                        progress = true;
-                    }
-                }
-                if (x->got < size) {
-                    ssize_t r = read(x->fd, sink, size - x->got);
-                    if (r > 0) {
-                        x->got += (size_t)r;
-                        progress = true;
-                    }
-                }
-                if (x->got == size && x->sent == size) {
-                    x->got = x->sent = 0;
-                    trips++;
-                }
-            }
-        }
-    }
+    while (now_s() < end)
+        trips += pump(ep, size, msg, sink, 100, &first);
     double rate = (double)trips / (now_s() - start);
     for (int i = 0; i < n; i++)
         close(c[i].fd);
@@ -271,6 +289,9 @@ static void *rt_thread(void *arg)
     cw_config cfg;
     cw_config_default(&cfg);
     cfg.read_timeout = cfg.write_timeout = CW_FOREVER;
+    const char *workers = getenv("CW_BENCH_WORKERS");
+    if (workers)
+        cfg.worker_threads = (unsigned)atoi(workers);
     cw_run_result res;
     if (cw_start(cw_backend_native(), &cfg, rt_root, arg, &res) != CW_OK)
         fprintf(stderr, "bench: native run failed: %s\n", res.message);
@@ -473,8 +494,28 @@ static void simulated(void)
     }
 }
 
+/* One server alone, so a profiler sees only it. */
+static int one_server(const char *which, int conns, size_t size)
+{
+    double rate;
+    if (strcmp(which, "native") == 0)
+        rate = run_native(conns, size);
+    else if (strcmp(which, "epoll") == 0)
+        rate = run_plain(conns, size);
+#ifdef CW_BENCH_LIBUV
+    else if (strcmp(which, "libuv") == 0)
+        rate = run_uv(conns, size);
+#endif
+    else
+        return 2;
+    printf("echo %s conns=%d size=%zu %.0f/s\n", which, conns, size, rate);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 5 && strcmp(argv[1], "server") == 0)
+        return one_server(argv[2], atoi(argv[3]), (size_t)atol(argv[4]));
     bool all = argc < 2;
     for (int i = 1; i < argc || all; i++) {
         const char *what = all ? NULL : argv[i];

@@ -146,8 +146,7 @@ static void serve(const cw_metrics_http *h, int fd)
         return;
     char method[16], target[1024];
     if (sscanf(req, "%15s %1023s HTTP/1.%*c", method, target) != 2) {
-        respond(h, fd, "400 Bad Request", "text/plain; charset=utf-8", "", "bad request\n",
-                false);
+        respond(h, fd, "400 Bad Request", "text/plain; charset=utf-8", "", "bad request\n", false);
         return;
     }
     target[strcspn(target, "?")] = '\0';
@@ -158,8 +157,7 @@ static void serve(const cw_metrics_http *h, int fd)
         return;
     }
     if (strcmp(target, "/metrics") != 0) {
-        respond(h, fd, "404 Not Found", "text/plain; charset=utf-8", "", "not found\n",
-                head_only);
+        respond(h, fd, "404 Not Found", "text/plain; charset=utf-8", "", "not found\n", head_only);
         return;
     }
     char *body = cw_registry_encode(h->rt->metrics->reg);

@@ -33,25 +33,27 @@ typedef struct cw_ntask {
     cw_task *task;
     cw_tpool *home;
     enum cw_nstate state;
-    bool notified;             /* woken while not parked */
-    struct cw_ntask *next;     /* queue link */
+    bool notified;         /* woken while not parked */
+    struct cw_ntask *next; /* queue link */
 } cw_ntask;
 
 struct cw_tpool {
     cw_native *n;
-    cw_ntask *head, *tail;  /* FIFO of runnable tasks */
-    pthread_cond_t ready;   /* signalled when a task is queued or the pool stops */
-    unsigned threads;       /* started */
-    unsigned idle;          /* waiting on `ready` */
-    unsigned max_threads;   /* a blocking pool grows up to this */
-    bool dedicated;         /* one task, one thread, gone with the task */
+    cw_ntask *head, *tail; /* FIFO of runnable tasks */
+    pthread_cond_t ready;  /* signalled when a task is queued or the pool stops */
+    unsigned threads;      /* started */
+    unsigned idle;         /* waiting on `ready` */
+    unsigned queued;       /* tasks in the FIFO */
+    unsigned max_threads;  /* a blocking pool grows up to this */
+    bool dedicated;        /* one task, one thread, gone with the task */
     bool stopping;
     cw_tpool *next_dedicated; /* n->dedicated list, freed at the end of the run */
 };
 
-/* Something the reactor watches: `ready` runs on the reactor thread with
- * the epoll events and the runtime's lock held. A source given to cw_reactor_forget is freed by the
- * reactor (`release`) once no event it already took can name it. */
+/* Something the reactor watches: `ready` runs on the worker holding the
+ * reactor, with the epoll events and the runtime's lock held. A source
+ * given to cw_reactor_forget is freed (`release`) once no event already
+ * taken can name it. */
 typedef struct cw_reactor_source {
     void (*ready)(struct cw_reactor_source *src, uint32_t events);
     void (*release)(struct cw_reactor_source *src);
@@ -63,11 +65,14 @@ typedef struct cw_reactor {
     int epfd, timerfd, eventfd;
     cw_reactor_source timer_src, event_src;
     cw_reactor_source *forgotten; /* under `lock`: freed before the next epoll_wait */
-    pthread_t thread;
-    pthread_mutex_t lock; /* the alarm heap */
+    pthread_mutex_t lock;         /* the alarm heap */
     cw_alarms alarms;
-    cw_time armed;        /* the timerfd's deadline, CW_TIME_MAX when disarmed */
-    bool stopping;
+    cw_time armed; /* the timerfd's deadline, CW_TIME_MAX when disarmed */
+    /* Under the scheduler lock (n->lock): */
+    bool held;     /* a shared worker is polling, or about to */
+    bool blocking; /* ... in an epoll_wait that only an event ends */
+    bool notified; /* the eventfd was written since that wait began */
+    bool standby;  /* an idle worker watches for a reactor nobody holds */
 } cw_reactor;
 
 /* The HTTP endpoint serving GET /metrics (metrics_http.c). */
@@ -79,17 +84,17 @@ typedef struct cw_metrics_http {
 } cw_metrics_http;
 
 struct cw_native {
-    cw_rt rt; /* first: the core sees only this */
-    pthread_mutex_t lock;      /* pools, task states, counts */
-    pthread_cond_t changed;    /* the run's end condition or a count changed */
+    cw_rt rt;               /* first: the core sees only this */
+    pthread_mutex_t lock;   /* pools, task states, counts */
+    pthread_cond_t changed; /* the run's end condition or a count changed */
     cw_tpool shared, blocking;
-    unsigned live_tasks;       /* spawned and not yet finished */
-    unsigned live_threads;     /* worker threads of every pool, still running */
-    pthread_t *threads;        /* every thread started, joined at the end */
+    unsigned live_tasks;   /* spawned and not yet finished */
+    unsigned live_threads; /* worker threads of every pool, still running */
+    pthread_t *threads;    /* every thread started, joined at the end */
     size_t nthreads, cap_threads;
-    cw_tpool *dedicated;        /* pools of dedicated tasks */
+    cw_tpool *dedicated; /* pools of dedicated tasks */
     bool root_done;
-    bool panicked;             /* a copy of rt.panicked, readable under this lock */
+    bool panicked; /* a copy of rt.panicked, readable under this lock */
     cw_reactor reactor;
     cw_metrics_http http;
     /* The clock: wall time at start, advanced by the monotonic clock, so it
@@ -101,14 +106,19 @@ struct cw_native {
 /* sched.c */
 extern const cw_sched_ops cw_native_sched;
 void cw_tpool_init(cw_tpool *p, cw_native *n, unsigned max_threads, bool dedicated);
-int cw_tpool_start_thread(cw_tpool *p); /* with n->lock held */
+int cw_tpool_start_thread(cw_tpool *p);          /* with n->lock held */
 void cw_native_push(cw_native *n, cw_ntask *nt); /* with n->lock held */
 uint64_t cw_native_mono_ns(void);
 cw_time cw_native_now(cw_native *n);
 
 /* reactor.c */
-int cw_reactor_start(cw_reactor *r, cw_native *n);
+int cw_reactor_start(cw_reactor *r);
 void cw_reactor_stop(cw_reactor *r);
+/* Wait for events (or only look, when !block), wake the tasks they concern
+ * and the sleepers that are due. Only by the thread that holds the reactor. */
+void cw_reactor_poll(cw_reactor *r, bool block);
+/* End the blocking cw_reactor_poll in progress, or the next one. */
+void cw_reactor_notify(cw_reactor *r);
 void cw_reactor_arm(cw_reactor *r, cw_wait *w, cw_task *t);
 void cw_reactor_disarm(cw_reactor *r, cw_wait *w);
 /* Watch src->fd, edge-triggered, for input, output and hang-up. */

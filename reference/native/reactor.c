@@ -1,17 +1,25 @@
 /*
- * reactor.c - the thread that waits on the kernel for the runtime: epoll,
- * with a timerfd for the earliest sleeping task and an eventfd to be woken.
+ * reactor.c - waiting on the kernel for the runtime: epoll, with a timerfd
+ * for the earliest sleeping task and an eventfd to interrupt a wait.
+ *
+ * The reactor has no thread of its own. A shared worker with nothing to
+ * run takes it (native.h: `held`) and blocks in epoll_wait; the tasks its
+ * events wake are queued on that same worker, which runs them once the
+ * batch is done. So a socket that becomes readable resumes its task on the
+ * thread that saw the event, with no hand-off to another thread, which is
+ * what a reactor thread of its own would cost on every message. Busy
+ * workers look at the reactor without blocking every CW_POLL_EVERY tasks,
+ * so sockets and timers are served even when no worker is idle.
  *
  * Sleeps are kept in the core's alarm heap, keyed by their deadline on the
  * runtime clock. The timerfd runs on CLOCK_MONOTONIC, to which the runtime
  * clock is tied (see native.h), so a sleep is never cut short or stretched
- * by a change of the wall clock. Sockets join the same epoll set, each
- * with a source whose `ready` wakes the tasks waiting on it.
+ * by a change of the wall clock.
  *
- * A socket's source may be forgotten while the reactor holds an event that
- * names it, taken by the epoll_wait it is working through. So the reactor
- * frees forgotten sources itself, before its next epoll_wait: by then no
- * event can name them.
+ * A socket's source may be forgotten while the worker holding the reactor
+ * is working through a batch of events that names it. So forgotten sources
+ * are freed by the holder, before its next epoll_wait: by then no event
+ * can name them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,8 +42,8 @@ static void set_timer(cw_reactor *r, cw_time deadline)
     struct itimerspec its = {{0, 0}, {0, 0}};
     r->armed = deadline;
     if (deadline != CW_TIME_MAX) {
-        uint64_t mono = deadline <= n->start_real ? n->start_mono
-                                                  : n->start_mono + (deadline - n->start_real);
+        uint64_t mono =
+            deadline <= n->start_real ? n->start_mono : n->start_mono + (deadline - n->start_real);
         if (mono < n->start_mono) /* wrapped: so far ahead it cannot fire */
             mono = UINT64_MAX;
         if (mono == 0)
@@ -72,26 +80,27 @@ static void fire_due(cw_reactor *r)
 {
     cw_native *n = owner(r);
     pthread_mutex_lock(&r->lock);
-    cw_time now = cw_native_now(n);
-    cw_wait *w;
-    while ((w = cw_alarms_peek(&r->alarms)) && w->arg <= now) {
-        cw_alarms_pop(&r->alarms);
-        cw_native_sched.wake(cw_wait_task(w));
+    cw_wait *w = cw_alarms_peek(&r->alarms);
+    if (w && w->arg <= cw_native_now(n)) {
+        cw_time now = cw_native_now(n);
+        while ((w = cw_alarms_peek(&r->alarms)) && w->arg <= now) {
+            cw_alarms_pop(&r->alarms);
+            cw_native_sched.wake(cw_wait_task(w));
+        }
     }
-    w = cw_alarms_peek(&r->alarms);
-    set_timer(r, w ? w->arg : CW_TIME_MAX);
+    if (r->armed != (w ? w->arg : CW_TIME_MAX))
+        set_timer(r, w ? w->arg : CW_TIME_MAX);
     pthread_mutex_unlock(&r->lock);
 }
 
-static void *reactor_thread(void *arg)
+void cw_reactor_poll(cw_reactor *r, bool block)
 {
-    cw_reactor *r = arg;
     struct epoll_event events[64];
-    for (;;) {
-        free_forgotten(r);
-        int k = epoll_wait(r->epfd, events, 64, -1);
-        if (k < 0 && errno != EINTR)
-            cw_fatal("epoll_wait failed: errno %d", errno);
+    free_forgotten(r);
+    int k = epoll_wait(r->epfd, events, 64, block ? -1 : 0);
+    if (k < 0 && errno != EINTR)
+        cw_fatal("epoll_wait failed: errno %d", errno);
+    if (k > 0) {
         /* One hold of the runtime's lock for the whole batch: a socket's
          * `ready` wakes its waiters under it. */
         cw_rt_lock(&owner(r)->rt);
@@ -100,13 +109,15 @@ static void *reactor_thread(void *arg)
             src->ready(src, events[i].events);
         }
         cw_rt_unlock(&owner(r)->rt);
-        pthread_mutex_lock(&r->lock);
-        bool stopping = r->stopping;
-        pthread_mutex_unlock(&r->lock);
-        if (stopping)
-            return NULL;
-        fire_due(r);
     }
+    fire_due(r);
+}
+
+void cw_reactor_notify(cw_reactor *r)
+{
+    uint64_t one = 1;
+    if (write(r->eventfd, &one, sizeof one) != sizeof one && errno != EAGAIN)
+        cw_fatal("cannot wake the reactor: errno %d", errno);
 }
 
 static int watch(cw_reactor *r, cw_reactor_source *src, int fd)
@@ -132,9 +143,8 @@ void cw_reactor_forget(cw_reactor *r, cw_reactor_source *src)
     pthread_mutex_unlock(&r->lock);
 }
 
-int cw_reactor_start(cw_reactor *r, cw_native *n)
+int cw_reactor_start(cw_reactor *r)
 {
-    (void)n;
     pthread_mutex_init(&r->lock, NULL);
     r->armed = CW_TIME_MAX;
     r->forgotten = NULL;
@@ -142,8 +152,7 @@ int cw_reactor_start(cw_reactor *r, cw_native *n)
     r->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     r->eventfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (r->epfd < 0 || r->timerfd < 0 || r->eventfd < 0 ||
-        watch(r, &r->timer_src, r->timerfd) != 0 || watch(r, &r->event_src, r->eventfd) != 0 ||
-        pthread_create(&r->thread, NULL, reactor_thread, r) != 0) {
+        watch(r, &r->timer_src, r->timerfd) != 0 || watch(r, &r->event_src, r->eventfd) != 0) {
         if (r->epfd >= 0)
             close(r->epfd);
         if (r->timerfd >= 0)
@@ -158,13 +167,6 @@ int cw_reactor_start(cw_reactor *r, cw_native *n)
 
 void cw_reactor_stop(cw_reactor *r)
 {
-    pthread_mutex_lock(&r->lock);
-    r->stopping = true;
-    pthread_mutex_unlock(&r->lock);
-    uint64_t one = 1;
-    if (write(r->eventfd, &one, sizeof one) != sizeof one)
-        cw_fatal("cannot wake the reactor: errno %d", errno);
-    pthread_join(r->thread, NULL);
     free_forgotten(r);
     close(r->epfd);
     close(r->timerfd);

@@ -81,6 +81,8 @@ static void teardown(cw_native *n)
     while (n->live_tasks > 0)
         pthread_cond_wait(&n->changed, &n->lock);
     n->shared.stopping = n->blocking.stopping = true;
+    if (n->reactor.blocking)
+        cw_reactor_notify(&n->reactor);
     pthread_cond_broadcast(&n->shared.ready);
     pthread_cond_broadcast(&n->blocking.ready);
     for (cw_tpool *p = n->dedicated; p; p = p->next_dedicated) {
@@ -91,8 +93,8 @@ static void teardown(cw_native *n)
     pthread_mutex_unlock(&n->lock);
     for (size_t i = 0; i < nthreads; i++)
         pthread_join(n->threads[i], NULL);
-    /* The network's sockets leave the reactor before it stops; under the
-     * lock, since the reactor may be waking one of them right now. */
+    /* No worker is left to poll: the network's sockets can leave the
+     * reactor, and the reactor can stop. */
     cw_rt_lock(&n->rt);
     cw_rt_net_close(&n->rt);
     cw_rt_unlock(&n->rt);
@@ -145,7 +147,7 @@ int cw_native_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_res
     memcpy(n->rt.pools, pools, sizeof pools);
     int rc = cw_metrics_http_start(&n->http, &n->rt, resolved.metrics_address, out->message,
                                    sizeof out->message);
-    if (rc == CW_OK && cw_reactor_start(&n->reactor, n) != CW_OK) {
+    if (rc == CW_OK && cw_reactor_start(&n->reactor) != CW_OK) {
         cw_metrics_http_stop(&n->http);
         snprintf(out->message, sizeof out->message, "cannot start the reactor");
         rc = CW_ERR_IO;

@@ -18,8 +18,18 @@
 
 #include "native/native.h"
 
-static _Thread_local cw_task *tls_task;  /* the task this thread is running */
-static _Thread_local cw_coro *tls_home;  /* this thread's own context */
+static _Thread_local cw_task *tls_task;      /* the task this thread is running */
+static _Thread_local cw_coro *tls_home;      /* this thread's own context */
+static _Thread_local cw_native *tls_polling; /* the run whose reactor this thread polls now */
+
+/* A busy worker looks at the reactor, without waiting, after this many
+ * tasks: sockets and timers are served even when no worker is idle. */
+#define CW_POLL_EVERY 61
+
+/* One idle worker (the standby) checks this often that some worker holds
+ * the reactor: the one that left it to run what its events woke may run
+ * long, and nothing else would end the idle workers' wait for a task. */
+#define CW_STANDBY_NS (10 * 1000 * 1000)
 
 /* TLS is read through these out-of-line functions only: a task may resume
  * on another thread, and a TLS address computed before a switch must never
@@ -32,6 +42,11 @@ static __attribute__((noinline)) cw_task *current_task(void)
 static __attribute__((noinline)) cw_coro *current_home(void)
 {
     return tls_home;
+}
+
+static __attribute__((noinline)) cw_native *current_poller(void)
+{
+    return tls_polling;
 }
 
 static cw_native *native_of(cw_rt *rt)
@@ -63,7 +78,11 @@ void cw_tpool_init(cw_tpool *p, cw_native *n, unsigned max_threads, bool dedicat
     p->n = n;
     p->max_threads = max_threads;
     p->dedicated = dedicated;
-    pthread_cond_init(&p->ready, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&p->ready, &attr);
+    pthread_condattr_destroy(&attr);
 }
 
 static cw_ntask *pool_pop(cw_tpool *p)
@@ -73,7 +92,19 @@ static cw_ntask *pool_pop(cw_tpool *p)
     if (!p->head)
         p->tail = NULL;
     nt->next = NULL;
+    p->queued--;
     return nt;
+}
+
+/* With n->lock held: a task was queued for the shared workers, none is idle;
+ * the one blocked in the reactor (if any) must come and run it. */
+static void wake_poller(cw_native *n)
+{
+    cw_reactor *r = &n->reactor;
+    if (r->blocking && !r->notified) {
+        r->notified = true;
+        cw_reactor_notify(r);
+    }
 }
 
 void cw_native_push(cw_native *n, cw_ntask *nt)
@@ -86,12 +117,15 @@ void cw_native_push(cw_native *n, cw_ntask *nt)
     else
         p->head = nt;
     p->tail = nt;
+    p->queued++;
+    if (p == &n->shared && current_poller() == n)
+        return; /* the worker polling runs what its events woke: see poll() */
     if (p->idle)
         pthread_cond_signal(&p->ready);
+    else if (p == &n->shared)
+        wake_poller(n);
     else if (p->threads < p->max_threads && cw_tpool_start_thread(p) != 0 && p->threads == 0)
-        cw_fatal("cannot start a thread for a %s task",
-                 p->dedicated ? "dedicated" : "blocking");
-    (void)n;
+        cw_fatal("cannot start a thread for a %s task", p->dedicated ? "dedicated" : "blocking");
 }
 
 /* Finish a task that made its last switch: publish its result, then
@@ -156,27 +190,79 @@ static bool run(cw_native *n, cw_coro *home, cw_ntask *nt)
     return false;
 }
 
+/* ---- The reactor's holder -------------------------------------------------------- */
+
+/* With n->lock held, by a shared worker: hold the reactor for one poll. The
+ * tasks its events wake are queued without a signal; afterwards this worker
+ * runs them and hands only the surplus to idle workers. Waking a sibling
+ * for the one task a socket woke would move the task to another thread,
+ * the hand-off that polling on the workers is there to avoid. */
+static void poll(cw_native *n, bool block)
+{
+    cw_reactor *r = &n->reactor;
+    cw_tpool *p = &n->shared;
+    r->held = true;
+    r->blocking = block;
+    r->notified = false;
+    pthread_mutex_unlock(&n->lock);
+    tls_polling = n;
+    cw_reactor_poll(r, block);
+    tls_polling = NULL;
+    pthread_mutex_lock(&n->lock);
+    r->held = r->blocking = false;
+    for (unsigned extra = p->queued > 1 ? p->queued - 1 : 0, woken = 0;
+         woken < extra && woken < p->idle; woken++)
+        pthread_cond_signal(&p->ready);
+}
+
+/* With n->lock held: wait for a task to be queued. One idle shared worker
+ * also wakes every CW_STANDBY_NS, to take a reactor nobody holds. */
+static void idle_wait(cw_native *n, cw_tpool *p)
+{
+    cw_reactor *r = &n->reactor;
+    p->idle++;
+    if (p != &n->shared || r->standby) {
+        pthread_cond_wait(&p->ready, &n->lock);
+    } else {
+        r->standby = true;
+        uint64_t at = cw_native_mono_ns() + CW_STANDBY_NS;
+        struct timespec until = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
+        pthread_cond_timedwait(&p->ready, &n->lock, &until);
+        r->standby = false;
+    }
+    p->idle--;
+}
+
 static void *pool_thread(void *arg)
 {
     cw_tpool *p = arg;
     cw_native *n = p->n;
+    bool shared = p == &n->shared;
+    unsigned ran = 0;
     cw_coro home = {0};
     pthread_mutex_lock(&n->lock);
     for (;;) {
-        while (!p->head && !p->stopping) {
-            p->idle++;
-            pthread_cond_wait(&p->ready, &n->lock);
-            p->idle--;
+        if (p->head) {
+            if (shared && ++ran >= CW_POLL_EVERY && !n->reactor.held) {
+                ran = 0;
+                poll(n, false);
+                continue;
+            }
+            cw_ntask *nt = pool_pop(p);
+            nt->state = CW_N_RUNNING;
+            pthread_mutex_unlock(&n->lock);
+            bool ended = run(n, &home, nt);
+            pthread_mutex_lock(&n->lock);
+            if (ended && p->dedicated)
+                break;
+        } else if (p->stopping) {
+            break;
+        } else if (shared && !n->reactor.held) {
+            ran = 0;
+            poll(n, true);
+        } else {
+            idle_wait(n, p);
         }
-        if (!p->head)
-            break;
-        cw_ntask *nt = pool_pop(p);
-        nt->state = CW_N_RUNNING;
-        pthread_mutex_unlock(&n->lock);
-        bool ended = run(n, &home, nt);
-        pthread_mutex_lock(&n->lock);
-        if (ended && p->dedicated)
-            break;
     }
     p->threads--;
     n->live_threads--;

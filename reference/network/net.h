@@ -24,7 +24,9 @@ typedef struct cw_net cw_net;
 typedef struct cw_sock cw_sock;
 
 /* The receiving half. buf[off .. off + len) are bytes received and not yet
- * taken by a recv: what peek shows. */
+ * taken by a recv: what peek shows. Over TCP a recv that finds nothing
+ * buffered reads into `direct` instead, the pooled buffer it will return
+ * (its first direct.len bytes are then what peek shows, and len is 0). */
 struct cw_stream {
     cw_object hdr;
     cw_rt *rt;
@@ -33,9 +35,11 @@ struct cw_stream {
     cw_addr remote;         /* audit: the dial target, or the accepted peer */
     uint8_t *buf;
     size_t off, len, cap;
-    bool eof;      /* nothing more will arrive */
-    bool poisoned; /* every later recv is CW_ERR_CLOSED */
-    uint64_t busy; /* the ticket of the recv that waited and has not completed */
+    cw_iobuf_mut direct; /* TCP: data NULL unless a recv reads into it */
+    size_t direct_for;   /* the length of that recv */
+    bool eof;            /* nothing more will arrive */
+    bool poisoned;       /* every later recv is CW_ERR_CLOSED */
+    uint64_t busy;       /* the ticket of the recv that waited and has not completed */
     uint64_t tickets;
     cw_list waiters; /* recv waits */
     cw_list link;    /* net->streams */
@@ -142,6 +146,10 @@ int cw_tcp_accept(cw_listener *l, cw_conn *out);
 /* Read into the stream's buffer until `want` bytes are buffered or the
  * socket has none: sets eof at the end of the stream or on an error. */
 void cw_tcp_fill(cw_stream *s, size_t want);
+/* Like cw_tcp_fill for a stream with nothing in `buf`, reading into
+ * s->direct, made for exactly `want` bytes; false when no pooled buffer
+ * could be had (then cw_tcp_fill is the way). */
+bool cw_tcp_fill_direct(cw_stream *s, size_t want);
 /* Write what is left of `bufs` after s->sent: CW_OK when all of it went,
  * CW_ERR_WOULD_BLOCK, or CW_ERR_SEND_FAILED. */
 int cw_tcp_write(cw_sink *s, const cw_iobufs *bufs);

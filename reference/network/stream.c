@@ -32,6 +32,8 @@ void cw_stream_free(cw_stream *s)
         s->writer->reader = NULL;
     if (s->sock)
         cw_sock_release_stream(s->sock);
+    if (s->direct.data)
+        cw_iobuf_mut_release(&s->direct);
     cw_list_remove(&s->link);
     free(s->buf);
     free(s);
@@ -89,6 +91,51 @@ static cw_iobufs *take(cw_stream *s, size_t len)
     return l;
 }
 
+/* The direct buffer, once it holds all `len` bytes, as the recv's list. */
+static cw_iobufs *take_direct(cw_stream *s)
+{
+    cw_iobufs *l = cw_iobufs_new(s->hdr.backend);
+    if (!l)
+        return NULL;
+    cw_iobuf buf;
+    cw_iobuf_mut_freeze(&s->direct, &buf);
+    memset(&s->direct, 0, sizeof s->direct);
+    if (cw_iobufs_append(l, &buf) != CW_OK) {
+        cw_iobuf_release(&buf);
+        cw_iobufs_release(l);
+        return NULL;
+    }
+    return l;
+}
+
+/* Give the direct buffer's bytes back to `buf`: a recv of another length
+ * came (one that did not wait may be followed by any). false on NOMEM. */
+static bool undo_direct(cw_stream *s)
+{
+    cw_iobuf_mut *d = &s->direct;
+    if (!cw_stream_reserve(s, d->len))
+        return false;
+    if (d->len)
+        memcpy(s->buf + s->off, d->data, d->len);
+    s->len = d->len;
+    cw_iobuf_mut_release(d);
+    memset(d, 0, sizeof *d);
+    return true;
+}
+
+/* Over TCP: read what the socket has towards a recv of `len`. Straight into
+ * the buffer the recv will return when nothing is buffered yet: large
+ * messages are then copied once, by the kernel. */
+static bool fill(cw_stream *s, size_t len)
+{
+    if (s->direct.data && s->direct_for != len && !undo_direct(s))
+        return false;
+    if (s->len == 0 && len > 0 && cw_tcp_fill_direct(s, len))
+        return true;
+    cw_tcp_fill(s, len);
+    return true;
+}
+
 static void audit_recv(cw_stream *s, size_t len, int rc, const cw_iobufs *got)
 {
     cw_rt *rt = s->rt;
@@ -130,10 +177,11 @@ static bool recv_try(cw_wait *w)
         return fail(w, s, CW_ERR_CLOSED); /* an earlier recv was abandoned */
     if (!w->state)
         w->state = ++s->tickets;
-    if (s->sock && s->len < len)
-        cw_tcp_fill(s, len);
-    if (s->len >= len) {
-        cw_iobufs *got = take(s, len);
+    if (s->sock && s->len < len && !fill(s, len))
+        return fail(w, s, CW_ERR_RECV_FAILED);
+    bool direct = s->direct.data && s->direct.len == len;
+    if (direct || s->len >= len) {
+        cw_iobufs *got = direct ? take_direct(s) : take(s, len);
         if (!got)
             return fail(w, s, CW_ERR_RECV_FAILED);
         s->busy = 0;
@@ -181,9 +229,11 @@ int cw_net_stream_recv(cw_stream *s, size_t len, cw_iobufs **out)
 size_t cw_net_stream_peek(cw_stream *s, size_t max, uint8_t *dst)
 {
     cw_rt_lock(s->rt);
-    size_t n = s->len < max ? s->len : max;
+    const uint8_t *held = s->direct.data ? s->direct.data : s->buf + s->off;
+    size_t len = s->direct.data ? s->direct.len : s->len;
+    size_t n = len < max ? len : max;
     if (n > 0)
-        memcpy(dst, s->buf + s->off, n);
+        memcpy(dst, held, n);
     cw_rt_unlock(s->rt);
     return n;
 }

@@ -296,6 +296,39 @@ void cw_tcp_fill(cw_stream *s, size_t want)
     }
 }
 
+bool cw_tcp_fill_direct(cw_stream *s, size_t want)
+{
+    cw_iobuf_mut *d = &s->direct;
+    if (!d->data) {
+        cw_bufpool *pool = s->rt->pools[CW_BUFPOOL_NETWORK];
+        cw_bufpool_config cfg;
+        cw_bufpool_get_config(pool, &cfg);
+        if (want > cfg.max_size || cw_bufpool_alloc(pool, want, d) != CW_OK)
+            return false;
+        s->direct_for = want;
+    }
+    /* What comes after the recv's bytes lands in the read-ahead buffer, in
+     * the same call: peek sees it as it would without the direct buffer. */
+    size_t ahead = s->rt->cfg.read_buffer_size;
+    if (!cw_stream_reserve(s, ahead))
+        ahead = 0;
+    while (d->len < want && !s->eof) {
+        struct iovec iov[2] = {{d->data + d->len, want - d->len}, {s->buf + s->off, ahead}};
+        struct msghdr m = {.msg_iov = iov, .msg_iovlen = ahead ? 2 : 1};
+        ssize_t r = recvmsg(s->sock->src.fd, &m, 0);
+        if (r > 0) {
+            size_t got = (size_t)r, mine = want - d->len;
+            d->len += got < mine ? got : mine;
+            s->len = got > mine ? got - mine : 0;
+        } else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            break;
+        } else if (r == 0 || errno != EINTR) {
+            s->eof = true;
+        }
+    }
+    return true;
+}
+
 int cw_tcp_write(cw_sink *s, const cw_iobufs *bufs)
 {
     size_t total = cw_iobufs_len(bufs);
