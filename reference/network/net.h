@@ -10,8 +10,8 @@
  * reactor wakes the waiting tasks when the socket is ready.
  *
  * Everything here is guarded by the runtime's lock (rt->lock), like the
- * core's channels; the only other thread that touches it is the reactor,
- * which takes that lock before it looks at a socket's waiters.
+ * core's channels; the worker that polls the reactor takes that lock
+ * before it looks at a socket's waiters.
  */
 #ifndef CW_NET_H
 #define CW_NET_H

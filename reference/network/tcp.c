@@ -38,7 +38,7 @@ static cw_reactor *reactor_of(cw_rt *rt)
     return &cw_container_of(rt, cw_native, rt)->reactor;
 }
 
-/* On the reactor thread, with rt->lock held. */
+/* On the worker polling the reactor, with rt->lock held. */
 static void sock_ready(cw_reactor_source *src, uint32_t ev)
 {
     cw_sock *k = (cw_sock *)src;
