@@ -618,6 +618,41 @@ CWC_CASE(network_resolve, "network", "NET-020 NET-021 NET-022", 0)
     cwc_run_ok(NULL, is_det() ? resolve_det_root : resolve_sys_root, NULL);
 }
 
+static void *resolve_caller(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_addr out[4];
+    size_t n;
+    (void)cw_resolve(ctx, "localhost", out, 4, &n, NULL);
+    return NULL;
+}
+
+/* Callers aborted at every stage of a resolution (before it starts, while
+ * the lookup is queued, while it runs): each ends, and nothing the lookups
+ * held outlives the run (the sanitizer and valgrind runs see to that). */
+static void *resolve_abort_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 40; i++) {
+        cw_handle *h = cw_spawn(cw_child(ctx, "caller"), resolve_caller, NULL);
+        for (int k = 0; k < i % 5; k++)
+            cw_yield(ctx);
+        if (i % 8 == 7)
+            cw_sleep(ctx, CW_MSEC);
+        cw_abort(h);
+        int rc = cw_join(h, NULL);
+        ck_assert(rc == CW_OK || rc == CW_ERR_CLOSED);
+        cw_handle_release(h);
+    }
+    /* The last callers' lookups may still run: the run's end waits for them. */
+    return NULL;
+}
+
+CWC_CASE(network_resolve_caller_aborted, "network", "NET-020", 0)
+{
+    cwc_run_ok(NULL, resolve_abort_root, NULL);
+}
+
 /* ---- Metrics ----------------------------------------------------------------------------------
  */
 

@@ -22,6 +22,7 @@
 
 typedef struct cw_net cw_net;
 typedef struct cw_sock cw_sock;
+typedef struct cw_lookup cw_lookup;
 
 /* The receiving half. buf[off .. off + len) are bytes received and not yet
  * taken by a recv: what peek shows. Over TCP a recv that finds nothing
@@ -90,6 +91,7 @@ struct cw_net {
     uint32_t next_port;      /* memory: the next port for a bind of port 0 */
     cw_host *hosts;
     size_t nhosts, cap_hosts;
+    cw_list lookups; /* native: cw_lookup, system resolutions under way */
     cw_metric *inbound, *outbound, *inbound_bytes, *outbound_bytes;
     void *transport; /* TCP: the native runtime's state (tcp.c) */
 };
@@ -165,6 +167,8 @@ int cw_sys_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size
                    cw_resolve_error *err);
 int cw_sys_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs, size_t n);
 void cw_hosts_free(cw_net *net);
+/* The lookups whose task never ran: only at the run's end. */
+void cw_lookups_free(cw_net *net);
 
 /* addr.c: cw_addr and struct sockaddr. */
 socklen_t cw_addr_to_sockaddr(const cw_addr *a, struct sockaddr_storage *out);

@@ -5,7 +5,6 @@
  * system's resolver, on the blocking pool so that no worker waits on it.
  */
 #include <netdb.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,30 +118,48 @@ void cw_hosts_free(cw_net *net)
 
 /* Shared by the asking task and the lookup task, and freed by whichever is
  * done with it last: the asking task may be aborted while getaddrinfo
- * still runs, and the lookup must not then write into a stack that is gone. */
-typedef struct lookup {
-    atomic_int refs;
+ * still runs, and the lookup must not then write into a stack that is gone.
+ * A lookup task aborted before it ran never lets go of its share, so the
+ * run's network keeps every lookup and frees what is left at the end. */
+struct cw_lookup {
+    cw_rt *rt;
+    int refs; /* under rt->lock */
     char *host;
     cw_addr *found;
     size_t cap, n;
-    int gai; /* getaddrinfo's result */
-} lookup;
+    int gai;      /* getaddrinfo's result */
+    cw_list link; /* net->lookups */
+};
+
+static void lookup_free(cw_lookup *lk)
+{
+    cw_list_remove(&lk->link);
+    free(lk->host);
+    free(lk->found);
+    free(lk);
+}
 
 static void lookup_unref(void *arg)
 {
-    lookup *lk = arg;
-    if (atomic_fetch_sub(&lk->refs, 1) == 1) {
-        free(lk->host);
-        free(lk->found);
-        free(lk);
-    }
+    cw_lookup *lk = arg;
+    cw_rt *rt = lk->rt;
+    cw_rt_lock(rt);
+    if (--lk->refs == 0)
+        lookup_free(lk);
+    cw_rt_unlock(rt);
+}
+
+void cw_lookups_free(cw_net *net)
+{
+    while (net->lookups.next != &net->lookups)
+        lookup_free(cw_container_of(net->lookups.next, cw_lookup, link));
 }
 
 /* Runs on the blocking pool: getaddrinfo may wait on the network. */
 static void *lookup_task(cw_ctx *ctx, void *arg)
 {
     (void)ctx;
-    lookup *lk = arg;
+    cw_lookup *lk = arg;
     struct addrinfo hints, *res = NULL;
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
@@ -171,11 +188,16 @@ int cw_sys_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size
 {
     if (!host || (cap > 0 && !out))
         return CW_ERR_INVALID;
-    lookup *lk = cw_xcalloc(1, sizeof *lk);
-    atomic_init(&lk->refs, 2);
+    cw_rt *rt = ctx->rt;
+    cw_lookup *lk = cw_xcalloc(1, sizeof *lk);
+    lk->rt = rt;
+    lk->refs = 2;
     lk->host = cw_xstrdup(host);
     lk->cap = cap;
     lk->found = cw_xcalloc(cap ? cap : 1, sizeof *lk->found);
+    cw_rt_lock(rt);
+    cw_list_push_back(&cw_net_of(rt)->lookups, &lk->link);
+    cw_rt_unlock(rt);
     cw_cleanup guard;
     cw_cleanup_push(ctx, &guard, lookup_unref, lk);
     cw_handle *h = cw_spawn(cw_shared(cw_child(ctx, "resolve"), true), lookup_task, lk);

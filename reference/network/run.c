@@ -34,6 +34,7 @@ cw_net *cw_net_of(cw_rt *rt)
     cw_list_init(&net->listeners);
     cw_list_init(&net->sinks);
     cw_list_init(&net->streams);
+    cw_list_init(&net->lookups);
     net->next_ephemeral = CW_NET_EPHEMERAL_FIRST;
     net->next_port = CW_NET_PORT_FIRST;
     rt->net = net;
@@ -60,6 +61,7 @@ void cw_rt_net_close(cw_rt *rt)
         cw_stream_free(cw_container_of(it, cw_stream, link));
     }
     cw_hosts_free(net);
+    cw_lookups_free(net);
     free(net); /* its metrics belong to the run's registry, which frees them */
     rt->net = NULL;
 }
