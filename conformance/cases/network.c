@@ -336,6 +336,97 @@ CWC_CASE(network_recv_exact_len, "network", "NET-011", 0)
     cwc_run_ok(NULL, exact_root, NULL);
 }
 
+/* ---- Closing under a waiting task --------------------------------------------------------- */
+
+static void *recv_waiter(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    cw_iobufs *got = NULL;
+    int rc = cw_stream_recv(arg, 4, &got);
+    ck_assert_ptr_null(got);
+    return (void *)(intptr_t)rc;
+}
+
+static void *accept_waiter(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    cw_conn c;
+    return (void *)(intptr_t)cw_listener_accept(arg, &c);
+}
+
+/* Sends until a send fails: over TCP to a peer that never reads, it ends
+ * up waiting for room. */
+static void *send_waiter(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    size_t len = 1 << 20;
+    uint8_t *bytes = calloc(1, len);
+    cw_iobufs *l = bufs_of(bytes, len, len);
+    free(bytes);
+    int rc;
+    while ((rc = cw_sink_send(arg, l)) == CW_OK) {
+    }
+    cw_iobufs_release(l);
+    return (void *)(intptr_t)rc;
+}
+
+static void expect_result(cw_handle *h, int want)
+{
+    void *v = NULL;
+    ck_assert_int_eq(cw_join(h, &v), CW_OK);
+    ck_assert_int_eq((int)(intptr_t)v, want);
+    cw_handle_release(h);
+}
+
+/* Tasks wait on a stream, a listener and (over TCP) a sink; each is closed
+ * under them. One worker makes "they wait" certain when the root runs:
+ * a task runs until it suspends, and the root's sleep ends after them. */
+static void *close_under_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct pair a, b, c, d;
+    cw_listener *l;
+    connect_pair(ctx, &a, &b, &l);
+    cw_handle *recv = cw_spawn(cw_child(ctx, "recv"), recv_waiter, b.stream);
+    cw_handle *send = NULL;
+    if (!is_det()) {
+        cw_conn cc;
+        cw_addr where;
+        ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
+        ck_assert_int_eq(cw_dial(ctx, &where, &c.sink, &c.stream), CW_OK);
+        ck_assert_int_eq(cw_listener_accept(l, &cc), CW_OK);
+        d.sink = cc.sink;
+        d.stream = cc.stream;
+        send = cw_spawn(cw_child(ctx, "send"), send_waiter, c.sink);
+    }
+    cw_handle *accept = cw_spawn(cw_child(ctx, "accept"), accept_waiter, l);
+    cw_sleep(ctx, 20 * CW_MSEC);
+    cw_stream_close(b.stream);
+    cw_listener_close(l);
+    expect_result(recv, CW_ERR_CLOSED);
+    expect_result(accept, CW_ERR_CLOSED);
+    if (send) {
+        cw_sink_close(c.sink);
+        expect_result(send, CW_ERR_CLOSED);
+        cw_stream_close(c.stream);
+        conn_close(d.sink, d.stream);
+    }
+    /* The other half of the connection is still there. */
+    ck_assert_int_eq(send_bytes(b.sink, "ok", 2), CW_OK);
+    recv_expect(a.stream, "ok", 2);
+    cw_sink_close(b.sink);
+    conn_close(a.sink, a.stream);
+    return NULL;
+}
+
+CWC_CASE(network_close_under_a_waiting_task, "network", "NET-001", 0)
+{
+    cw_config cfg;
+    cw_config_default(&cfg);
+    cfg.worker_threads = 1;
+    cwc_run_ok(&cfg, close_under_root, NULL);
+}
+
 /* ---- Peek ------------------------------------------------------------------------------------ */
 
 static void *peek_root(cw_ctx *ctx, void *arg)

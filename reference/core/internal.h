@@ -94,7 +94,7 @@ struct cw_rt {
     cw_list stop_waiters;    /* cw_wait_stop waits */
     cw_list signal_waiters;  /* cw_wait_signal waits */
 
-    cw_bufpool *pools[2]; /* the network and storage buffer pools (buffers/ops.c) */
+    cw_bufpool *pools[2];          /* the network and storage buffer pools (buffers/ops.c) */
     struct cw_rt_metrics *metrics; /* the run's metrics registry (metrics/runtime.c) */
     struct cw_storage *storage;    /* the run's storage, made by its first call (storage/) */
     struct cw_net *net;            /* the run's network, made by its first call (network/) */
@@ -189,17 +189,17 @@ struct cw_task {
     int execution; /* enum cw_execution */
     cw_task_fn fn;
     void *arg;
-    cw_ctx *ctx;        /* the task's own context; NULL once a spawn consumed it */
-    cw_node *owner;     /* the node this task supervises (one reference) */
-    cw_handle *handle;  /* where the result goes (one reference) */
-    cw_waker *waker;    /* how to wake it (one reference) */
+    cw_ctx *ctx;       /* the task's own context; NULL once a spawn consumed it */
+    cw_node *owner;    /* the node this task supervises (one reference) */
+    cw_handle *handle; /* where the result goes (one reference) */
+    cw_waker *waker;   /* how to wake it (one reference) */
     cw_coro coro;
     cw_stack stack;
     enum cw_task_state state;
     bool aborted;   /* unwind at the next suspension point */
     bool unwinding; /* cleanup handlers are running: nothing may suspend */
     bool panicked;
-    bool queued;  /* scheduler: on the ready queue */
+    bool queued;   /* scheduler: on the ready queue */
     bool notified; /* scheduler: woken since it last parked */
     int exit_result;
     void *exit_value;
@@ -279,6 +279,11 @@ void cw_wait_init(cw_wait *w, const cw_backend *b, const cw_wait_ops *ops, void 
 void cw_waiters_add(cw_list *waiters, cw_wait *w, cw_task *t);
 void cw_waiters_remove(cw_wait *w);
 void cw_waiters_wake(cw_rt *rt, cw_list *waiters);
+/* The object of these waits ends while they are armed: each is unlinked
+ * and turned into a wait that completes with `result` and no longer names
+ * the object, and its task is woken. So an object may be freed while tasks
+ * wait on it. */
+void cw_waiters_end(cw_rt *rt, cw_list *waiters, int result);
 cw_task *cw_wait_task(cw_wait *w);
 int cw_core_select(cw_wait *waits, size_t n, bool block);
 void cw_core_wait_ready(cw_wait *w, cw_ctx *ctx, int result);
@@ -382,48 +387,25 @@ void cw_rt_net_close(cw_rt *rt);
 
 /* The table entries every reference backend takes from the core, as
  * designated initializers: a backend's table lists these, then its own. */
-#define CW_CORE_ENTRIES \
-    .child = cw_core_child, \
-    .with_attribute = cw_core_with_attribute, \
-    .label = cw_core_label, \
-    .set_execution = cw_core_set_execution, \
-    .ctx_release = cw_core_ctx_release, \
-    .spawn = cw_core_spawn, \
-    .handle_ready = cw_core_handle_ready, \
-    .abort = cw_core_abort, \
-    .handle_release = cw_core_handle_release, \
-    .yield = cw_core_yield, \
-    .waker_current = cw_core_waker_current, \
-    .waker_wake = cw_core_waker_wake, \
-    .waker_release = cw_core_waker_release, \
-    .park = cw_core_park, \
-    .vpanic = cw_core_vpanic, \
-    .cleanup_push = cw_core_cleanup_push, \
-    .cleanup_pop = cw_core_cleanup_pop, \
-    .current = cw_core_current, \
-    .select = cw_core_select, \
-    .wait_join = cw_core_wait_join, \
-    .wait_sleep_until = cw_core_wait_sleep_until, \
-    .wait_ready = cw_core_wait_ready, \
-    .wait_pending = cw_core_wait_pending, \
-    .chan_new = cw_core_chan_new, \
-    .chan_sender_add = cw_core_chan_sender_add, \
-    .chan_sender_drop = cw_core_chan_sender_drop, \
-    .chan_receiver_drop = cw_core_chan_receiver_drop, \
-    .wait_send = cw_core_wait_send, \
-    .wait_recv = cw_core_wait_recv, \
-    .oneshot_new = cw_core_oneshot_new, \
-    .oneshot_send = cw_core_oneshot_send, \
-    .oneshot_sender_drop = cw_core_oneshot_sender_drop, \
-    .oneshot_receiver_drop = cw_core_oneshot_receiver_drop, \
-    .wait_oneshot = cw_core_wait_oneshot, \
-    .stopped = cw_core_stopped, \
-    .signal_release = cw_core_signal_release, \
-    .wait_signal = cw_core_wait_signal, \
-    .wait_stop = cw_core_wait_stop, \
-    .random = cw_core_random, \
-    .metrics = &cw_metric_entries, \
-    .storage = &cw_storage_entries
+#define CW_CORE_ENTRIES                                                                            \
+    .child = cw_core_child, .with_attribute = cw_core_with_attribute, .label = cw_core_label,      \
+    .set_execution = cw_core_set_execution, .ctx_release = cw_core_ctx_release,                    \
+    .spawn = cw_core_spawn, .handle_ready = cw_core_handle_ready, .abort = cw_core_abort,          \
+    .handle_release = cw_core_handle_release, .yield = cw_core_yield,                              \
+    .waker_current = cw_core_waker_current, .waker_wake = cw_core_waker_wake,                      \
+    .waker_release = cw_core_waker_release, .park = cw_core_park, .vpanic = cw_core_vpanic,        \
+    .cleanup_push = cw_core_cleanup_push, .cleanup_pop = cw_core_cleanup_pop,                      \
+    .current = cw_core_current, .select = cw_core_select, .wait_join = cw_core_wait_join,          \
+    .wait_sleep_until = cw_core_wait_sleep_until, .wait_ready = cw_core_wait_ready,                \
+    .wait_pending = cw_core_wait_pending, .chan_new = cw_core_chan_new,                            \
+    .chan_sender_add = cw_core_chan_sender_add, .chan_sender_drop = cw_core_chan_sender_drop,      \
+    .chan_receiver_drop = cw_core_chan_receiver_drop, .wait_send = cw_core_wait_send,              \
+    .wait_recv = cw_core_wait_recv, .oneshot_new = cw_core_oneshot_new,                            \
+    .oneshot_send = cw_core_oneshot_send, .oneshot_sender_drop = cw_core_oneshot_sender_drop,      \
+    .oneshot_receiver_drop = cw_core_oneshot_receiver_drop, .wait_oneshot = cw_core_wait_oneshot,  \
+    .stopped = cw_core_stopped, .signal_release = cw_core_signal_release,                          \
+    .wait_signal = cw_core_wait_signal, .wait_stop = cw_core_wait_stop, .random = cw_core_random,  \
+    .metrics = &cw_metric_entries, .storage = &cw_storage_entries
 
 /* Audit helpers: big-endian integer fields. */
 static inline void cw_be64(uint8_t out[8], uint64_t v)

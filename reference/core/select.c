@@ -59,6 +59,40 @@ void cw_waiters_wake(cw_rt *rt, cw_list *waiters)
     }
 }
 
+/* What a wait becomes when its object ends under it: done, with the result
+ * it was given, and nothing to arm or disarm. */
+static bool ended_try(cw_wait *w)
+{
+    (void)w;
+    return true;
+}
+
+static void ended_arm(cw_wait *w, cw_task *t)
+{
+    (void)w;
+    (void)t;
+}
+
+static void ended_disarm(cw_wait *w)
+{
+    (void)w;
+}
+
+static const cw_wait_ops ended_ops = {ended_try, ended_arm, ended_disarm};
+
+void cw_waiters_end(cw_rt *rt, cw_list *waiters, int result)
+{
+    while (waiters->next != waiters) {
+        cw_wait *w = (cw_wait *)(void *)((char *)waiters->next - offsetof(cw_wait, link));
+        cw_task *t = cw_wait_task(w);
+        cw_waiters_remove(w);
+        w->ops = &ended_ops;
+        w->object = NULL;
+        w->result = result;
+        rt->sched->wake(t);
+    }
+}
+
 int cw_core_select(cw_wait *waits, size_t n, bool block)
 {
     cw_rt *rt = cw_wait_rt(&waits[0]);

@@ -23,6 +23,7 @@ cw_listener *cw_listener_new(cw_rt *rt, const cw_backend *b, const cw_addr *addr
 
 void cw_listener_free(cw_listener *l)
 {
+    cw_waiters_end(l->rt, &l->waiters, CW_ERR_CLOSED);
     for (cw_list *it = l->pending.next, *next; it != &l->pending; it = next) {
         next = it->next;
         cw_pending *p = cw_container_of(it, cw_pending, link);

@@ -26,6 +26,7 @@ cw_sink *cw_sink_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote)
 
 void cw_sink_free(cw_sink *s)
 {
+    cw_waiters_end(s->rt, &s->waiters, CW_ERR_CLOSED);
     cw_stream *r = s->reader;
     if (r) {
         /* The peer stream sees the end once it drained what is buffered. */

@@ -28,6 +28,7 @@ cw_stream *cw_stream_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote)
 
 void cw_stream_free(cw_stream *s)
 {
+    cw_waiters_end(s->rt, &s->waiters, CW_ERR_CLOSED);
     if (s->writer)
         s->writer->reader = NULL;
     if (s->sock)
