@@ -4,7 +4,11 @@
  * by the same client in the same run.
  *
  *   echo       1, 64 and 1,024 connections, messages of 64 B and 64 KiB:
- *              round trips per second for each server, and the ratios
+ *              round trips per second for each server, and the ratios. The
+ *              native server runs with one worker (one thread serving, as
+ *              the epoll and libuv servers have) and with the default of
+ *              one worker per CPU, which on a small machine competes with
+ *              the client for the CPUs.
  *   simulated  messages per second through the deterministic backend's
  *              in-memory network
  *
@@ -12,7 +16,7 @@
  * reads the whole echo back, and sends the next, for a fixed time.
  *
  * usage: network [echo|simulated ...]   (default: both)
- *        network server native|epoll|libuv CONNS SIZE
+ *        network server native|native1|epoll|libuv CONNS SIZE
  *              one server alone, for a profiler
  */
 #include <arpa/inet.h>
@@ -251,6 +255,7 @@ static void *rt_echo(cw_ctx *ctx, void *arg)
 
 typedef struct rt_server {
     server_arg sa;
+    unsigned workers; /* 0: the default, one per CPU */
     uint16_t port;
     atomic_int ready;
 } rt_server;
@@ -289,9 +294,7 @@ static void *rt_thread(void *arg)
     cw_config cfg;
     cw_config_default(&cfg);
     cfg.read_timeout = cfg.write_timeout = CW_FOREVER;
-    const char *workers = getenv("CW_BENCH_WORKERS");
-    if (workers)
-        cfg.worker_threads = (unsigned)atoi(workers);
+    cfg.worker_threads = ((rt_server *)arg)->workers;
     cw_run_result res;
     if (cw_start(cw_backend_native(), &cfg, rt_root, arg, &res) != CW_OK)
         fprintf(stderr, "bench: native run failed: %s\n", res.message);
@@ -402,9 +405,9 @@ static double run_plain(int conns, size_t size)
     return rate;
 }
 
-static double run_native(int conns, size_t size)
+static double run_native(int conns, size_t size, unsigned workers)
 {
-    rt_server rs = {{0, conns, size}, 0, 0};
+    rt_server rs = {{0, conns, size}, workers, 0, 0};
     pthread_t t;
     pthread_create(&t, NULL, rt_thread, &rs);
     wait_ready(&rs.ready);
@@ -428,19 +431,43 @@ static double run_uv(int conns, size_t size)
 }
 #endif
 
+static double median3(double a, double b, double c)
+{
+    return a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+}
+
+/* Each server three times, in turn, and the median of each: a burst of
+ * load on the machine then spoils one sample rather than one server. */
 static void echo(void)
 {
     static const int conns[] = {1, 64, 1024};
     static const size_t sizes[] = {64, 64 * 1024};
+    enum { NATIVE1, NATIVE, EPOLL, LIBUV, SERVERS };
     for (size_t s = 0; s < 2; s++)
         for (size_t c = 0; c < 3; c++) {
-            double nat = run_native(conns[c], sizes[s]);
-            double plain = run_plain(conns[c], sizes[s]);
-            printf("echo conns=%-4d size=%-5zu native %10.0f/s  epoll %10.0f/s  native/epoll %.2fx",
-                   conns[c], sizes[s], nat, plain, nat / plain);
+            double r[SERVERS][3] = {{0}};
+            for (int k = 0; k < 3; k++) {
+                r[NATIVE1][k] = run_native(conns[c], sizes[s], 1);
+                r[NATIVE][k] = run_native(conns[c], sizes[s], 0);
+                r[EPOLL][k] = run_plain(conns[c], sizes[s]);
 #ifdef CW_BENCH_LIBUV
-            double uv = run_uv(conns[c], sizes[s]);
-            printf("  libuv %10.0f/s  native/libuv %.2fx", uv, nat / uv);
+                r[LIBUV][k] = run_uv(conns[c], sizes[s]);
+#endif
+            }
+            double m[SERVERS];
+            for (int i = 0; i < SERVERS; i++)
+                m[i] = median3(r[i][0], r[i][1], r[i][2]);
+            printf("echo conns=%-4d size=%-5zu native_1_worker %7.0f/s native_default %7.0f/s "
+                   "epoll %7.0f/s",
+                   conns[c], sizes[s], m[NATIVE1], m[NATIVE], m[EPOLL]);
+#ifdef CW_BENCH_LIBUV
+            printf(" libuv %7.0f/s", m[LIBUV]);
+#endif
+            printf("  native_1_worker/epoll=%.2f native_default/epoll=%.2f", m[NATIVE1] / m[EPOLL],
+                   m[NATIVE] / m[EPOLL]);
+#ifdef CW_BENCH_LIBUV
+            printf(" native_1_worker/libuv=%.2f native_default/libuv=%.2f", m[NATIVE1] / m[LIBUV],
+                   m[NATIVE] / m[LIBUV]);
 #endif
             printf("\n");
             fflush(stdout);
@@ -499,7 +526,9 @@ static int one_server(const char *which, int conns, size_t size)
 {
     double rate;
     if (strcmp(which, "native") == 0)
-        rate = run_native(conns, size);
+        rate = run_native(conns, size, 0);
+    else if (strcmp(which, "native1") == 0)
+        rate = run_native(conns, size, 1);
     else if (strcmp(which, "epoll") == 0)
         rate = run_plain(conns, size);
 #ifdef CW_BENCH_LIBUV
