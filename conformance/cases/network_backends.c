@@ -526,6 +526,50 @@ CWC_CASE(network_tcp_read_timeout, "network", "NET-019 NET-010", PAR)
     cwc_run_ok(&cfg, timeout_root, NULL);
 }
 
+/* A peer that accepts and never reads: the kernel's buffers fill, and a
+ * send then waits for room until the run's write timeout. */
+#define WRITE_CHUNK (1024 * 1024)
+#define WRITE_TRIES 128
+
+static void *write_timeout_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_addr any = cw_addr_loopback4(0), where;
+    cw_listener *l;
+    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
+    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
+    cw_sink *sink;
+    cw_stream *stream;
+    ck_assert_int_eq(cw_dial(ctx, &where, &sink, &stream), CW_OK);
+    cw_conn c;
+    ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+    uint8_t *bytes = calloc(1, WRITE_CHUNK);
+    cw_iobufs *list = cw_iobufs_new(cwc_backend);
+    cw_iobuf b;
+    ck_assert_int_eq(cw_iobuf_copy(cwc_backend, bytes, WRITE_CHUNK, &b), CW_OK);
+    ck_assert_int_eq(cw_iobufs_append(list, &b), CW_OK);
+    free(bytes);
+    int rc = CW_OK;
+    for (int i = 0; i < WRITE_TRIES && rc == CW_OK; i++)
+        rc = cw_sink_send(sink, list);
+    ck_assert_int_eq(rc, CW_ERR_TIMEOUT);
+    ck_assert_int_eq(cw_sink_send(sink, list), CW_ERR_CLOSED); /* poisoned */
+    cw_iobufs_release(list);
+    cw_sink_close(sink);
+    cw_stream_close(stream);
+    cw_sink_close(c.sink);
+    cw_stream_close(c.stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_tcp_write_timeout, "network", "NET-019 NET-010", PAR)
+{
+    cw_config cfg = cwc_config();
+    cfg.write_timeout = 200 * CW_MSEC;
+    cwc_run_ok(&cfg, write_timeout_root, NULL);
+}
+
 /* ---- TCP: connect timeout -----------------------------------------------------------------------
  */
 
