@@ -317,6 +317,39 @@ CWC_CASE(network_latency_replay, "network", "NET-027 NET-017", DET)
     ck_assert_str_ne(a.digest, c.digest);
 }
 
+/* A few sends over a connection, then the run's next random value. */
+static void *draw_after_sends_root(cw_ctx *ctx, void *arg)
+{
+    uint64_t *next = arg;
+    struct half_pair a, b;
+    cw_listener *l = connect_halves(ctx, &a, &b);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(send_text(a.sink, "tick"), CW_OK);
+        recv_text(b.stream, "tick");
+    }
+    *next = cw_random_u64(ctx);
+    close_halves(&a);
+    close_halves(&b);
+    cw_listener_close(l);
+    return NULL;
+}
+
+/* Only jitter draws from the run's PRNG: with none, the random stream is
+ * the one a run without latency has. */
+CWC_CASE(network_latency_draws_only_with_jitter, "network", "NET-027", DET)
+{
+    uint64_t plain, late, jittered;
+    cw_config cfg = cwc_config();
+    cfg.audit = false;
+    cwc_run_ok(&cfg, draw_after_sends_root, &plain);
+    cfg.network_latency = LATENCY;
+    cwc_run_ok(&cfg, draw_after_sends_root, &late);
+    ck_assert_uint_eq(late, plain);
+    cfg.network_jitter = LATENCY;
+    cwc_run_ok(&cfg, draw_after_sends_root, &jittered);
+    ck_assert_uint_ne(jittered, plain);
+}
+
 static void *close_in_flight_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
