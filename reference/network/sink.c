@@ -27,10 +27,11 @@ cw_sink *cw_sink_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote)
 
 void cw_sink_free(cw_sink *s)
 {
+    cw_stream *r = s->reader;
     /* The peer stream sees the end once what is in flight arrived and it
      * drained what is buffered. */
-    if (s->reader)
-        cw_mem_writer_closed(s->reader);
+    if (r)
+        cw_mem_writer_closed(r);
     if (s->sock)
         cw_sock_release_sink(s->sock);
     cw_list_remove(&s->link);

@@ -28,9 +28,9 @@ cw_stream *cw_stream_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote)
 
 void cw_stream_free(cw_stream *s)
 {
-    cw_mem_drop_flight(s); /* bytes in flight to a closed stream are lost */
     if (s->writer)
         s->writer->reader = NULL;
+    cw_mem_drop_flight(s); /* bytes in flight to a closed stream are lost */
     if (s->sock)
         cw_sock_release_stream(s->sock);
     cw_list_remove(&s->link);
