@@ -10,7 +10,9 @@
  *              one worker per CPU, which on a small machine competes with
  *              the client for the CPUs.
  *   simulated  messages per second through the deterministic backend's
- *              in-memory network
+ *              in-memory network: the mock channel, and a dialed
+ *              connection without latency and with 1 ms latency and 1 ms
+ *              jitter (NET-027), many messages in flight
  *
  * The client is one thread with epoll: each connection sends a message,
  * reads the whole echo back, and sends the next, for a fixed time.
@@ -505,19 +507,91 @@ static void *sim_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
+/* A dialed connection: a sender task sends SIM_MESSAGES messages, yielding
+ * after every SIM_BURST so that sending and receiving interleave, while the
+ * root receives them. With latency, a few hundred are in flight at once. */
+#define SIM_BURST 64
+
+static void sim_fail(const char *what)
+{
+    fprintf(stderr, "bench: simulated %s failed\n", what);
+    exit(1);
+}
+
+static void *sim_sender(cw_ctx *ctx, void *arg)
+{
+    cw_sink *sink = arg;
+    cw_iobufs *msg = cw_iobufs_new(cw_backend_deterministic());
+    char bytes[64] = {0};
+    cw_iobuf b;
+    if (!msg || cw_iobuf_copy(cw_backend_deterministic(), bytes, sizeof bytes, &b) != CW_OK ||
+        cw_iobufs_append(msg, &b) != CW_OK)
+        sim_fail("message");
+    for (int i = 0; i < SIM_MESSAGES; i++) {
+        if (cw_sink_send(sink, msg) != CW_OK)
+            sim_fail("send");
+        if (i % SIM_BURST == SIM_BURST - 1)
+            cw_yield(ctx);
+    }
+    cw_iobufs_release(msg);
+    return NULL;
+}
+
+static void *sim_dialed_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_addr any = cw_addr_loopback4(0), where;
+    cw_listener *l;
+    cw_sink *sink;
+    cw_stream *stream;
+    cw_conn c;
+    if (cw_bind(ctx, &any, &l) != CW_OK || cw_listener_local_addr(l, &where) != CW_OK ||
+        cw_dial(ctx, &where, &sink, &stream) != CW_OK || cw_listener_accept(l, &c) != CW_OK)
+        sim_fail("connect");
+    cw_handle *h = cw_spawn(cw_child(ctx, "sender"), sim_sender, sink);
+    for (int i = 0; i < SIM_MESSAGES; i++) {
+        cw_iobufs *got;
+        if (cw_stream_recv(c.stream, 64, &got) != CW_OK)
+            sim_fail("recv");
+        cw_iobufs_release(got);
+    }
+    if (cw_join(h, NULL) != CW_OK)
+        sim_fail("sender");
+    cw_handle_release(h);
+    cw_sink_close(sink);
+    cw_stream_close(stream);
+    cw_sink_close(c.sink);
+    cw_stream_close(c.stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+/* Messages per second of one deterministic run of `root`. */
+static double sim_rate(cw_task_fn root, int audit, cw_duration latency, cw_duration jitter)
+{
+    cw_config cfg;
+    cw_config_default(&cfg);
+    cfg.audit = audit;
+    cfg.network_latency = latency;
+    cfg.network_jitter = jitter;
+    cw_run_result res;
+    double t0 = now_s();
+    if (cw_start(cw_backend_deterministic(), &cfg, root, NULL, &res) != CW_OK)
+        fprintf(stderr, "bench: simulated run failed: %s\n", res.message);
+    return SIM_MESSAGES / (now_s() - t0);
+}
+
 static void simulated(void)
 {
-    for (int audit = 0; audit < 2; audit++) {
-        cw_config cfg;
-        cw_config_default(&cfg);
-        cfg.audit = audit;
-        cw_run_result res;
-        double t0 = now_s();
-        if (cw_start(cw_backend_deterministic(), &cfg, sim_root, NULL, &res) != CW_OK)
-            fprintf(stderr, "bench: simulated run failed: %s\n", res.message);
-        double dt = now_s() - t0;
+    for (int audit = 0; audit < 2; audit++)
         printf("simulated 64 B messages, audit %-3s %10.0f msg/s\n", audit ? "on" : "off",
-               SIM_MESSAGES / dt);
+               sim_rate(sim_root, audit, 0, 0));
+    for (int audit = 0; audit < 2; audit++) {
+        double instant = sim_rate(sim_dialed_root, audit, 0, 0);
+        double delayed = sim_rate(sim_dialed_root, audit, CW_MSEC, CW_MSEC);
+        printf("simulated 64 B messages, dialed, audit %-3s latency 0 %10.0f msg/s  "
+               "latency 1 ms jitter 1 ms %10.0f msg/s  latency/none %.2fx\n",
+               audit ? "on" : "off", instant, delayed, delayed / instant);
     }
 }
 

@@ -104,6 +104,351 @@ CWC_CASE(network_ephemeral_ports_exhausted, "network", "NET-007", DET)
     cwc_run_ok(&cfg, exhaust_root, NULL);
 }
 
+/* ---- Deterministic: latency and jitter -------------------------------------------------- */
+
+/* A connection through a listener: a's sink reaches b's stream and back. */
+struct half_pair {
+    cw_sink *sink;
+    cw_stream *stream;
+};
+
+static cw_listener *connect_halves(cw_ctx *ctx, struct half_pair *a, struct half_pair *b)
+{
+    cw_addr any = cw_addr_loopback4(0), where;
+    cw_listener *l;
+    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
+    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
+    ck_assert_int_eq(cw_dial(ctx, &where, &a->sink, &a->stream), CW_OK);
+    cw_conn c;
+    ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+    b->sink = c.sink;
+    b->stream = c.stream;
+    return l;
+}
+
+static void close_halves(struct half_pair *p)
+{
+    if (p->sink)
+        cw_sink_close(p->sink);
+    if (p->stream)
+        cw_stream_close(p->stream);
+}
+
+/* Nothing of the stream visible yet: peek shows nothing and a poll of a
+ * recv finds nothing (and, never having waited, poisons nothing). */
+static void expect_nothing_yet(cw_stream *s, size_t len)
+{
+    uint8_t seen[16];
+    ck_assert_uint_eq(cw_stream_peek(s, sizeof seen, seen), 0);
+    cw_iobufs *got = NULL;
+    cw_wait w = cw_wait_stream_recv(s, len, &got);
+    ck_assert_int_eq(cw_poll(&w, 1), CW_ERR_WOULD_BLOCK);
+    ck_assert_ptr_null(got);
+}
+
+static void recv_text(cw_stream *s, const char *want)
+{
+    cw_iobufs *got = NULL;
+    size_t len = strlen(want);
+    ck_assert_int_eq(cw_stream_recv(s, len, &got), CW_OK);
+    ck_assert(cw_iobufs_equal_bytes(got, want, len));
+    cw_iobufs_release(got);
+}
+
+#define LATENCY (50 * CW_MSEC)
+
+static void *latency_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct half_pair a, b;
+    cw_listener *l = connect_halves(ctx, &a, &b);
+    cw_time t0 = cw_current(ctx);
+    ck_assert_int_eq(send_text(a.sink, "hello"), CW_OK); /* the send itself does not wait */
+    ck_assert_uint_eq(cw_current(ctx), t0);
+    expect_nothing_yet(b.stream, 5);
+    cw_sleep_until(ctx, t0 + LATENCY - 1);
+    expect_nothing_yet(b.stream, 5);
+    /* The recv waits for the arrival, on the virtual clock. */
+    recv_text(b.stream, "hello");
+    ck_assert_uint_eq(cw_current(ctx), t0 + LATENCY);
+    /* The other direction takes the latency too. */
+    ck_assert_int_eq(send_text(b.sink, "back"), CW_OK);
+    expect_nothing_yet(a.stream, 4);
+    recv_text(a.stream, "back");
+    ck_assert_uint_eq(cw_current(ctx), t0 + 2 * LATENCY);
+    close_halves(&a);
+    close_halves(&b);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_latency_fixed, "network", "NET-027 NET-017", DET)
+{
+    cw_config cfg = cwc_config();
+    cfg.cycle = 1; /* the clock can be one nanosecond before the arrival */
+    cfg.network_latency = LATENCY;
+    cwc_run_ok(&cfg, latency_root, NULL);
+}
+
+/* Numbered messages, each carrying its number, the time it was sent and
+ * bytes derived from the number, so that order, timing and content can all
+ * be checked on arrival. */
+#define JITTER_MESSAGES 300
+#define JITTER_LATENCY (10 * CW_MSEC)
+#define JITTER_SPREAD (20 * CW_MSEC)
+#define MSG_LEN 32
+
+struct jitter_run {
+    cw_time arrived[JITTER_MESSAGES];
+    size_t late; /* arrivals later than their send plus the latency */
+};
+
+static void put_be64(uint8_t *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+static uint64_t get_be64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static void *jitter_sender(cw_ctx *ctx, void *arg)
+{
+    cw_sink *sink = arg;
+    for (uint64_t i = 0; i < JITTER_MESSAGES; i++) {
+        uint8_t msg[MSG_LEN];
+        put_be64(msg, i);
+        put_be64(msg + 8, cw_current(ctx));
+        for (size_t k = 16; k < MSG_LEN; k++)
+            msg[k] = (uint8_t)(i * 7 + k);
+        cw_iobufs *l = cw_iobufs_new(cwc_backend);
+        cw_iobuf b;
+        ck_assert_int_eq(cw_iobuf_copy(cwc_backend, msg, sizeof msg, &b), CW_OK);
+        ck_assert_int_eq(cw_iobufs_append(l, &b), CW_OK);
+        ck_assert_int_eq(cw_sink_send(sink, l), CW_OK);
+        cw_iobufs_release(l);
+        /* Bursts of five sent at one instant, then a pause: many messages
+         * in flight at once, and sends whose draws would reorder them. */
+        if (i % 5 == 4)
+            cw_sleep(ctx, CW_MSEC + (i % 3) * 100 * CW_USEC);
+    }
+    return NULL;
+}
+
+static void check_message(const cw_iobufs *got, uint64_t i, cw_time now, struct jitter_run *r)
+{
+    uint8_t msg[MSG_LEN];
+    size_t at = 0;
+    const cw_iobuf *c;
+    for (size_t k = 0; (c = cw_iobufs_chunk(got, k)); k++) {
+        memcpy(msg + at, c->data, c->len);
+        at += c->len;
+    }
+    ck_assert_uint_eq(at, MSG_LEN);
+    ck_assert_uint_eq(get_be64(msg), i); /* in order */
+    for (size_t k = 16; k < MSG_LEN; k++)
+        ck_assert_uint_eq(msg[k], (uint8_t)(i * 7 + k)); /* intact */
+    cw_time sent = get_be64(msg + 8);
+    ck_assert_uint_ge(now, sent + JITTER_LATENCY);
+    ck_assert_uint_le(now, sent + JITTER_LATENCY + JITTER_SPREAD);
+    ck_assert(i == 0 || now >= r->arrived[i - 1]);
+    r->arrived[i] = now;
+    r->late += now > sent + JITTER_LATENCY;
+}
+
+static void *jitter_root(cw_ctx *ctx, void *arg)
+{
+    struct jitter_run *r = arg;
+    struct half_pair a, b;
+    cw_listener *l = connect_halves(ctx, &a, &b);
+    cw_handle *h = cw_spawn(cw_child(ctx, "sender"), jitter_sender, a.sink);
+    /* This task waits whenever nothing is visible, and the clock moves one
+     * nanosecond a step: each message is received at its arrival time. */
+    for (uint64_t i = 0; i < JITTER_MESSAGES; i++) {
+        cw_iobufs *got = NULL;
+        ck_assert_int_eq(cw_stream_recv(b.stream, MSG_LEN, &got), CW_OK);
+        check_message(got, i, cw_current(ctx), r);
+        cw_iobufs_release(got);
+    }
+    ck_assert_uint_gt(r->late, 0);
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+    close_halves(&a);
+    close_halves(&b);
+    cw_listener_close(l);
+    return NULL;
+}
+
+static cw_config jitter_config(uint64_t seed)
+{
+    cw_config cfg = cwc_config();
+    cfg.seed = seed;
+    cfg.cycle = 1; /* one nanosecond: an arrival is seen at its exact time */
+    cfg.network_latency = JITTER_LATENCY;
+    cfg.network_jitter = JITTER_SPREAD;
+    return cfg;
+}
+
+CWC_CASE(network_latency_jitter_in_order, "network", "NET-027 NET-008 NET-009", DET)
+{
+    struct jitter_run r;
+    memset(&r, 0, sizeof r);
+    cw_config cfg = jitter_config(cwc_seed);
+    cwc_run_ok(&cfg, jitter_root, &r);
+}
+
+CWC_CASE(network_latency_replay, "network", "NET-027 NET-017", DET)
+{
+    static struct jitter_run one, again, other;
+    cw_run_result a, b, c;
+    cw_config cfg = jitter_config(7);
+    ck_assert_int_eq(cwc_run(&cfg, jitter_root, &one, &a), CW_OK);
+    ck_assert_int_eq(cwc_run(&cfg, jitter_root, &again, &b), CW_OK);
+    ck_assert_str_eq(a.digest, b.digest);
+    ck_assert(memcmp(one.arrived, again.arrived, sizeof one.arrived) == 0);
+    cfg.seed = 8;
+    ck_assert_int_eq(cwc_run(&cfg, jitter_root, &other, &c), CW_OK);
+    ck_assert(memcmp(one.arrived, other.arrived, sizeof one.arrived) != 0);
+    ck_assert_str_ne(a.digest, c.digest);
+}
+
+/* A few sends over a connection, then the run's next random value. */
+static void *draw_after_sends_root(cw_ctx *ctx, void *arg)
+{
+    uint64_t *next = arg;
+    struct half_pair a, b;
+    cw_listener *l = connect_halves(ctx, &a, &b);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(send_text(a.sink, "tick"), CW_OK);
+        recv_text(b.stream, "tick");
+    }
+    *next = cw_random_u64(ctx);
+    close_halves(&a);
+    close_halves(&b);
+    cw_listener_close(l);
+    return NULL;
+}
+
+/* Only jitter draws from the run's PRNG: with none, the random stream is
+ * the one a run without latency has. */
+CWC_CASE(network_latency_draws_only_with_jitter, "network", "NET-027", DET)
+{
+    uint64_t plain, late, jittered;
+    cw_config cfg = cwc_config();
+    cfg.audit = false;
+    cwc_run_ok(&cfg, draw_after_sends_root, &plain);
+    cfg.network_latency = LATENCY;
+    cwc_run_ok(&cfg, draw_after_sends_root, &late);
+    ck_assert_uint_eq(late, plain);
+    cfg.network_jitter = LATENCY;
+    cwc_run_ok(&cfg, draw_after_sends_root, &jittered);
+    ck_assert_uint_ne(jittered, plain);
+}
+
+static void *close_in_flight_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct half_pair a, b;
+    cw_listener *l = connect_halves(ctx, &a, &b);
+    cw_time t0 = cw_current(ctx);
+    ck_assert_int_eq(send_text(a.sink, "abc"), CW_OK);
+    ck_assert_int_eq(send_text(a.sink, "defg"), CW_OK);
+    cw_sink_close(a.sink);
+    a.sink = NULL;
+    /* The end has not arrived either: a recv of one byte still waits. */
+    expect_nothing_yet(b.stream, 1);
+    recv_text(b.stream, "abcdefg");
+    ck_assert_uint_eq(cw_current(ctx), t0 + LATENCY);
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(b.stream, 1, &got), CW_ERR_RECV_FAILED);
+    ck_assert_ptr_null(got);
+
+    /* A stream closed with bytes in flight to it drops them; sends to it
+     * then fail at once. */
+    ck_assert_int_eq(send_text(b.sink, "lost"), CW_OK);
+    cw_stream_close(a.stream);
+    a.stream = NULL;
+    ck_assert_int_eq(send_text(b.sink, "more"), CW_ERR_SEND_FAILED);
+    ck_assert_int_eq(send_text(b.sink, "more"), CW_ERR_CLOSED);
+    close_halves(&b);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_latency_close_in_flight, "network", "NET-027 NET-014", DET)
+{
+    cw_config cfg = cwc_config();
+    cfg.network_latency = LATENCY;
+    cwc_run_ok(&cfg, close_in_flight_root, NULL);
+}
+
+/* Bytes in flight keep a waiting run going until they arrived; a recv that
+ * needs more than ever comes then stalls the run. */
+static void *stall_after_arrival_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct half_pair a, b;
+    connect_halves(ctx, &a, &b);
+    ck_assert_int_eq(send_text(a.sink, "four"), CW_OK);
+    cw_iobufs *got = NULL;
+    cw_stream_recv(b.stream, 8, &got);
+    return NULL;
+}
+
+/* The root ends with bytes still in flight: the run ends with it. */
+static void *end_in_flight_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct half_pair a, b;
+    connect_halves(ctx, &a, &b);
+    ck_assert_int_eq(send_text(a.sink, "never seen"), CW_OK);
+    return NULL;
+}
+
+CWC_CASE(network_latency_stall_and_end, "network", "NET-027 DET-006", DET)
+{
+    cw_config cfg = cwc_config();
+    cfg.network_latency = LATENCY;
+    cw_run_result res;
+    cw_time start = cfg.start_time;
+    ck_assert_int_eq(cwc_run(&cfg, stall_after_arrival_root, NULL, &res), CW_ERR_STALLED);
+    ck_assert_uint_ge(res.end_time, start + LATENCY);
+    cfg.network_latency = 3600 * CW_SEC;
+    ck_assert_int_eq(cwc_run(&cfg, end_in_flight_root, NULL, &res), CW_OK);
+    ck_assert_uint_lt(res.end_time, start + CW_SEC);
+}
+
+static void *mock_instant_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_sink *sink;
+    cw_stream *stream;
+    ck_assert_int_eq(cw_mock_channel(ctx, &sink, &stream), CW_OK);
+    cw_time t0 = cw_current(ctx);
+    ck_assert_int_eq(send_text(sink, "now"), CW_OK);
+    uint8_t seen[4];
+    ck_assert_uint_eq(cw_stream_peek(stream, sizeof seen, seen), 3);
+    ck_assert(memcmp(seen, "now", 3) == 0);
+    recv_text(stream, "now");
+    ck_assert_uint_eq(cw_current(ctx), t0);
+    cw_sink_close(sink);
+    cw_stream_close(stream);
+    return NULL;
+}
+
+CWC_CASE(network_latency_mock_channel_instant, "network", "NET-027 NET-024", DET)
+{
+    cw_config cfg = cwc_config();
+    cfg.network_latency = LATENCY;
+    cfg.network_jitter = LATENCY;
+    cwc_run_ok(&cfg, mock_instant_root, NULL);
+}
+
 /* ---- TCP: a plain socket client ----------------------------------------------------------------
  */
 
@@ -212,6 +557,50 @@ CWC_CASE(network_tcp_read_timeout, "network", "NET-019 NET-010", PAR)
     cw_config cfg = cwc_config();
     cfg.read_timeout = 20 * CW_MSEC;
     cwc_run_ok(&cfg, timeout_root, NULL);
+}
+
+/* A peer that accepts and never reads: the kernel's buffers fill, and a
+ * send then waits for room until the run's write timeout. */
+#define WRITE_CHUNK (1024 * 1024)
+#define WRITE_TRIES 128
+
+static void *write_timeout_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_addr any = cw_addr_loopback4(0), where;
+    cw_listener *l;
+    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
+    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
+    cw_sink *sink;
+    cw_stream *stream;
+    ck_assert_int_eq(cw_dial(ctx, &where, &sink, &stream), CW_OK);
+    cw_conn c;
+    ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+    uint8_t *bytes = calloc(1, WRITE_CHUNK);
+    cw_iobufs *list = cw_iobufs_new(cwc_backend);
+    cw_iobuf b;
+    ck_assert_int_eq(cw_iobuf_copy(cwc_backend, bytes, WRITE_CHUNK, &b), CW_OK);
+    ck_assert_int_eq(cw_iobufs_append(list, &b), CW_OK);
+    free(bytes);
+    int rc = CW_OK;
+    for (int i = 0; i < WRITE_TRIES && rc == CW_OK; i++)
+        rc = cw_sink_send(sink, list);
+    ck_assert_int_eq(rc, CW_ERR_TIMEOUT);
+    ck_assert_int_eq(cw_sink_send(sink, list), CW_ERR_CLOSED); /* poisoned */
+    cw_iobufs_release(list);
+    cw_sink_close(sink);
+    cw_stream_close(stream);
+    cw_sink_close(c.sink);
+    cw_stream_close(c.stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_tcp_write_timeout, "network", "NET-019 NET-010", PAR)
+{
+    cw_config cfg = cwc_config();
+    cfg.write_timeout = 200 * CW_MSEC;
+    cwc_run_ok(&cfg, write_timeout_root, NULL);
 }
 
 /* ---- TCP: connect timeout -----------------------------------------------------------------------

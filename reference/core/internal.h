@@ -55,12 +55,19 @@ typedef struct cw_sched_ops {
     /* The running task, or NULL outside the runtime's tasks. */
     cw_task *(*current)(cw_rt *rt);
     cw_time (*now)(cw_rt *rt);
-    /* Wake `t` at `deadline` (through the wait `w`, which stays put until disarmed). */
+    /* Wake `t` at `deadline` (through the wait `w`, which stays put until
+     * disarmed). With `t` NULL the alarm calls the cw_alarm_ops its wait's
+     * ops point to instead (cw_alarm_fire): only a scheduler that drives
+     * such alarms may be given one (the deterministic one). */
     void (*alarm_arm)(cw_rt *rt, cw_wait *w, cw_task *t);
     void (*alarm_disarm)(cw_rt *rt, cw_wait *w);
     /* Record an event in the audit digest (NULL without CW_CAP_AUDIT). */
     void (*audit)(cw_rt *rt, const char *label, const cw_field *fields, size_t n);
     void (*random)(cw_rt *rt, void *buf, size_t len);
+    /* The next output of the run's seeded PRNG, recording no audit event:
+     * for draws the spec places in the one random stream besides cw_random
+     * (the network's delays). NULL for a scheduler without a seeded PRNG. */
+    uint64_t (*draw)(cw_rt *rt);
 } cw_sched_ops;
 
 /* ---- Runtime ---------------------------------------------------------------- */
@@ -338,11 +345,24 @@ typedef struct cw_alarms {
     uint64_t seq;
 } cw_alarms;
 
+/* What an alarm with no task does when it is due: its wait's `ops` point
+ * to one of these instead of a cw_wait_ops. Such an alarm moves time-driven
+ * state forward (bytes in flight arriving) rather than resuming a task. */
+typedef struct cw_alarm_ops {
+    /* Called once the alarm was popped, outside any task and with no lock
+     * held; it may arm the wait again. */
+    void (*fire)(cw_wait *w);
+} cw_alarm_ops;
+
+/* `t` NULL arms an alarm with no task (see cw_alarm_ops). */
 void cw_alarms_push(cw_alarms *a, cw_wait *w, cw_task *t);
 void cw_alarms_remove(cw_alarms *a, cw_wait *w);
 /* The earliest armed wait, or NULL. */
 cw_wait *cw_alarms_peek(const cw_alarms *a);
 cw_wait *cw_alarms_pop(cw_alarms *a);
+/* Act on an alarm popped because it is due: wake its task or, for an alarm
+ * with no task, call its fire function. */
+void cw_alarm_fire(cw_rt *rt, cw_wait *w);
 /* Forget every alarm (their waits are left unarmed). */
 void cw_alarms_clear(cw_alarms *a);
 void cw_alarms_free(cw_alarms *a);

@@ -135,6 +135,11 @@ static void det_random(cw_rt *rt, void *buf, size_t len)
     cw_prng_fill(&d->prng, buf, len);
 }
 
+static uint64_t det_draw(cw_rt *rt)
+{
+    return cw_prng_next(&det_of(rt)->prng);
+}
+
 static const cw_sched_ops det_sched = {
     .wake = det_wake,
     .park = det_park,
@@ -147,6 +152,7 @@ static const cw_sched_ops det_sched = {
     .alarm_disarm = det_alarm_disarm,
     .audit = det_audit,
     .random = det_random,
+    .draw = det_draw,
 };
 
 /* ---- Running tasks -------------------------------------------------------- */
@@ -275,9 +281,11 @@ static run_state advance(cw_det *d)
             d->now = next->arg;
         if (d->now >= d->deadline)
             return RUN_TIMED_OUT;
+        /* An alarm with no task (bytes in flight arriving) acts here, in
+         * the same order as the wakes; it may arm itself again, later. */
         while ((next = cw_alarms_peek(&d->alarms)) && next->arg <= d->now) {
             cw_alarms_pop(&d->alarms);
-            det_wake(cw_wait_task(next));
+            cw_alarm_fire(&d->rt, next);
         }
         cw_spin_lock(&d->lock);
         idle = d->nready == 0;

@@ -7,6 +7,14 @@
  * Nothing here depends on real time or on the host: a send appends to the
  * peer's buffer and wakes the task waiting on it, and the seeded scheduler
  * decides when that task runs. So every run of a seed replays.
+ *
+ * With a network latency or jitter in the run's configuration, the bytes of
+ * a dialed connection are in flight for a while first [NET-027]: each send
+ * is a segment with an arrival time on the virtual clock, queued on the
+ * receiving stream, and the stream's own alarm (one with no task, see
+ * core/alarm.c) makes the due segments visible and wakes the readers. An
+ * alarm rather than a check when a reader looks is what lets the scheduler
+ * jump the clock to the next arrival when every task waits.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,21 +28,185 @@ void cw_mem_link(cw_sink *sink, cw_stream *stream)
     stream->writer = sink;
 }
 
+/* ---- Bytes in flight [NET-027] -------------------------------------------------------- */
+
+static bool latency_on(const cw_rt *rt)
+{
+    return rt->cfg.network_latency != 0 || rt->cfg.network_jitter != 0;
+}
+
+static uint64_t add_saturating(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* When the bytes of a send made now arrive: after the latency and a draw in
+ * [0, jitter], and never before the previous send's, so that a direction's
+ * bytes stay in order. Nothing is drawn without jitter, which leaves the
+ * random stream (and so the schedule) of such a run as it was. */
+static cw_time arrival_time(cw_stream *s)
+{
+    cw_rt *rt = s->rt;
+    cw_duration jitter = rt->cfg.network_jitter;
+    cw_duration delay = rt->cfg.network_latency;
+    if (jitter) {
+        uint64_t r = rt->sched->draw(rt);
+        /* next() % (jitter + 1), where jitter + 1 would wrap to 0 at the top */
+        delay = add_saturating(delay, jitter == UINT64_MAX ? r : r % (jitter + 1));
+    }
+    cw_time at = add_saturating(rt->sched->now(rt), delay);
+    return at > s->last_arrival ? at : s->last_arrival;
+}
+
+static cw_segment *segment_at(cw_stream *s, size_t i)
+{
+    return &s->segs[(s->seg_head + i) % s->seg_cap];
+}
+
+/* Room for one more segment in the ring, keeping their order. */
+static bool segment_reserve(cw_stream *s)
+{
+    if (s->nsegs < s->seg_cap)
+        return true;
+    size_t old = s->seg_cap, cap = old ? 2 * old : 16;
+    cw_segment *segs = malloc(cap * sizeof *segs);
+    if (!segs)
+        return false;
+    for (size_t i = 0; old > 0 && i < s->nsegs; i++)
+        segs[i] = s->segs[(s->seg_head + i) % old];
+    free(s->segs);
+    s->segs = segs;
+    s->seg_cap = cap;
+    s->seg_head = 0;
+    return true;
+}
+
+static void audit_deliver(cw_stream *s, size_t len)
+{
+    /* Formatting the address costs more than the rest of an arrival: skip
+     * it in a run that keeps no digest. */
+    if (!s->rt->sched->audit || !s->rt->cfg.audit)
+        return;
+    char text[CW_ADDR_TEXT_MAX];
+    uint8_t n[8];
+    cw_be64(n, len);
+    cw_field f[2] = {{cw_addr_format(&s->remote, text), strlen(text)}, {n, 8}};
+    cw_audit(s->rt, "deliver", f, 2);
+}
+
+/* Make every segment due by `now` visible, and the end if it came with the
+ * last of them. */
+static void arrive_due(cw_stream *s, cw_time now)
+{
+    bool arrived = false;
+    while (s->nsegs > 0 && segment_at(s, 0)->at <= now) {
+        cw_segment *g = segment_at(s, 0);
+        s->len += g->len;
+        s->flying -= g->len;
+        s->eof = s->eof || g->eof;
+        arrived = arrived || g->len > 0 || g->eof;
+        audit_deliver(s, g->len);
+        s->seg_head = (s->seg_head + 1) % s->seg_cap;
+        s->nsegs--;
+    }
+    if (arrived)
+        cw_waiters_wake(s->rt, &s->waiters);
+}
+
+static void arm_arrival(cw_stream *s)
+{
+    s->arrival.arg = segment_at(s, 0)->at;
+    s->rt->sched->alarm_arm(s->rt, &s->arrival, NULL);
+}
+
+/* The stream's alarm is due: the oldest segments arrived. */
+static void arrival_fire(cw_wait *w)
+{
+    cw_stream *s = w->object;
+    cw_rt *rt = s->rt;
+    cw_rt_lock(rt);
+    arrive_due(s, rt->sched->now(rt));
+    if (s->nsegs > 0)
+        arm_arrival(s);
+    cw_rt_unlock(rt);
+}
+
+static const cw_alarm_ops arrival_ops = {arrival_fire};
+
+/* A dialed connection's stream: its bytes will take the run's latency. */
+static void delay_stream(cw_stream *s)
+{
+    s->delayed = true;
+    memset(&s->arrival, 0, sizeof s->arrival);
+    s->arrival.backend = s->hdr.backend;
+    s->arrival.ops = &arrival_ops;
+    s->arrival.object = s;
+    s->arrival.link[3] = s->rt;
+}
+
+/* Put `len` bytes just copied after the buffered ones in flight. Every
+ * segment already queued arrives later than now (the scheduler delivers
+ * what is due before any task runs again), so a send that arrives now had
+ * nothing ahead of it. */
+static void send_in_flight(cw_stream *s, size_t len)
+{
+    cw_time at = arrival_time(s);
+    cw_time now = s->rt->sched->now(s->rt);
+    s->last_arrival = at;
+    s->flying += len;
+    s->nsegs++;
+    *segment_at(s, s->nsegs - 1) = (cw_segment){at, len, false};
+    if (at <= now)
+        arrive_due(s, now);
+    else if (s->nsegs == 1)
+        arm_arrival(s);
+}
+
 bool cw_mem_deliver(cw_stream *s, const cw_iobufs *bufs)
 {
     size_t len = cw_iobufs_len(bufs);
-    if (!cw_stream_reserve(s, len))
+    bool delayed = s->delayed && latency_on(s->rt);
+    if (!cw_stream_reserve(s, len) || (delayed && !segment_reserve(s)))
         return false;
+    uint8_t *at = s->buf + s->off + s->len + s->flying;
     const cw_iobuf *c;
     for (size_t i = 0; (c = cw_iobufs_chunk(bufs, i)); i++) {
         if (c->len)
-            memcpy(s->buf + s->off + s->len, c->data, c->len);
-        s->len += c->len;
+            memcpy(at, c->data, c->len);
+        at += c->len;
     }
+    if (delayed) {
+        send_in_flight(s, len);
+        return true;
+    }
+    s->len += len;
     if (len)
         cw_waiters_wake(s->rt, &s->waiters);
     return true;
 }
+
+void cw_mem_writer_closed(cw_stream *s)
+{
+    s->writer = NULL;
+    if (s->nsegs > 0) {
+        segment_at(s, s->nsegs - 1)->eof = true; /* the end follows the last bytes */
+        return;
+    }
+    s->eof = true;
+    cw_waiters_wake(s->rt, &s->waiters);
+}
+
+void cw_mem_drop_flight(cw_stream *s)
+{
+    if (s->delayed)
+        s->rt->sched->alarm_disarm(s->rt, &s->arrival);
+    free(s->segs);
+    s->segs = NULL;
+    s->nsegs = s->seg_cap = s->seg_head = 0;
+    s->flying = 0;
+}
+
+/* ---- Listeners and dials ------------------------------------------------------------------ */
 
 static cw_listener *find(cw_net *net, const cw_addr *addr)
 {
@@ -94,6 +266,8 @@ static void connect_pair(cw_rt *rt, const cw_backend *b, const cw_addr *dialer,
     theirs->stream = cw_stream_new(rt, b, dialer);
     cw_mem_link(*sink, theirs->stream);
     cw_mem_link(theirs->sink, *stream);
+    delay_stream(*stream);
+    delay_stream(theirs->stream);
 }
 
 int cw_mem_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **stream)

@@ -5,9 +5,11 @@
  * A connection's halves are the same objects on every backend. What
  * differs is where bytes come from and go to: in memory (memory.c, the
  * deterministic network and the mock channel) a sink appends straight to
- * its peer stream's buffer; over TCP (tcp.c, native) a stream fills its
- * buffer from a non-blocking socket and a sink writes to it, and the
- * reactor wakes the waiting tasks when the socket is ready.
+ * its peer stream's buffer, where the bytes of a dialed connection may
+ * stay in flight for the run's network latency before a recv can see
+ * them; over TCP (tcp.c, native) a stream fills its buffer from a
+ * non-blocking socket and a sink writes to it, and the reactor wakes the
+ * waiting tasks when the socket is ready.
  *
  * Everything here is guarded by the runtime's lock (rt->lock), like the
  * core's channels; the worker that polls the reactor takes that lock
@@ -23,6 +25,14 @@
 typedef struct cw_net cw_net;
 typedef struct cw_sock cw_sock;
 typedef struct cw_lookup cw_lookup;
+
+/* Bytes of one send in flight to a memory stream [NET-027]: they become
+ * visible to recv and peek at `at` on the virtual clock. */
+typedef struct cw_segment {
+    cw_time at;
+    size_t len;
+    bool eof; /* the sink closed after this send: the end arrives with it */
+} cw_segment;
 
 /* The receiving half. buf[off .. off + len) are bytes received and not yet
  * taken by a recv: what peek shows. Over TCP a recv that finds nothing
@@ -44,6 +54,16 @@ struct cw_stream {
     uint64_t tickets;
     cw_list waiters; /* recv waits */
     cw_list link;    /* net->streams */
+    /* memory, a dialed connection's stream: its bytes take the run's
+     * network latency and jitter (memory.c). Those in flight follow the
+     * ones that arrived, in buf[off + len .. off + len + flying): arriving
+     * only moves that boundary, so no byte is copied twice. */
+    bool delayed;
+    size_t flying;    /* bytes in flight, after the `len` that arrived */
+    cw_segment *segs; /* in flight, oldest first: segs[seg_head .. + nsegs) */
+    size_t seg_head, nsegs, seg_cap;
+    cw_time last_arrival; /* of the latest send: the next one arrives no earlier */
+    cw_wait arrival;      /* an alarm with no task, armed for the oldest segment */
 };
 
 /* The sending half. */
@@ -130,8 +150,15 @@ int cw_mem_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **st
 int cw_mem_mock_channel(cw_ctx *ctx, cw_sink **sink, cw_stream **stream);
 /* Connect `sink` to `stream` in memory. */
 void cw_mem_link(cw_sink *sink, cw_stream *stream);
-/* Append bytes to a memory stream; false on NOMEM. */
+/* Hand the bytes of a send to a memory stream: visible at once, or in
+ * flight until the run's latency passed for a delayed stream. false on
+ * NOMEM. */
 bool cw_mem_deliver(cw_stream *s, const cw_iobufs *bufs);
+/* The sink of a memory stream closed: the stream ends once what is in
+ * flight arrived. */
+void cw_mem_writer_closed(cw_stream *s);
+/* The stream closes: drop what is in flight and its alarm. */
+void cw_mem_drop_flight(cw_stream *s);
 
 /* listener.c */
 cw_listener *cw_listener_new(cw_rt *rt, const cw_backend *b, const cw_addr *addr);

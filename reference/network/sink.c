@@ -2,7 +2,8 @@
  * sink.c - the sending half of a connection.
  *
  * A send completes once every byte was handed over. In memory that is at
- * once: the bytes go to the peer stream's buffer. Over TCP a send may take
+ * once: the bytes go to the peer stream's buffer (where they may still be
+ * in flight for the run's latency, memory.c). Over TCP a send may take
  * several writes, and a send that gave up between two of them has sent
  * part of a message: like a stream, the sink is then poisoned, found out
  * by the ticket of the abandoned send.
@@ -28,12 +29,10 @@ void cw_sink_free(cw_sink *s)
 {
     cw_waiters_end(s->rt, &s->waiters, CW_ERR_CLOSED);
     cw_stream *r = s->reader;
-    if (r) {
-        /* The peer stream sees the end once it drained what is buffered. */
-        r->writer = NULL;
-        r->eof = true;
-        cw_waiters_wake(s->rt, &r->waiters);
-    }
+    /* The peer stream sees the end once what is in flight arrived and it
+     * drained what is buffered. */
+    if (r)
+        cw_mem_writer_closed(r);
     if (s->sock)
         cw_sock_release_sink(s->sock);
     cw_list_remove(&s->link);

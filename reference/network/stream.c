@@ -31,6 +31,7 @@ void cw_stream_free(cw_stream *s)
     cw_waiters_end(s->rt, &s->waiters, CW_ERR_CLOSED);
     if (s->writer)
         s->writer->reader = NULL;
+    cw_mem_drop_flight(s); /* bytes in flight to a closed stream are lost */
     if (s->sock)
         cw_sock_release_stream(s->sock);
     if (s->direct.data)
@@ -42,14 +43,15 @@ void cw_stream_free(cw_stream *s)
 
 bool cw_stream_reserve(cw_stream *s, size_t more)
 {
-    if (s->off > 0 && s->off + s->len + more > s->cap) {
-        memmove(s->buf, s->buf + s->off, s->len);
+    size_t held = s->len + s->flying; /* bytes in flight are kept too */
+    if (s->off > 0 && s->off + held + more > s->cap) {
+        memmove(s->buf, s->buf + s->off, held);
         s->off = 0;
     }
-    if (s->len + more <= s->cap)
+    if (held + more <= s->cap)
         return true;
     size_t cap = s->cap ? s->cap : 4096;
-    while (cap < s->len + more)
+    while (cap < held + more)
         cap *= 2;
     uint8_t *buf = realloc(s->buf, cap);
     if (!buf)

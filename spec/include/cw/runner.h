@@ -55,6 +55,13 @@ struct cw_config {
     cw_duration read_timeout;
     cw_duration write_timeout;
     size_t read_buffer_size;
+    /* network, on a deterministic backend (spec/18-network.md, NET-027): the
+     * bytes of each send on a dialed connection arrive network_latency plus
+     * a seeded draw in [0, network_jitter] later on the virtual clock, in
+     * order (default 0 and 0: at once). The mock channel stays instant; a
+     * backend without CW_CAP_DETERMINISTIC ignores both. */
+    cw_duration network_latency;
+    cw_duration network_jitter;
 };
 
 /* The outcome of cw_start. */
@@ -92,6 +99,8 @@ static inline void cw_config_default(cw_config *cfg)
     cfg->read_timeout = 60 * CW_SEC;
     cfg->write_timeout = 60 * CW_SEC;
     cfg->read_buffer_size = 64 * 1024;
+    cfg->network_latency = 0;
+    cfg->network_jitter = 0;
 }
 
 /* Run `root(ctx, arg)` as the root task of a new runtime of backend `b` and
