@@ -151,8 +151,10 @@ static void lookup_unref(void *arg)
 
 void cw_lookups_free(cw_net *net)
 {
-    while (net->lookups.next != &net->lookups)
-        lookup_free(cw_container_of(net->lookups.next, cw_lookup, link));
+    for (cw_list *it = net->lookups.next, *next; it != &net->lookups; it = next) {
+        next = it->next;
+        lookup_free(cw_container_of(it, cw_lookup, link));
+    }
 }
 
 /* Runs on the blocking pool: getaddrinfo may wait on the network. */
