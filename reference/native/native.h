@@ -68,11 +68,13 @@ typedef struct cw_reactor {
     pthread_mutex_t lock;         /* the alarm heap */
     cw_alarms alarms;
     cw_time armed; /* the timerfd's deadline, CW_TIME_MAX when disarmed */
+    bool expired;  /* by the holder only: the timerfd expired during this poll */
     /* Under the scheduler lock (n->lock): */
-    bool held;     /* a shared worker is polling, or about to */
-    bool blocking; /* ... in an epoll_wait that only an event ends */
-    bool notified; /* the eventfd was written since that wait began */
-    bool standby;  /* an idle worker watches for a reactor nobody holds */
+    bool held;       /* a shared worker is polling, or about to */
+    bool blocking;   /* ... in an epoll_wait that only an event ends */
+    bool notified;   /* the eventfd was written since that wait began */
+    bool standby;    /* an idle worker watches for a reactor nobody holds */
+    uint64_t polled; /* the monotonic clock when the last poll ended */
 } cw_reactor;
 
 /* The HTTP endpoint serving GET /metrics (metrics_http.c). */

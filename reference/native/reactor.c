@@ -55,12 +55,24 @@ static void set_timer(cw_reactor *r, cw_time deadline)
         cw_fatal("timerfd_settime failed: errno %d", errno);
 }
 
-static void drain(cw_reactor_source *src, uint32_t events)
+/* The timerfd expired: reading it rearms its readiness; the sleepers that
+ * are due are woken once the batch is done. */
+static void timer_expired(cw_reactor_source *src, uint32_t events)
 {
     (void)events;
-    uint64_t v;
-    while (read(src->fd, &v, sizeof v) > 0) {
-    }
+    uint64_t ticks;
+    if (read(src->fd, &ticks, sizeof ticks) < 0 && errno != EAGAIN)
+        cw_fatal("cannot read the timerfd: errno %d", errno);
+    cw_container_of(src, cw_reactor, timer_src)->expired = true;
+}
+
+/* The eventfd only ends a wait. It is watched edge-triggered, where every
+ * write is an event of its own, so its count is never read back: one
+ * system call per interruption, the write. */
+static void interrupted(cw_reactor_source *src, uint32_t events)
+{
+    (void)src;
+    (void)events;
 }
 
 static void free_forgotten(cw_reactor *r)
@@ -76,20 +88,19 @@ static void free_forgotten(cw_reactor *r)
     }
 }
 
+/* After the timerfd expired: wake what is due and set it for what is next
+ * (an expired timerfd is disarmed, whatever `armed` still says). */
 static void fire_due(cw_reactor *r)
 {
     cw_native *n = owner(r);
     pthread_mutex_lock(&r->lock);
-    cw_wait *w = cw_alarms_peek(&r->alarms);
-    if (w && w->arg <= cw_native_now(n)) {
-        cw_time now = cw_native_now(n);
-        while ((w = cw_alarms_peek(&r->alarms)) && w->arg <= now) {
-            cw_alarms_pop(&r->alarms);
-            cw_native_sched.wake(cw_wait_task(w));
-        }
+    cw_time now = cw_native_now(n);
+    cw_wait *w;
+    while ((w = cw_alarms_peek(&r->alarms)) && w->arg <= now) {
+        cw_alarms_pop(&r->alarms);
+        cw_native_sched.wake(cw_wait_task(w));
     }
-    if (r->armed != (w ? w->arg : CW_TIME_MAX))
-        set_timer(r, w ? w->arg : CW_TIME_MAX);
+    set_timer(r, w ? w->arg : CW_TIME_MAX);
     pthread_mutex_unlock(&r->lock);
 }
 
@@ -110,7 +121,12 @@ void cw_reactor_poll(cw_reactor *r, bool block)
         }
         cw_rt_unlock(&owner(r)->rt);
     }
-    fire_due(r);
+    /* The timerfd is always set for the earliest alarm (or earlier), so no
+     * alarm is due before it expired. */
+    if (r->expired) {
+        r->expired = false;
+        fire_due(r);
+    }
 }
 
 void cw_reactor_notify(cw_reactor *r)
@@ -120,11 +136,12 @@ void cw_reactor_notify(cw_reactor *r)
         cw_fatal("cannot wake the reactor: errno %d", errno);
 }
 
-static int watch(cw_reactor *r, cw_reactor_source *src, int fd)
+static int watch(cw_reactor *r, cw_reactor_source *src, int fd,
+                 void (*ready)(cw_reactor_source *, uint32_t), uint32_t events)
 {
-    src->ready = drain;
+    src->ready = ready;
     src->fd = fd;
-    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = src};
+    struct epoll_event ev = {.events = events, .data.ptr = src};
     return epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
@@ -147,12 +164,14 @@ int cw_reactor_start(cw_reactor *r)
 {
     pthread_mutex_init(&r->lock, NULL);
     r->armed = CW_TIME_MAX;
+    r->expired = false;
     r->forgotten = NULL;
     r->epfd = epoll_create1(EPOLL_CLOEXEC);
     r->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     r->eventfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (r->epfd < 0 || r->timerfd < 0 || r->eventfd < 0 ||
-        watch(r, &r->timer_src, r->timerfd) != 0 || watch(r, &r->event_src, r->eventfd) != 0) {
+        watch(r, &r->timer_src, r->timerfd, timer_expired, EPOLLIN) != 0 ||
+        watch(r, &r->event_src, r->eventfd, interrupted, EPOLLIN | EPOLLET) != 0) {
         if (r->epfd >= 0)
             close(r->epfd);
         if (r->timerfd >= 0)

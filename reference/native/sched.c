@@ -22,9 +22,13 @@ static _Thread_local cw_task *tls_task;      /* the task this thread is running 
 static _Thread_local cw_coro *tls_home;      /* this thread's own context */
 static _Thread_local cw_native *tls_polling; /* the run whose reactor this thread polls now */
 
-/* A busy worker looks at the reactor, without waiting, after this many
- * tasks: sockets and timers are served even when no worker is idle. */
+/* A busy worker looks at the reactor, without waiting, when it ran this
+ * many tasks and this long passed since anyone polled: sockets and timers
+ * are served even when no worker is idle. The clock is read every
+ * CW_POLL_EVERY tasks only, and a poll is a system call: both gates keep a
+ * busy worker's cost per task to a few nanoseconds. */
 #define CW_POLL_EVERY 61
+#define CW_POLL_GAP_NS (100 * 1000)
 
 /* One idle worker (the standby) checks this often that some worker holds
  * the reactor: the one that left it to run what its events woke may run
@@ -210,6 +214,7 @@ static void poll(cw_native *n, bool block)
     tls_polling = NULL;
     pthread_mutex_lock(&n->lock);
     r->held = r->blocking = false;
+    r->polled = cw_native_mono_ns();
     for (unsigned extra = p->queued > 1 ? p->queued - 1 : 0, woken = 0;
          woken < extra && woken < p->idle; woken++)
         pthread_cond_signal(&p->ready);
@@ -245,8 +250,10 @@ static void *pool_thread(void *arg)
         if (p->head) {
             if (shared && ++ran >= CW_POLL_EVERY && !n->reactor.held) {
                 ran = 0;
-                poll(n, false);
-                continue;
+                if (cw_native_mono_ns() - n->reactor.polled >= CW_POLL_GAP_NS) {
+                    poll(n, false);
+                    continue;
+                }
             }
             cw_ntask *nt = pool_pop(p);
             nt->state = CW_N_RUNNING;
