@@ -315,11 +315,21 @@ typedef struct uv_server {
     atomic_int ready;
 } uv_server;
 
+/* One connection: its buffer is read into and written back from, and the
+ * connection does not read while a write is under way, as the epoll
+ * server does. No allocation per message. */
+typedef struct uv_conn {
+    uv_tcp_t tcp; /* first: libuv hands back the handle */
+    uv_write_t req;
+    char buf[64 * 1024];
+} uv_conn;
+
 static void uv_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
-    (void)h;
-    buf->base = malloc(hint);
-    buf->len = hint;
+    (void)hint;
+    uv_conn *c = (uv_conn *)h;
+    buf->base = c->buf;
+    buf->len = sizeof c->buf;
 }
 
 static void uv_closed(uv_handle_t *h)
@@ -330,25 +340,25 @@ static void uv_closed(uv_handle_t *h)
         uv_close((uv_handle_t *)&us->listener, NULL);
 }
 
+static void uv_got(uv_stream_t *s, ssize_t n, const uv_buf_t *buf);
+
 static void uv_written(uv_write_t *req, int status)
 {
-    (void)status;
-    free(req->data);
-    free(req);
+    uv_stream_t *s = req->handle;
+    if (status == 0)
+        uv_read_start(s, uv_alloc, uv_got);
 }
 
 static void uv_got(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
     if (n > 0) {
-        uv_write_t *req = malloc(sizeof *req);
-        req->data = buf->base;
+        uv_conn *c = (uv_conn *)s;
+        uv_read_stop(s);
         uv_buf_t out = uv_buf_init(buf->base, (unsigned)n);
-        uv_write(req, s, &out, 1, uv_written);
-        return;
-    }
-    free(buf->base);
-    if (n < 0)
+        uv_write(&c->req, s, &out, 1, uv_written);
+    } else if (n < 0) {
         uv_close((uv_handle_t *)s, uv_closed);
+    }
 }
 
 static void uv_incoming(uv_stream_t *l, int status)
@@ -356,12 +366,12 @@ static void uv_incoming(uv_stream_t *l, int status)
     uv_server *us = l->loop->data;
     if (status < 0)
         return;
-    uv_tcp_t *c = malloc(sizeof *c);
-    uv_tcp_init(&us->loop, c);
-    if (uv_accept(l, (uv_stream_t *)c) == 0) {
-        uv_tcp_nodelay(c, 1);
+    uv_conn *c = malloc(sizeof *c);
+    uv_tcp_init(&us->loop, &c->tcp);
+    if (uv_accept(l, (uv_stream_t *)&c->tcp) == 0) {
+        uv_tcp_nodelay(&c->tcp, 1);
         us->accepted++;
-        uv_read_start((uv_stream_t *)c, uv_alloc, uv_got);
+        uv_read_start((uv_stream_t *)&c->tcp, uv_alloc, uv_got);
     }
 }
 
