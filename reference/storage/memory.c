@@ -359,6 +359,24 @@ void cw_memory_crash(cw_storage *st, const cw_crash_policy *policy)
         }
 }
 
+static bool keep_no_byte(void *arg, size_t change, uint64_t byte)
+{
+    (void)arg, (void)change, (void)byte;
+    return false;
+}
+
+static bool keep_no_resize(void *arg, size_t change)
+{
+    (void)arg, (void)change;
+    return false;
+}
+
+void cw_storage_crash(cw_storage *st)
+{
+    static const cw_crash_policy lose_unsynced = {keep_no_byte, keep_no_resize, NULL};
+    cw_memory_crash(st, &lose_unsynced);
+}
+
 /* ---- The driver ----------------------------------------------------------------------- */
 
 static int mem_init(cw_storage *st, char *why, size_t whylen)

@@ -114,6 +114,11 @@ typedef struct cw_crash_policy {
  * afterwards reads what survived. */
 void cw_memory_crash(cw_storage *st, const cw_crash_policy *policy);
 
+/* The crash at the end of a checkpointed deterministic run: memory storage
+ * keeps what was durable, and of the unsynced changes what the run's
+ * storage faults say survives a crash (none without faults). */
+void cw_storage_crash(cw_storage *st);
+
 /* ---- storage.c ------------------------------------------------------------ */
 
 /* The run's storage, made on the first call. */
