@@ -39,10 +39,16 @@ CWC_CASE(backend_table_and_objects, "backend", "ABI-001 ABI-002 ABI-003", 0)
     ck_assert_uint_eq(CW_ABI_MAJOR(cwc_backend->abi_version), CW_ABI_MAJOR(CW_ABI_VERSION));
     ck_assert_uint_ge(cwc_backend->size, offsetof(cw_backend, audit_digest));
     ck_assert_ptr_nonnull(cwc_backend->name);
-    ck_assert_uint_eq(cwc_backend->capabilities & ~(uint64_t)(CW_CAP_DETERMINISTIC | CW_CAP_AUDIT |
-                                                              CW_CAP_PARALLEL |
-                                                              CW_CAP_PERSISTENT_STORAGE),
+    ck_assert_uint_eq(cwc_backend->capabilities &
+                          ~(uint64_t)(CW_CAP_DETERMINISTIC | CW_CAP_AUDIT | CW_CAP_PARALLEL |
+                                      CW_CAP_PERSISTENT_STORAGE | CW_CAP_RECOVER),
                       0);
+    /* A capability promises its entries. */
+    if (cwc_backend->capabilities & CW_CAP_RECOVER) {
+        ck_assert(CW_BACKEND_HAS(cwc_backend, start_checkpoint));
+        ck_assert(CW_BACKEND_HAS(cwc_backend, recover));
+        ck_assert(CW_BACKEND_HAS(cwc_backend, checkpoint_free));
+    }
     cwc_run_ok(NULL, objects_root, NULL);
 }
 

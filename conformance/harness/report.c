@@ -41,6 +41,7 @@ static const struct {
     {CW_CAP_AUDIT, "audit"},
     {CW_CAP_PARALLEL, "parallel"},
     {CW_CAP_PERSISTENT_STORAGE, "persistent-storage"},
+    {CW_CAP_RECOVER, "recover"},
 };
 #define NCAPS (sizeof capability_names / sizeof capability_names[0])
 
@@ -183,8 +184,9 @@ static int write_json(const char *path, const run *r, size_t counts[3])
     fprintf(f, ",\n  \"abi_version\": \"%u.%u\",\n  \"capabilities\": ",
             CW_ABI_MAJOR(cwc_backend->abi_version), cwc_backend->abi_version & 0xffff);
     json_words(f, caps);
-    fprintf(f, ",\n  \"seed\": %llu,\n  \"summary\": {\"passed\": %zu, \"failed\": %zu, "
-               "\"skipped\": %zu},\n  \"cases\": [\n",
+    fprintf(f,
+            ",\n  \"seed\": %llu,\n  \"summary\": {\"passed\": %zu, \"failed\": %zu, "
+            "\"skipped\": %zu},\n  \"cases\": [\n",
             (unsigned long long)cwc_seed, counts[PASS], counts[FAIL], counts[SKIP]);
     for (size_t i = 0; i < r->n; i++) {
         const result *x = &r->results[i];

@@ -105,7 +105,27 @@ struct cw_rt {
     struct cw_rt_metrics *metrics; /* the run's metrics registry (metrics/runtime.c) */
     struct cw_storage *storage;    /* the run's storage, made by its first call (storage/) */
     struct cw_net *net;            /* the run's network, made by its first call (network/) */
+
+    /* What a run recovered from a checkpoint inherits (deterministic/
+     * recover.c): the storage and the network adopt their part when they
+     * are made; the run's own checkpoint takes back what was not adopted. */
+    struct cw_mem_image *inherit_storage;
+    struct cw_hosts_image *inherit_hosts;
 };
+
+/* What memory storage made durable, between a run's crash and the next
+ * run's start (storage/memory.c): cw_memory_take crashes the run's storage
+ * (cw_storage_crash) and takes its durable contents, or the inheritance
+ * itself when the run made no storage. Never NULL; the caller owns it. */
+typedef struct cw_mem_image cw_mem_image;
+cw_mem_image *cw_memory_take(cw_rt *rt);
+void cw_mem_image_free(cw_mem_image *img);
+
+/* The resolver's table between runs (network/resolve.c): taken from a
+ * run's network (or its inheritance, when it made none); never NULL. */
+typedef struct cw_hosts_image cw_hosts_image;
+cw_hosts_image *cw_hosts_take(cw_rt *rt);
+void cw_hosts_image_free(cw_hosts_image *img);
 
 void cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
                 const cw_config *cfg);

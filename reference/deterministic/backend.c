@@ -9,7 +9,7 @@ const cw_backend cw_det_backend = {
     .abi_version = CW_ABI_VERSION,
     .size = sizeof(cw_backend),
     .name = "deterministic",
-    .capabilities = CW_CAP_DETERMINISTIC | CW_CAP_AUDIT,
+    .capabilities = CW_CAP_DETERMINISTIC | CW_CAP_AUDIT | CW_CAP_RECOVER,
 
     .start = cw_det_start,
 
@@ -17,6 +17,9 @@ const cw_backend cw_det_backend = {
     .audit_digest = cw_det_audit_digest,
     .buffers = &cw_buffer_entries,
     .network = &cw_network_memory_entries,
+    .start_checkpoint = cw_det_start_checkpoint,
+    .recover = cw_det_recover,
+    .checkpoint_free = cw_det_checkpoint_free,
 };
 
 const cw_backend *cw_backend_deterministic(void)

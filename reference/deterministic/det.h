@@ -55,16 +55,16 @@ static inline void cw_spin_unlock(cw_spin *s)
 
 /* ---- The runtime (scheduler.c) ---- */
 typedef struct cw_det {
-    cw_rt rt;                /* first: the core sees only this */
-    cw_coro main;            /* the scheduler's own context */
-    cw_task *current;        /* the task running now, or NULL */
-    pthread_t thread;        /* the one thread the run's tasks execute on */
-    cw_spin lock;            /* the ready queue and wake flags: wakers may be on other threads */
-    cw_task **ready;         /* runnable in the next iteration */
+    cw_rt rt;         /* first: the core sees only this */
+    cw_coro main;     /* the scheduler's own context */
+    cw_task *current; /* the task running now, or NULL */
+    pthread_t thread; /* the one thread the run's tasks execute on */
+    cw_spin lock;     /* the ready queue and wake flags: wakers may be on other threads */
+    cw_task **ready;  /* runnable in the next iteration */
     size_t nready, cap;
     cw_alarms alarms;
     cw_time now;
-    cw_time deadline;        /* of the run timeout; CW_TIME_MAX when none */
+    cw_time deadline; /* of the run timeout; CW_TIME_MAX when none */
     cw_prng prng;
     cw_auditor auditor;
     uint64_t iterations;
@@ -74,6 +74,21 @@ typedef struct cw_det {
 } cw_det;
 
 int cw_det_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out);
+int cw_det_start_checkpoint(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out,
+                            cw_checkpoint **cp);
+int cw_det_recover(cw_checkpoint *from, cw_task_fn root, void *arg, cw_run_result *out,
+                   cw_checkpoint **cp);
 int cw_det_audit_digest(cw_ctx *ctx, char out[65]);
+
+/* ---- Crash and recovery (recover.c) ---- */
+/* When every task of `d` has ended: crash its storage and take what
+ * survives, before the run's objects are freed. */
+cw_checkpoint *cw_det_checkpoint_new(cw_det *d);
+/* At the very end of the run: the clock, the random stream, the digest. */
+void cw_det_checkpoint_seal(cw_det *d, cw_checkpoint *cp);
+const cw_config *cw_det_checkpoint_config(const cw_checkpoint *cp);
+/* Start `d` where `cp`'s run crashed; frees `cp`'s shell. */
+void cw_det_resume(cw_det *d, cw_checkpoint *cp);
+void cw_det_checkpoint_free(cw_checkpoint *cp);
 
 #endif

@@ -299,7 +299,8 @@ static run_state advance(cw_det *d)
 
 static void stall_message(cw_det *d, char *out, size_t len)
 {
-    size_t used = (size_t)snprintf(out, len, "runtime stalled: no task can make progress; blocked:");
+    size_t used =
+        (size_t)snprintf(out, len, "runtime stalled: no task can make progress; blocked:");
     size_t shown = 0, total = 0;
     for (cw_list *it = d->rt.tasks.next; it != &d->rt.tasks; it = it->next) {
         cw_task *t = cw_container_of(it, cw_task, link);
@@ -329,7 +330,9 @@ static void drop_ready(cw_det *d)
 /* Step 8: end the run. Every task still alive is unwound at its suspension
  * point, in ascending id order, so its cleanup handlers run; then every
  * object of the run is freed. */
-static void teardown(cw_det *d)
+/* End every task, then take the checkpoint (when `cp`), then free the
+ * run's objects. */
+static void teardown(cw_det *d, cw_checkpoint **cp)
 {
     d->rt.ending = true;
     cw_alarms_clear(&d->alarms);
@@ -351,7 +354,15 @@ static void teardown(cw_det *d)
         drop_ready(d);
         cw_task_free(t);
     }
+    if (cp)
+        *cp = cw_det_checkpoint_new(d);
     cw_rt_free_objects(&d->rt);
+    /* An inheritance never adopted (a run that made no storage or network)
+     * was handed on to *cp; without a checkpoint it ends here. */
+    if (d->rt.inherit_storage)
+        cw_mem_image_free(d->rt.inherit_storage);
+    if (d->rt.inherit_hosts)
+        cw_hosts_image_free(d->rt.inherit_hosts);
 }
 
 static void fill_result(cw_det *d, run_state how, cw_run_result *out)
@@ -397,12 +408,20 @@ static void open_metrics(cw_det *d)
                                  CW_METRIC_COUNTER, labels, 3);
 }
 
-int cw_det_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out)
+/* A run, new (`from` NULL) or continuing the one that left `from`, which
+ * it consumes; when `cp` is not NULL it receives this run's checkpoint. */
+static int det_run(const cw_config *cfg, cw_checkpoint *from, cw_task_fn root, void *arg,
+                   cw_run_result *out, cw_checkpoint **cp)
 {
     cw_config resolved;
     cw_bufpool *pools[2];
-    if (cw_run_begin(&cw_det_backend, cfg, &resolved, pools, out) != CW_OK)
+    if (cp)
+        *cp = NULL;
+    if (cw_run_begin(&cw_det_backend, cfg, &resolved, pools, out) != CW_OK) {
+        if (from)
+            cw_det_checkpoint_free(from);
         return out->status;
+    }
 
     cw_det *d = cw_xcalloc(1, sizeof *d);
     cw_rt_init(&d->rt, &cw_det_backend, &det_sched, &resolved);
@@ -415,6 +434,8 @@ int cw_det_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result
     d->deadline = resolved.timeout > CW_TIME_MAX - d->now ? CW_TIME_MAX : d->now + resolved.timeout;
     if (resolved.timeout == CW_FOREVER)
         d->deadline = CW_TIME_MAX;
+    if (from)
+        cw_det_resume(d, from);
 
     cw_task *t = cw_task_new_root(&d->rt, root, arg);
     det_spawned(t);
@@ -438,15 +459,36 @@ int cw_det_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result
     fill_result(d, how, out);
     if (how == RUN_STALLED || how == RUN_TIMED_OUT || how == RUN_PANICKED)
         out->value = NULL;
-    teardown(d);
+    teardown(d, cp);
     cw_rt_pools_close(d->rt.pools);
     if (d->rt.cfg.audit)
         cw_auditor_hex(&d->auditor, out->digest);
+    if (cp)
+        cw_det_checkpoint_seal(d, *cp);
     cw_auditor_free(&d->auditor);
     cw_alarms_free(&d->alarms);
     free(d->ready);
     free(d);
     return out->status;
+}
+
+int cw_det_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out)
+{
+    return det_run(cfg, NULL, root, arg, out, NULL);
+}
+
+int cw_det_start_checkpoint(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out,
+                            cw_checkpoint **cp)
+{
+    return det_run(cfg, NULL, root, arg, out, cp);
+}
+
+int cw_det_recover(cw_checkpoint *from, cw_task_fn root, void *arg, cw_run_result *out,
+                   cw_checkpoint **cp)
+{
+    /* The settings are the crashed run's: copied out, as `from` goes. */
+    cw_config cfg = *cw_det_checkpoint_config(from);
+    return det_run(&cfg, from, root, arg, out, cp);
 }
 
 int cw_det_audit_digest(cw_ctx *ctx, char out[65])

@@ -196,6 +196,8 @@ int cw_sys_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs
 void cw_hosts_free(cw_net *net);
 /* The lookups whose task never ran: only at the run's end. */
 void cw_lookups_free(cw_net *net);
+/* A recovered run's network takes the table its checkpoint carried. */
+void cw_hosts_adopt(cw_net *net);
 
 /* addr.c: cw_addr and struct sockaddr. */
 socklen_t cw_addr_to_sockaddr(const cw_addr *a, struct sockaddr_storage *out);

@@ -114,6 +114,49 @@ void cw_hosts_free(cw_net *net)
     free(net->hosts);
 }
 
+/* The resolver's table between a run's crash and the next run's start. */
+struct cw_hosts_image {
+    cw_host *hosts;
+    size_t n, cap;
+};
+
+void cw_hosts_adopt(cw_net *net)
+{
+    cw_hosts_image *img = net->rt->inherit_hosts;
+    if (!img)
+        return;
+    net->hosts = img->hosts;
+    net->nhosts = img->n;
+    net->cap_hosts = img->cap;
+    free(img);
+    net->rt->inherit_hosts = NULL;
+}
+
+cw_hosts_image *cw_hosts_take(cw_rt *rt)
+{
+    cw_net *net = rt->net;
+    if (!net) {
+        cw_hosts_image *img = rt->inherit_hosts;
+        rt->inherit_hosts = NULL;
+        return img ? img : cw_xcalloc(1, sizeof *img);
+    }
+    cw_hosts_image *img = cw_xcalloc(1, sizeof *img);
+    img->hosts = net->hosts;
+    img->n = net->nhosts;
+    img->cap = net->cap_hosts;
+    net->hosts = NULL;
+    net->nhosts = net->cap_hosts = 0;
+    return img;
+}
+
+void cw_hosts_image_free(cw_hosts_image *img)
+{
+    for (size_t i = 0; i < img->n; i++)
+        host_clear(&img->hosts[i]);
+    free(img->hosts);
+    free(img);
+}
+
 /* ---- The system's resolver ------------------------------------------------------------ */
 
 /* Shared by the asking task and the lookup task, and freed by whichever is

@@ -38,6 +38,7 @@ cw_net *cw_net_of(cw_rt *rt)
     net->next_ephemeral = CW_NET_EPHEMERAL_FIRST;
     net->next_port = CW_NET_PORT_FIRST;
     rt->net = net;
+    cw_hosts_adopt(net);
     register_metrics(net);
     return net;
 }

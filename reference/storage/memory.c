@@ -112,8 +112,8 @@ typedef struct mem_change {
 typedef struct mem_storage {
     mem_partition **parts; /* sorted by name */
     size_t n, cap;
-    uint64_t generations;  /* the last one handed out */
-    mem_change *changes;   /* the journal, in issue order */
+    uint64_t generations; /* the last one handed out */
+    mem_change *changes;  /* the journal, in issue order */
     size_t nchanges, cap_changes;
 } mem_storage;
 
@@ -207,8 +207,7 @@ static mem_blob *blob_find(const mem_partition *p, const uint8_t *name, size_t l
     return NULL;
 }
 
-static mem_blob *blob_get(mem_storage *ms, const char *partition, const uint8_t *name,
-                          size_t len)
+static mem_blob *blob_get(mem_storage *ms, const char *partition, const uint8_t *name, size_t len)
 {
     size_t at;
     mem_partition *p = partition_find(ms, partition, &at);
@@ -379,11 +378,29 @@ void cw_storage_crash(cw_storage *st)
 
 /* ---- The driver ----------------------------------------------------------------------- */
 
+/* The partitions of a memory storage, moved between runs as they are. */
+struct cw_mem_image {
+    mem_partition **parts;
+    size_t n, cap;
+    uint64_t generations;
+};
+
 static int mem_init(cw_storage *st, char *why, size_t whylen)
 {
     (void)why;
     (void)whylen;
-    st->impl = cw_xcalloc(1, sizeof(mem_storage));
+    mem_storage *ms = cw_xcalloc(1, sizeof *ms);
+    cw_mem_image *img = st->rt->inherit_storage;
+    if (img) {
+        /* A recovered run: its storage is what the crashed one made durable. */
+        ms->parts = img->parts;
+        ms->n = img->n;
+        ms->cap = img->cap;
+        ms->generations = img->generations;
+        free(img);
+        st->rt->inherit_storage = NULL;
+    }
+    st->impl = ms;
     return 0;
 }
 
@@ -453,6 +470,36 @@ static void partition_free(mem_partition *p)
     free(p->blobs);
     free(p->name);
     free(p);
+}
+
+cw_mem_image *cw_memory_take(cw_rt *rt)
+{
+    cw_storage *st = rt->storage;
+    if (!st) {
+        cw_mem_image *img = rt->inherit_storage;
+        rt->inherit_storage = NULL;
+        return img ? img : cw_xcalloc(1, sizeof *img);
+    }
+    if (st->driver != &cw_memory_driver)
+        cw_fatal("a checkpoint needs memory storage");
+    cw_storage_crash(st);
+    mem_storage *ms = st->impl;
+    cw_mem_image *img = cw_xcalloc(1, sizeof *img);
+    img->parts = ms->parts;
+    img->n = ms->n;
+    img->cap = ms->cap;
+    img->generations = ms->generations;
+    ms->parts = NULL;
+    ms->n = ms->cap = 0;
+    return img;
+}
+
+void cw_mem_image_free(cw_mem_image *img)
+{
+    for (size_t i = 0; i < img->n; i++)
+        partition_free(img->parts[i]);
+    free(img->parts);
+    free(img);
 }
 
 static bool in_partition(const void *arg, uint64_t generation)

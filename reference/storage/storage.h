@@ -119,6 +119,7 @@ void cw_memory_crash(cw_storage *st, const cw_crash_policy *policy);
  * storage faults say survives a crash (none without faults). */
 void cw_storage_crash(cw_storage *st);
 
+
 /* ---- storage.c ------------------------------------------------------------ */
 
 /* The run's storage, made on the first call. */

@@ -23,7 +23,7 @@ extern "C" {
 /* The ABI version this header describes. A backend whose abi_version differs
  * in the major part (high 16 bits) must be refused by its loader; the minor
  * part counts appended entries (spec/10-backend.md lists what each added). */
-#define CW_ABI_VERSION 0x00010001u
+#define CW_ABI_VERSION 0x00010002u
 #define CW_ABI_MAJOR(v) ((v) >> 16)
 
 /* Capability flags: what a backend can do beyond the always-required core. */
@@ -39,6 +39,9 @@ enum cw_capability {
      * storage_directory (spec/17-storage.md), and a later run, or another
      * process, given the same directory finds what was synced. */
     CW_CAP_PERSISTENT_STORAGE = 1u << 3,
+    /* A run can end in a checkpoint and the next one start from it, as a
+     * crashed process restarts (cw_start_checkpoint, cw_recover). */
+    CW_CAP_RECOVER = 1u << 4,
 };
 
 typedef struct cw_config cw_config;
@@ -49,6 +52,7 @@ typedef struct cw_buffer_ops cw_buffer_ops;
 typedef struct cw_metric_ops cw_metric_ops;
 typedef struct cw_storage_ops cw_storage_ops;
 typedef struct cw_network_ops cw_network_ops;
+typedef struct cw_checkpoint cw_checkpoint;
 
 struct cw_backend {
     /* Identity. */
@@ -127,6 +131,13 @@ struct cw_backend {
 
     /* Network and name resolution (cw/network.h): a table of their own. */
     const cw_network_ops *network;
+
+    /* Crash and recovery (cw/runner.h), with CW_CAP_RECOVER. */
+    int (*start_checkpoint)(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out,
+                            cw_checkpoint **cp);
+    int (*recover)(cw_checkpoint *cp, cw_task_fn root, void *arg, cw_run_result *out,
+                   cw_checkpoint **next);
+    void (*checkpoint_free)(cw_checkpoint *cp);
 };
 
 /* True when `b` provides the entry at `field` (it was built with a table at

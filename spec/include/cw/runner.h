@@ -20,20 +20,21 @@ extern "C" {
 /* Settings for one run. Fill with cw_config_default, then change fields.
  * A backend ignores the fields that do not apply to it. */
 struct cw_config {
-    uint32_t size;         /* sizeof(cw_config) of the caller: lets the struct grow */
-    uint64_t seed;         /* deterministic: PRNG seed (default 42) */
-    cw_duration cycle;     /* deterministic: virtual time per iteration (default 1 ms, > 0) */
-    cw_time start_time;    /* deterministic: the clock's first value (default the epoch) */
-    cw_duration timeout;   /* end the run with CW_ERR_RUN_TIMEOUT after this (default CW_FOREVER) */
-    bool catch_panics;     /* a panicking non-root task resolves CW_ERR_EXITED instead of ending the run */
-    size_t stack_size;     /* usable bytes of each task stack (default 128 KiB) */
-    bool stack_guard;      /* an inaccessible page below each stack (default true) */
+    uint32_t size;       /* sizeof(cw_config) of the caller: lets the struct grow */
+    uint64_t seed;       /* deterministic: PRNG seed (default 42) */
+    cw_duration cycle;   /* deterministic: virtual time per iteration (default 1 ms, > 0) */
+    cw_time start_time;  /* deterministic: the clock's first value (default the epoch) */
+    cw_duration timeout; /* end the run with CW_ERR_RUN_TIMEOUT after this (default CW_FOREVER) */
+    bool catch_panics; /* a panicking non-root task resolves CW_ERR_EXITED instead of ending the run
+                        */
+    size_t stack_size; /* usable bytes of each task stack (default 128 KiB) */
+    bool stack_guard;  /* an inaccessible page below each stack (default true) */
     unsigned worker_threads;   /* native: threads running tasks (default: the CPU count) */
     unsigned blocking_threads; /* native: bound of the blocking pool (default 64) */
     /* The run's buffer pools (cw/bufpool.h); default cw_bufpool_config_network/_storage. */
     cw_bufpool_config network_buffer_pool;
     cw_bufpool_config storage_buffer_pool;
-    bool audit;            /* deterministic: keep the audit digest (default true) */
+    bool audit; /* deterministic: keep the audit digest (default true) */
     /* native: serve GET /metrics over HTTP on this numeric "address:port"
      * ("127.0.0.1:9464", "[::1]:0"); NULL (the default) serves nothing. */
     const char *metrics_address;
@@ -66,12 +67,13 @@ struct cw_config {
 
 /* The outcome of cw_start. */
 struct cw_run_result {
-    int status;          /* CW_OK, or CW_ERR_PANICKED / _STALLED / _RUN_TIMEOUT / _INVALID / _NOMEM */
-    void *value;         /* the root task's return value, when status is CW_OK */
-    char message[512];   /* why the run failed (the panic message...), "" on success; may be cut */
-    char digest[65];     /* the final audit digest in hex (CW_CAP_AUDIT), else "" */
-    cw_time end_time;    /* the runtime clock when the run ended */
-    uint64_t iterations; /* deterministic: scheduler iterations that ended without finishing the root */
+    int status;        /* CW_OK, or CW_ERR_PANICKED / _STALLED / _RUN_TIMEOUT / _INVALID / _NOMEM */
+    void *value;       /* the root task's return value, when status is CW_OK */
+    char message[512]; /* why the run failed (the panic message...), "" on success; may be cut */
+    char digest[65];   /* the final audit digest in hex (CW_CAP_AUDIT), else "" */
+    cw_time end_time;  /* the runtime clock when the run ended */
+    uint64_t
+        iterations; /* deterministic: scheduler iterations that ended without finishing the root */
 };
 
 static inline void cw_config_default(cw_config *cfg)
@@ -110,6 +112,42 @@ static inline int cw_start(const cw_backend *b, const cw_config *cfg, cw_task_fn
                            cw_run_result *out)
 {
     return b->start(cfg, root, arg, out);
+}
+
+/* ---- Crash and recovery (spec/11-deterministic.md, DET-008..DET-011) ----
+ * A run started with cw_start_checkpoint ends as if its process crashed at
+ * that instant, and leaves a checkpoint: its clock, its random stream, its
+ * audit chain, what its storage made durable and its resolver's names.
+ * cw_recover starts the next run from there, as the restarted process. */
+
+/* Like cw_start; on return *cp is the run's checkpoint, which the caller
+ * owns (cw_recover or cw_checkpoint_free), or NULL when the run could not
+ * start. Without CW_CAP_RECOVER: CW_ERR_UNSUPPORTED and *cp NULL. */
+static inline int cw_start_checkpoint(const cw_backend *b, const cw_config *cfg, cw_task_fn root,
+                                      void *arg, cw_run_result *out, cw_checkpoint **cp)
+{
+    *cp = NULL;
+    if (!(b->capabilities & CW_CAP_RECOVER) || !CW_BACKEND_HAS(b, start_checkpoint)) {
+        memset(out, 0, sizeof *out);
+        return out->status = CW_ERR_UNSUPPORTED;
+    }
+    return b->start_checkpoint(cfg, root, arg, out, cp);
+}
+
+/* Run `root(ctx, arg)` as the root of the run that follows `cp`'s, which
+ * this consumes: `cp` is invalid afterwards, whatever the outcome. When
+ * `next` is not NULL it receives this run's checkpoint, as for
+ * cw_start_checkpoint. The run's settings are the checkpoint's. */
+static inline int cw_recover(cw_checkpoint *cp, cw_task_fn root, void *arg, cw_run_result *out,
+                             cw_checkpoint **next)
+{
+    return cw__backend_of(cp)->recover(cp, root, arg, out, next);
+}
+
+/* Free a checkpoint that will not be recovered. */
+static inline void cw_checkpoint_free(cw_checkpoint *cp)
+{
+    cw__backend_of(cp)->checkpoint_free(cp);
 }
 
 /* Random bytes: seeded and audited on a deterministic backend, from the OS otherwise. */
