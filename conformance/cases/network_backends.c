@@ -526,28 +526,19 @@ CWC_CASE(network_tcp_plain_socket_client, "network", "NET-018 NET-014", PAR)
 static void *timeout_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
-    cw_addr any = cw_addr_loopback4(0), where;
-    cw_listener *l;
-    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
-    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
-    cw_sink *sink;
-    cw_stream *stream;
-    ck_assert_int_eq(cw_dial(ctx, &where, &sink, &stream), CW_OK);
-    cw_conn c;
-    ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+    struct half_pair a, b;
+    cw_listener *l = connect_halves(ctx, &a, &b);
     cw_iobufs *got = NULL;
-    ck_assert_int_eq(cw_stream_recv(c.stream, 4, &got), CW_ERR_TIMEOUT);
-    ck_assert_int_eq(send_text(sink, "late"), CW_OK);
-    ck_assert_int_eq(cw_stream_recv(c.stream, 4, &got), CW_ERR_CLOSED);
+    ck_assert_int_eq(cw_stream_recv(b.stream, 4, &got), CW_ERR_TIMEOUT);
+    ck_assert_int_eq(send_text(a.sink, "late"), CW_OK);
+    ck_assert_int_eq(cw_stream_recv(b.stream, 4, &got), CW_ERR_CLOSED);
     /* The other direction is untouched. */
-    ck_assert_int_eq(send_text(c.sink, "back"), CW_OK);
-    ck_assert_int_eq(cw_stream_recv(stream, 4, &got), CW_OK);
+    ck_assert_int_eq(send_text(b.sink, "back"), CW_OK);
+    ck_assert_int_eq(cw_stream_recv(a.stream, 4, &got), CW_OK);
     ck_assert(cw_iobufs_equal_bytes(got, "back", 4));
     cw_iobufs_release(got);
-    cw_sink_close(sink);
-    cw_stream_close(stream);
-    cw_sink_close(c.sink);
-    cw_stream_close(c.stream);
+    close_halves(&a);
+    close_halves(&b);
     cw_listener_close(l);
     return NULL;
 }
@@ -567,31 +558,22 @@ CWC_CASE(network_tcp_read_timeout, "network", "NET-019 NET-010", PAR)
 static void *write_timeout_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
-    cw_addr any = cw_addr_loopback4(0), where;
-    cw_listener *l;
-    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
-    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
-    cw_sink *sink;
-    cw_stream *stream;
-    ck_assert_int_eq(cw_dial(ctx, &where, &sink, &stream), CW_OK);
-    cw_conn c;
-    ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+    struct half_pair a, b;
+    cw_listener *l = connect_halves(ctx, &a, &b);
     uint8_t *bytes = calloc(1, WRITE_CHUNK);
     cw_iobufs *list = cw_iobufs_new(cwc_backend);
-    cw_iobuf b;
-    ck_assert_int_eq(cw_iobuf_copy(cwc_backend, bytes, WRITE_CHUNK, &b), CW_OK);
-    ck_assert_int_eq(cw_iobufs_append(list, &b), CW_OK);
+    cw_iobuf chunk;
+    ck_assert_int_eq(cw_iobuf_copy(cwc_backend, bytes, WRITE_CHUNK, &chunk), CW_OK);
+    ck_assert_int_eq(cw_iobufs_append(list, &chunk), CW_OK);
     free(bytes);
     int rc = CW_OK;
     for (int i = 0; i < WRITE_TRIES && rc == CW_OK; i++)
-        rc = cw_sink_send(sink, list);
+        rc = cw_sink_send(a.sink, list);
     ck_assert_int_eq(rc, CW_ERR_TIMEOUT);
-    ck_assert_int_eq(cw_sink_send(sink, list), CW_ERR_CLOSED); /* poisoned */
+    ck_assert_int_eq(cw_sink_send(a.sink, list), CW_ERR_CLOSED); /* poisoned */
     cw_iobufs_release(list);
-    cw_sink_close(sink);
-    cw_stream_close(stream);
-    cw_sink_close(c.sink);
-    cw_stream_close(c.stream);
+    close_halves(&a);
+    close_halves(&b);
     cw_listener_close(l);
     return NULL;
 }
