@@ -454,9 +454,16 @@ static inline void cw_be64(uint8_t out[8], uint64_t v)
         out[i] = (uint8_t)v;
 }
 
+/* Whether the run keeps an audit digest: a caller that would build costly
+ * fields (formatted addresses, copied bytes) asks first. */
+static inline bool cw_audited(const cw_rt *rt)
+{
+    return rt->sched->audit && rt->cfg.audit;
+}
+
 static inline void cw_audit(cw_rt *rt, const char *label, const cw_field *fields, size_t n)
 {
-    if (rt->sched->audit)
+    if (cw_audited(rt))
         rt->sched->audit(rt, label, fields, n);
 }
 

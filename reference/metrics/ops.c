@@ -17,7 +17,7 @@
 
 static void audit_register(cw_ctx *ctx, const char *name, const char *help)
 {
-    if (!ctx->rt->sched->audit)
+    if (!cw_audited(ctx->rt))
         return;
     size_t n = 2 + 2 * ctx->nattrs;
     cw_field *fields = cw_xcalloc(n, sizeof *fields);

@@ -46,7 +46,7 @@ int cw_net_local_addr(const cw_listener *l, cw_addr *out)
 static void audit_accept(cw_listener *l, const cw_conn *c)
 {
     cw_rt *rt = l->rt;
-    if (!rt->sched->audit)
+    if (!cw_audited(rt))
         return;
     char local[CW_ADDR_TEXT_MAX], peer[CW_ADDR_TEXT_MAX];
     cw_addr_format(&l->addr, local);

@@ -85,7 +85,7 @@ static void audit_deliver(cw_stream *s, size_t len)
 {
     /* Formatting the address costs more than the rest of an arrival: skip
      * it in a run that keeps no digest. */
-    if (!s->rt->sched->audit || !s->rt->cfg.audit)
+    if (!cw_audited(s->rt))
         return;
     char text[CW_ADDR_TEXT_MAX];
     uint8_t n[8];

@@ -23,7 +23,7 @@ static cw_host *find(cw_net *net, const char *name)
 static void audit_host(cw_rt *rt, const char *label, const char *host, const cw_addr *addrs,
                        size_t n)
 {
-    if (!rt->sched->audit)
+    if (!cw_audited(rt))
         return;
     cw_field *f = cw_xcalloc(n + 1, sizeof *f);
     char(*text)[CW_ADDR_TEXT_MAX] = cw_xcalloc(n + 1, sizeof *text);

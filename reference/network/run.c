@@ -69,7 +69,7 @@ void cw_rt_net_close(cw_rt *rt)
 
 void cw_net_audit_result(cw_rt *rt, const char *label, const cw_addr *a, int rc)
 {
-    if (!rt->sched->audit)
+    if (!cw_audited(rt))
         return;
     char text[CW_ADDR_TEXT_MAX];
     uint8_t code[4];

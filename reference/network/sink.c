@@ -42,7 +42,7 @@ void cw_sink_free(cw_sink *s)
 static void audit_send(cw_sink *s, const cw_iobufs *bufs, int rc)
 {
     cw_rt *rt = s->rt;
-    if (!rt->sched->audit)
+    if (!cw_audited(rt))
         return;
     /* The bytes as one field, whatever their chunks. */
     size_t len = cw_iobufs_len(bufs);

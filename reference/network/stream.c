@@ -142,7 +142,7 @@ static bool fill(cw_stream *s, size_t len)
 static void audit_recv(cw_stream *s, size_t len, int rc, const cw_iobufs *got)
 {
     cw_rt *rt = s->rt;
-    if (!rt->sched->audit)
+    if (!cw_audited(rt))
         return;
     char text[CW_ADDR_TEXT_MAX];
     uint8_t n[8], code[4];

@@ -102,7 +102,7 @@ static int refuse(const cw_bfile *f, int rc, const char *why, cw_storage_error *
 static void audit(const cw_bfile *f, const char *label, const cw_field *more, size_t n)
 {
     cw_rt *rt = f->st->rt;
-    if (!rt->sched->audit)
+    if (!cw_audited(rt))
         return;
     cw_field fields[5] = {{f->partition, strlen(f->partition)}, {f->name, f->name_len}};
     for (size_t i = 0; i < n; i++)
@@ -226,7 +226,7 @@ int cw_blob_read_at_buf_entry(cw_blob *b, uint64_t offset, size_t len, cw_iobufs
 static void audit_write(const cw_bfile *f, uint64_t offset, const struct iovec *iov, int n,
                         size_t len, uint8_t options)
 {
-    if (!f->st->rt->sched->audit)
+    if (!cw_audited(f->st->rt))
         return;
     /* The data is one field whatever its chunks: join them for the event. */
     uint8_t *joined = NULL;
