@@ -8,6 +8,8 @@
 #   make coverage   gcovr reports (HTML, JSON, Cobertura) for reference/
 #   make bench      the benchmarks in bench/
 #   make lint       clang-tidy and cppcheck
+#   make mutation   the suite's power: mutants of reference/ it rejects
+#                   (N=400 SEED=1 JOBS=cores TIMEOUT=60, RERUN=1 for the last survivors)
 #   make install PREFIX=/usr/local
 #
 # VARIANT selects a build flavour in its own directory: release (default),
@@ -50,7 +52,8 @@ UNIT_BIN := $(UNIT_SRC:reference/tests/%.c=$(B)/bin/%)
 SPEC_MD := $(sort $(wildcard spec/*.md))
 
 .PHONY: all libs check certify fuzz coverage bench lint install clean deps \
-        unit conformance-run plugin-run requirements format valgrind
+        unit conformance-run plugin-run requirements format valgrind \
+        mutation mutation-selftest
 
 all: libs $(B)/bin/cw-conformance
 
@@ -141,7 +144,7 @@ requirements: $(B)/bin/cw-conformance
 
 check: deps
 	rm -f build/*/reports/*.json
-	$(MAKE) all unit requirements conformance-run plugin-run
+	$(MAKE) all unit requirements conformance-run plugin-run mutation-selftest
 	$(MAKE) VARIANT=asan unit conformance-run
 	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run
 	$(MAKE) valgrind
@@ -157,6 +160,19 @@ VALGRIND := valgrind -q --error-exitcode=9 --leak-check=full --show-leak-kinds=d
 valgrind: all
 	@echo "== conformance on deterministic under valgrind"
 	@$(VALGRIND) $(B)/bin/cw-conformance --backend deterministic
+
+# One-operator mutants of reference/, each built in a scratch tree under
+# build/mutation and certified on both backends; see ci/mutation/README.md.
+N ?= 400
+SEED ?= 1
+JOBS ?= $(shell nproc)
+TIMEOUT ?= 60
+mutation:
+	$(PYTHON) ci/mutation/run.py --n $(N) --seed $(SEED) --jobs $(JOBS) --timeout $(TIMEOUT) \
+	  $(if $(RERUN),--rerun) $(if $(FILTER),--filter $(FILTER))
+
+mutation-selftest:
+	@$(PYTHON) ci/mutation/selftest.py
 
 certify: deps all
 	@mkdir -p $(B)/reports

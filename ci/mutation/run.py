@@ -1,0 +1,335 @@
+#!/usr/bin/python3
+"""Mutation testing of the conformance suite: how many wrong references it rejects.
+
+    run.py [--n N] [--seed S] [--jobs J] [--timeout SECONDS] [--rerun] [--filter SUBSTR]
+
+Samples N one-operator mutants of reference/ (mutants.py), builds each in a
+scratch copy of the tree under build/mutation/jobK (one per parallel job,
+built once, then only the mutated object, the library and cw-conformance are
+remade), and runs the release cw-conformance on the deterministic and the
+native backend. A mutant is killed when either run fails or outlives the
+time limit; one that does not compile is invalid; one that compiles to the
+very object code of the original, or that ci/mutation/equivalent.txt lists,
+is equivalent. Neither invalid nor equivalent mutants count in the score.
+
+Writes build/mutation/report.json and summary.txt; a run of at least 400
+mutants of the whole sample also writes conformance/mutation-score.json.
+--rerun runs again only the survivors of the last report (after new cases),
+and writes rerun.json and rerun.txt instead.
+"""
+
+import argparse
+import datetime
+import filecmp
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mutants as gen  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+OUT = os.path.join(ROOT, "build", "mutation")
+EQUIVALENT = os.path.join(ROOT, "ci", "mutation", "equivalent.txt")
+SCORE = os.path.join(ROOT, "conformance", "mutation-score.json")
+TREE = ("Makefile", "spec", "reference", "conformance", "ci/extract-reqs.sh")
+BIN = "build/release/bin/cw-conformance"
+LIB = "build/release/lib/libcwrt.a"
+# Warnings are not errors here: a wrong implementation need not be warning-free.
+MAKE = ["make", "-s", "CFLAGS=-Wno-error", BIN]
+BACKENDS = ("deterministic", "native")
+MIN_SCORED_SAMPLE = 400
+
+
+def load_equivalent():
+    """id -> reason, from the reviewed list (file, line text, mutation, reason; tabs)."""
+    eq = {}
+    if not os.path.exists(EQUIVALENT):
+        return eq
+    with open(EQUIVALENT) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) != 4 or not parts[3].strip():
+                sys.exit("%s:%d: want file<TAB>line text<TAB>mutation<TAB>reason" % (EQUIVALENT, n))
+            eq["\t".join(parts[:3])] = parts[3].strip()
+    return eq
+
+
+def tree_files(root):
+    for entry in TREE:
+        p = os.path.join(root, entry)
+        if os.path.isfile(p):
+            yield entry
+            continue
+        for dirpath, _, names in os.walk(p):
+            for name in names:
+                yield os.path.relpath(os.path.join(dirpath, name), root)
+
+
+def sync_tree(job):
+    """Make job's copy of the sources equal to the worktree's, touching only what differs."""
+    want = set(tree_files(ROOT))
+    for rel in want:
+        src, dst = os.path.join(ROOT, rel), os.path.join(job, rel)
+        if os.path.exists(dst) and filecmp.cmp(src, dst, shallow=False):
+            continue
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy2(src, dst)
+        os.utime(dst)  # newer than any object built from the old copy
+    for rel in set(tree_files(job)) - want:
+        os.remove(os.path.join(job, rel))
+
+
+class Job:
+    """One scratch tree, built once; each mutant is applied, built, run, reverted."""
+
+    def __init__(self, k, timeout):
+        self.dir = os.path.join(OUT, "job%d" % k)
+        self.pristine = os.path.join(self.dir, "pristine")
+        self.timeout = timeout
+
+    def prepare(self):
+        os.makedirs(self.dir, exist_ok=True)
+        sync_tree(self.dir)
+        r = subprocess.run(MAKE, cwd=self.dir, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit("building %s failed:\n%s%s" % (self.dir, r.stdout, r.stderr))
+        shutil.rmtree(self.pristine, ignore_errors=True)
+        for rel in self.artifacts():
+            dst = os.path.join(self.pristine, rel)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copy2(os.path.join(self.dir, rel), dst)
+            if rel.endswith(".o"):
+                self.strip(dst, dst + ".stripped")
+
+    def artifacts(self):
+        objs = []
+        base = os.path.join(self.dir, "build/release/obj/reference")
+        for dirpath, _, names in os.walk(base):
+            objs += [os.path.relpath(os.path.join(dirpath, n), self.dir)
+                     for n in names if n.endswith(".o")]
+        return objs + [LIB, BIN]
+
+    @staticmethod
+    def strip(src, dst):
+        subprocess.run(["strip", "--strip-debug", "-o", dst, src], check=True)
+
+    def object_of(self, path):
+        return "build/release/obj/" + path[:-2] + ".o"
+
+    def restore(self, m, text, st):
+        src = os.path.join(self.dir, m["file"])
+        with open(src, "w") as f:
+            f.write(text)
+        os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))
+        for rel in (self.object_of(m["file"]), LIB, BIN):
+            shutil.copy2(os.path.join(self.pristine, rel), os.path.join(self.dir, rel))
+
+    def run_backend(self, backend):
+        env = dict(os.environ, CK_TIMEOUT_MULTIPLIER="0.25")
+        p = subprocess.Popen([os.path.join(self.dir, BIN), "--backend", backend],
+                             cwd=self.dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, errors="replace", start_new_session=True, env=env)
+        try:
+            out, _ = p.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, 9)
+            p.communicate()
+            return "timeout after %ds" % self.timeout
+        if p.returncode == 0:
+            return None
+        failed = [line for line in out.splitlines() if ":F:" in line or ":E:" in line]
+        return (failed[0] if failed else "exit status %d" % p.returncode)[:300]
+
+    def test(self, m):
+        """The mutant's status and, when killed, by what."""
+        src = os.path.join(self.dir, m["file"])
+        st = os.stat(src)
+        with open(src) as f:
+            text = f.read()
+        try:
+            with open(src, "w") as f:
+                f.write(gen.apply(text, m))
+            r = subprocess.run(MAKE, cwd=self.dir, capture_output=True, text=True, timeout=600)
+            if r.returncode != 0:
+                err = [l for l in r.stderr.splitlines() if "error" in l]
+                return "invalid", (err[0] if err else "build failed")[:300]
+            obj = os.path.join(self.dir, self.object_of(m["file"]))
+            self.strip(obj, obj + ".stripped")
+            same = filecmp.cmp(obj + ".stripped",
+                               os.path.join(self.pristine, self.object_of(m["file"])) + ".stripped",
+                               shallow=False)
+            if same:
+                return "equivalent", "same object code"
+            order = BACKENDS[::-1] if m["folder"] == "native" else BACKENDS
+            for b in order:
+                why = self.run_backend(b)
+                if why:
+                    return "killed", "%s: %s" % (b, why)
+            return "survived", None
+        finally:
+            self.restore(m, text, st)
+
+
+def baseline(job):
+    for b in BACKENDS:
+        why = job.run_backend(b)
+        if why:
+            sys.exit("the suite fails on the unmutated tree (%s): %s" % (b, why))
+
+
+def score(k, s):
+    return round(k / (k + s), 4) if k + s else None
+
+
+def tally(results):
+    t = {"killed": 0, "survived": 0, "invalid": 0, "equivalent": 0}
+    folders = {}
+    for r in results:
+        t[r["status"]] += 1
+        f = folders.setdefault(r["folder"], {"killed": 0, "survived": 0})
+        if r["status"] in f:
+            f[r["status"]] += 1
+    for f in folders.values():
+        f["score"] = score(f["killed"], f["survived"])
+    return t, dict(sorted(folders.items()))
+
+
+def summary(args, results, elapsed, stale):
+    t, folders = tally(results)
+    same = sum(1 for r in results if r["status"] == "equivalent" and r["why"] == "same object code")
+    lines = [
+        "mutation: seed %d, %d mutants sampled of %d, %d jobs, %.0f s"
+        % (args.seed, len(results), args.population, args.jobs, elapsed),
+        "killed %d, survived %d, invalid %d (did not compile), equivalent %d "
+        "(%d same object code, %d listed in ci/mutation/equivalent.txt)"
+        % (t["killed"], t["survived"], t["invalid"], t["equivalent"], same, t["equivalent"] - same),
+        "score %s" % fmt(score(t["killed"], t["survived"])),
+        "",
+        "%-14s %7s %8s %7s" % ("folder", "killed", "survived", "score"),
+    ]
+    for name, f in folders.items():
+        lines.append("%-14s %7d %8d %7s" % (name, f["killed"], f["survived"], fmt(f["score"])))
+    surv = [r for r in results if r["status"] == "survived"]
+    lines += ["", "survivors (%d):" % len(surv)]
+    lines += ["%s:%d: %s    [%s]" % (r["file"], r["line"], r["mutation"], r["text"]) for r in surv]
+    if stale:
+        lines += ["", "equivalent.txt entries no mutant matches any more (%d):" % len(stale)]
+        lines += ["  " + s.replace("\t", " | ") for s in stale]
+    return "\n".join(lines) + "\n"
+
+
+def fmt(s):
+    return "n/a" if s is None else "%.1f%%" % (100 * s)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=400)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--timeout", type=int, default=60, help="seconds per backend run")
+    ap.add_argument("--rerun", action="store_true", help="only the survivors of the last report")
+    ap.add_argument("--filter", default="", help="only mutants whose file contains this")
+    ap.add_argument("--list", action="store_true", help="print the sample and stop")
+    args = ap.parse_args()
+
+    population = gen.all_mutants(ROOT)
+    args.population = len(population)
+    picked = gen.sample(population, args.n, args.seed)
+    if args.rerun:
+        with open(os.path.join(OUT, "report.json")) as f:
+            last = json.load(f)
+        args.seed = last["seed"]
+        keep = {r["id"] for r in last["mutants"] if r["status"] == "survived"}
+        picked = [m for m in gen.sample(population, last["sampled"], args.seed) if m["id"] in keep]
+    if args.filter:
+        picked = [m for m in picked if args.filter in m["file"]]
+    if args.list:
+        for m in picked:
+            print("%s:%d: %s [%s]" % (m["file"], m["line"], m["mutation"], m["operator"]))
+        return
+    equivalent = load_equivalent()
+    generated = {m["id"] for m in population}
+    stale = sorted(set(equivalent) - generated)
+
+    start = time.time()
+    os.makedirs(OUT, exist_ok=True)
+    jobs = [Job(k, args.timeout) for k in range(max(1, args.jobs))]
+    threads = [threading.Thread(target=j.prepare) for j in jobs]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    baseline(jobs[0])
+
+    todo = queue.Queue()
+    results = []
+    for m in picked:
+        if m["id"] in equivalent:
+            results.append(dict(m, status="equivalent", why=equivalent[m["id"]], seconds=0))
+        else:
+            todo.put(m)
+    total, lock = todo.qsize(), threading.Lock()
+
+    def worker(job):
+        while True:
+            try:
+                m = todo.get_nowait()
+            except queue.Empty:
+                return
+            t0 = time.time()
+            status, why = job.test(m)
+            with lock:
+                results.append(dict(m, status=status, why=why, seconds=round(time.time() - t0, 1)))
+                done = sum(1 for r in results if r.get("seconds"))
+                print("[%d/%d] %-10s %s:%d: %s" % (done, total, status, m["file"], m["line"],
+                                                   m["mutation"]), flush=True)
+
+    threads = [threading.Thread(target=worker, args=(j,)) for j in jobs]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    elapsed = time.time() - start
+    order = {m["id"]: k for k, m in enumerate(picked)}
+    results.sort(key=lambda r: order[r["id"]])
+    write_reports(args, results, elapsed, stale)
+
+
+def write_reports(args, results, elapsed, stale):
+    t, folders = tally(results)
+    today = datetime.date.today().isoformat()
+    report = {"schema": 1, "date": today, "seed": args.seed, "sampled": len(results),
+              "population": args.population, "jobs": args.jobs, "seconds": round(elapsed),
+              **t, "score": score(t["killed"], t["survived"]), "folders": folders,
+              "mutants": [{k: r[k] for k in ("id", "file", "line", "operator", "mutation",
+                                             "text", "folder", "status", "why", "seconds")}
+                          for r in results]}
+    name = "rerun" if args.rerun else "report"
+    with open(os.path.join(OUT, name + ".json"), "w") as f:
+        json.dump(report, f, indent=1)
+    text = summary(args, results, elapsed, stale)
+    with open(os.path.join(OUT, ("rerun" if args.rerun else "summary") + ".txt"), "w") as f:
+        f.write(text)
+    sys.stdout.write("\n" + text)
+    if not args.rerun and not args.filter and len(results) >= MIN_SCORED_SAMPLE:
+        short = {"schema": 1, "date": today, "seed": args.seed, "sampled": len(results),
+                 "invalid": t["invalid"], "equivalent": t["equivalent"], "killed": t["killed"],
+                 "survived": t["survived"], "score": score(t["killed"], t["survived"]),
+                 "folders": folders}
+        with open(SCORE, "w") as f:
+            json.dump(short, f, indent=1)
+            f.write("\n")
+        print("wrote %s" % os.path.relpath(SCORE, ROOT))
+
+
+if __name__ == "__main__":
+    main()
