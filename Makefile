@@ -18,11 +18,14 @@ ifeq ($(origin CC),default)
 CC := cc
 endif
 PREFIX ?= /usr/local
+# Debian's python, where python3-prometheus-client, python3-jsonschema and
+# python3-junitparser are installed.
+PYTHON := /usr/bin/python3
 VARIANT ?= release
 B := build/$(VARIANT)
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-function
-CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g -fPIC $(WARN) -Ispec/include -Ireference -Ireference/include -Iconformance
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g -fPIC $(WARN) -Ispec/include -Ireference -Ireference/include -Iconformance -Iconformance/include
 OPT := -O2
 ifeq ($(VARIANT),asan)
 OPT := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -39,18 +42,22 @@ endif
 ALL_CFLAGS := $(CFLAGS_BASE) $(OPT) $(CFLAGS)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 LIBS := -lcrypto -lpthread -ldl
+JSON_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
 LIB_SRC := $(sort $(wildcard reference/core/*.c reference/deterministic/*.c reference/native/*.c reference/buffers/*.c reference/metrics/*.c reference/parallel/*.c reference/ratelimit/*.c reference/storage/*.c reference/network/*.c))
 LIB_ASM := $(sort $(wildcard reference/core/*.S))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o) $(LIB_ASM:%.S=$(B)/obj/%.o)
 CWC_SRC := $(sort $(wildcard conformance/harness/*.c conformance/cases/*.c))
 CWC_OBJ := $(CWC_SRC:%.c=$(B)/obj/%.o)
+# The library is the suite without main(): a third party's binary brings its own.
+CWC_LIB_OBJ := $(filter-out %/harness/main.o,$(CWC_OBJ))
 UNIT_SRC := $(sort $(wildcard reference/tests/test_*.c))
 UNIT_BIN := $(UNIT_SRC:reference/tests/%.c=$(B)/bin/%)
 SPEC_MD := $(sort $(wildcard spec/*.md))
+SPEC_H := $(sort $(wildcard spec/include/cw/*.h))
 
 .PHONY: all libs check certify fuzz coverage bench lint install clean deps \
-        unit conformance-run plugin-run requirements format valgrind
+        unit conformance-run plugin-run requirements format valgrind report-check
 
 all: libs $(B)/bin/cw-conformance
 
@@ -70,7 +77,14 @@ $(B)/gen/reqs.inc: $(SPEC_MD) ci/extract-reqs.sh
 	@mkdir -p $(dir $@)
 	sh ci/extract-reqs.sh $(SPEC_MD) > $@
 
-$(B)/obj/conformance/harness/report.o: $(B)/gen/reqs.inc
+# The spec's version and digest and the suite's measured power, quoted by
+# every certificate (ci/suite-info.py says which bytes the digest covers).
+$(B)/gen/suiteinfo.inc: $(SPEC_MD) $(SPEC_H) ci/suite-info.py $(wildcard conformance/mutation-score.json)
+	@mkdir -p $(dir $@)
+	$(PYTHON) ci/suite-info.py spec $(wildcard conformance/mutation-score.json) > $@.tmp && mv $@.tmp $@
+
+$(B)/obj/conformance/harness/requirements.o: $(B)/gen/reqs.inc
+$(B)/obj/conformance/harness/suiteinfo.o: $(B)/gen/suiteinfo.inc
 $(B)/obj/conformance/%.o: ALL_CFLAGS += -I$(B)/gen -DCWC_WITH_REFERENCE
 
 $(B)/lib/libcwrt.a: $(LIB_OBJ)
@@ -83,18 +97,23 @@ $(B)/lib/libcwrt.so: $(LIB_OBJ)
 
 # Cases register themselves from constructors, so the suite is one
 # relocatable object: linking it pulls in every case.
-$(B)/lib/libcwconformance.a: $(CWC_OBJ)
+$(B)/lib/libcwconformance.a: $(CWC_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	ld -r -o $(B)/obj/cwconformance.o $^
 	rm -f $@ && ar rcs $@ $(B)/obj/cwconformance.o
 
 $(B)/bin/cw-conformance: $(CWC_OBJ) $(B)/lib/libcwrt.a
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; $(CC) -o $@ $(CWC_OBJ) $(B)/lib/libcwrt.a $(SAN_LD) $(CHECK_LIBS) $(LIBS)
+	@echo "  CC $@"; $(CC) -o $@ $(CWC_OBJ) $(B)/lib/libcwrt.a $(SAN_LD) $(CHECK_LIBS) $(JSON_LIBS) $(LIBS)
 
 # A backend loaded the way a third party's is: a shared object exporting
 # cw_backend_entry (here wrapping the reference, linked in statically).
 $(B)/lib/cwrt-plugin.so: examples/plugin.c $(B)/lib/libcwrt.a
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -shared -o $@ $< $(B)/lib/libcwrt.a $(SAN_LD) $(LIBS)
+
+# A backend made to test the reports (conformance/tests/).
+$(B)/lib/cwc-odd.so: conformance/tests/odd_backend.c $(B)/lib/libcwrt.a
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -shared -o $@ $< $(B)/lib/libcwrt.a $(SAN_LD) $(LIBS)
 
@@ -110,8 +129,6 @@ deps:
 	@sh ci/deps.sh
 
 BACKENDS := deterministic native
-# Debian's python, where python3-prometheus-client is installed.
-PYTHON := /usr/bin/python3
 
 unit: $(UNIT_BIN)
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
@@ -125,6 +142,8 @@ conformance-run: $(B)/bin/cw-conformance
 	  echo "== conformance on $$b ($(VARIANT))"; \
 	  CWC_METRICS_DIR=$(B)/openmetrics $(B)/bin/cw-conformance --backend $$b \
 	    --json $(B)/reports/$$b.json --tap $(B)/reports/$$b.tap --xml $(B)/reports/$$b.xml || exit 1; \
+	  $(PYTHON) ci/check-reports.py --expect CONFORMANT $(B)/reports/$$b.json \
+	    $(B)/reports/$$b.xml $(B)/reports/$$b.tap || exit 1; \
 	done
 	@$(PYTHON) ci/openmetrics.py $(B)/openmetrics
 
@@ -133,6 +152,12 @@ plugin-run: $(B)/bin/cw-conformance $(B)/lib/cwrt-plugin.so
 	@echo "== conformance on a backend loaded from a shared object"
 	@CWRT_PLUGIN_BACKEND=deterministic $(B)/bin/cw-conformance \
 	  --backend $(B)/lib/cwrt-plugin.so --json $(B)/reports/plugin.json
+	@$(PYTHON) ci/check-reports.py --expect CONFORMANT $(B)/reports/plugin.json
+
+# The harness itself: verdicts, exit statuses, and every report format read
+# back by independent readers.
+report-check: $(B)/bin/cw-conformance $(B)/lib/cwc-odd.so
+	@sh conformance/tests/reports.sh $(B) $(PYTHON)
 
 requirements: $(B)/bin/cw-conformance
 	@$(B)/bin/cw-conformance --requirements > $(B)/requirements.txt || \
@@ -141,7 +166,7 @@ requirements: $(B)/bin/cw-conformance
 
 check: deps
 	rm -f build/*/reports/*.json
-	$(MAKE) all unit requirements conformance-run plugin-run
+	$(MAKE) all unit requirements conformance-run plugin-run report-check
 	$(MAKE) VARIANT=asan unit conformance-run
 	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run
 	$(MAKE) valgrind
