@@ -117,6 +117,11 @@ $(B)/lib/cwc-odd.so: conformance/tests/odd_backend.c $(B)/lib/libcwrt.a
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -shared -o $@ $< $(B)/lib/libcwrt.a $(SAN_LD) $(LIBS)
 
+# The reference with one entry replaced, through a derived table.
+$(B)/lib/cwrt-wrap.so: examples/wrap.c $(B)/lib/libcwrt.a
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -shared -o $@ $< $(B)/lib/libcwrt.a $(SAN_LD) $(LIBS)
+
 $(B)/bin/test_%: reference/tests/test_%.c $(B)/lib/libcwrt.a
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -o $@ $< $(B)/lib/libcwrt.a $(SAN_LD) $(CHECK_LIBS) $(LIBS)
@@ -147,12 +152,18 @@ conformance-run: $(B)/bin/cw-conformance
 	done
 	@$(PYTHON) ci/openmetrics.py $(B)/openmetrics
 
-plugin-run: $(B)/bin/cw-conformance $(B)/lib/cwrt-plugin.so
+plugin-run: $(B)/bin/cw-conformance $(B)/lib/cwrt-plugin.so $(B)/lib/cwrt-wrap.so
 	@mkdir -p $(B)/reports
 	@echo "== conformance on a backend loaded from a shared object"
 	@CWRT_PLUGIN_BACKEND=deterministic $(B)/bin/cw-conformance \
 	  --backend $(B)/lib/cwrt-plugin.so --json $(B)/reports/plugin.json
 	@$(PYTHON) ci/check-reports.py --expect CONFORMANT $(B)/reports/plugin.json
+	@for b in $(BACKENDS); do \
+	  echo "== conformance on $$b wrapped by a derived table"; \
+	  CWRT_PLUGIN_BACKEND=$$b $(B)/bin/cw-conformance --backend $(B)/lib/cwrt-wrap.so \
+	    --json $(B)/reports/wrap-$$b.json || exit 1; \
+	  $(PYTHON) ci/check-reports.py --expect CONFORMANT $(B)/reports/wrap-$$b.json || exit 1; \
+	done
 
 # The harness itself: verdicts, exit statuses, and every report format read
 # back by independent readers.

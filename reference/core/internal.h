@@ -423,6 +423,24 @@ extern const cw_network_ops cw_network_tcp_entries;    /* TCP on the native reac
 /* After the run's last task: close every listener, connection and socket left. */
 void cw_rt_net_close(cw_rt *rt);
 
+/* ---- Derived tables (derive.c) ------------------------------------------------------- */
+
+/* How a reference backend begins a run whose objects name `self`, which is
+ * its own table or one derived from it (cwrt/derive.h). recover is NULL on
+ * a backend without checkpoints, and then so is start_checkpoint. */
+typedef struct cw_origin {
+    const cw_backend *table;
+    int (*start)(const cw_backend *self, const cw_config *cfg, cw_task_fn root, void *arg,
+                 cw_run_result *out);
+    int (*start_checkpoint)(const cw_backend *self, const cw_config *cfg, cw_task_fn root,
+                            void *arg, cw_run_result *out, cw_checkpoint **cp);
+    int (*recover)(const cw_backend *self, cw_checkpoint *from, cw_task_fn root, void *arg,
+                   cw_run_result *out, cw_checkpoint **cp);
+} cw_origin;
+
+extern const cw_origin cw_det_origin;    /* deterministic/backend.c */
+extern const cw_origin cw_native_origin; /* native/backend.c */
+
 /* ---- Backend tables ---------------------------------------------------------------- */
 
 /* The table entries every reference backend takes from the core, as

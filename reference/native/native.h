@@ -134,7 +134,9 @@ int cw_metrics_http_start(cw_metrics_http *h, cw_rt *rt, const char *address, ch
                           size_t whylen);
 void cw_metrics_http_stop(cw_metrics_http *h);
 
-/* runner.c */
-int cw_native_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out);
+/* runner.c: a run whose objects name `self`, the native table or one
+ * derived from it. */
+int cw_native_start_as(const cw_backend *self, const cw_config *cfg, cw_task_fn root, void *arg,
+                       cw_run_result *out);
 
 #endif
