@@ -8,7 +8,8 @@
 #   make coverage   gcovr reports (HTML, JSON, Cobertura) for reference/
 #   make bench      the benchmarks in bench/
 #   make lint       clang-tidy and cppcheck
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (kit-check: install and use it as a third party)
+#   make report-check   the harness's verdicts and reports, read back
 #
 # VARIANT selects a build flavour in its own directory: release (default),
 # asan (ASan+UBSan), tsan (ThreadSanitizer, with clang), coverage.
@@ -18,6 +19,7 @@ ifeq ($(origin CC),default)
 CC := cc
 endif
 PREFIX ?= /usr/local
+SUITE_VERSION := $(shell sed -n 's/^\#define CWC_SUITE_VERSION "\(.*\)"/\1/p' conformance/harness/report.h)
 # Debian's python, where python3-prometheus-client, python3-jsonschema and
 # python3-junitparser are installed.
 PYTHON := /usr/bin/python3
@@ -57,9 +59,15 @@ SPEC_MD := $(sort $(wildcard spec/*.md))
 SPEC_H := $(sort $(wildcard spec/include/cw/*.h))
 
 .PHONY: all libs check certify fuzz coverage bench lint install clean deps \
-        unit conformance-run plugin-run requirements format valgrind report-check
+        unit conformance-run plugin-run requirements format valgrind report-check kit-check
 
 all: libs $(B)/bin/cw-conformance
+
+# The shared library's version follows the ABI: the SONAME changes with its
+# major version, as a loader refuses another major (spec/10-backend.md).
+ABI_MAJOR := 1
+LIB_VERSION := 1.2.0
+SONAME := libcwrt.so.$(ABI_MAJOR)
 
 libs: $(B)/lib/libcwrt.a $(B)/lib/libcwrt.so $(B)/lib/libcwconformance.a
 
@@ -91,9 +99,13 @@ $(B)/lib/libcwrt.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/lib/libcwrt.so: $(LIB_OBJ)
+$(B)/lib/libcwrt.so.$(LIB_VERSION): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; $(CC) -shared -o $@ $^ $(SAN_LD) $(LIBS)
+	@echo "  CC $@"; $(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(SAN_LD) $(LIBS)
+
+$(B)/lib/libcwrt.so: $(B)/lib/libcwrt.so.$(LIB_VERSION)
+	ln -sf libcwrt.so.$(LIB_VERSION) $(B)/lib/$(SONAME)
+	ln -sf $(SONAME) $@
 
 # Cases register themselves from constructors, so the suite is one
 # relocatable object: linking it pulls in every case.
@@ -177,7 +189,7 @@ requirements: $(B)/bin/cw-conformance
 
 check: deps
 	rm -f build/*/reports/*.json
-	$(MAKE) all unit requirements conformance-run plugin-run report-check
+	$(MAKE) all unit requirements conformance-run plugin-run report-check kit-check
 	$(MAKE) VARIANT=asan unit conformance-run
 	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run
 	$(MAKE) valgrind
@@ -219,15 +231,39 @@ lint:
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
+# A kit a third party can use from the installed tree alone: the headers,
+# libcwrt.so with its SONAME (cwrt.pc sets an rpath, so a plugin built with
+# pkg-config loads without LD_LIBRARY_PATH), the suite as a library
+# (cwconformance.pc, cwconformance.h), cw-conformance and its man page, and
+# the report schema and checkers in share/cwrt.
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include/cw $(DESTDIR)$(PREFIX)/include/cwrt \
-	  $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
+	  $(DESTDIR)$(PREFIX)/share/cwrt $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 spec/include/cw/*.h $(DESTDIR)$(PREFIX)/include/cw/
 	install -m 644 reference/include/cwrt/*.h $(DESTDIR)$(PREFIX)/include/cwrt/
+	install -m 644 conformance/include/cwconformance.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(B)/lib/libcwrt.a $(B)/lib/libcwconformance.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(B)/lib/libcwrt.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(B)/lib/libcwrt.so.$(LIB_VERSION) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libcwrt.so.$(LIB_VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libcwrt.so
 	install -m 755 $(B)/bin/cw-conformance $(DESTDIR)$(PREFIX)/bin/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' ci/cwrt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cwrt.pc
+	install -m 644 conformance/cw-conformance.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 755 ci/openmetrics.py ci/check-reports.py $(DESTDIR)$(PREFIX)/share/cwrt/
+	install -m 644 conformance/report.schema.json $(DESTDIR)$(PREFIX)/share/cwrt/
+	for pc in cwrt cwconformance; do \
+	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(LIB_VERSION)|g' \
+	    -e 's|@SUITE_VERSION@|$(SUITE_VERSION)|g' ci/$$pc.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc || exit 1; \
+	done
+
+# The kit as a third party meets it: installed into a directory, a plugin
+# and a test binary of one's own built with pkg-config alone, both certified
+# with no LD_LIBRARY_PATH.
+KIT := $(abspath $(B))/kit
+kit-check: all
+	@rm -rf $(KIT) && $(MAKE) -s install PREFIX=$(KIT) > /dev/null
+	@sh ci/kit-check.sh $(KIT) $(PYTHON)
 
 clean:
 	rm -rf build

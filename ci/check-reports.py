@@ -18,7 +18,12 @@ import sys
 import jsonschema
 import junitparser
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+# Installed, the schema is beside this script (share/cwrt); in the tree, in
+# conformance/.
+SCHEMA = next(p for p in (os.path.join(HERE, "report.schema.json"),
+                          os.path.join(os.path.dirname(HERE), "conformance", "report.schema.json"))
+              if os.path.exists(p))
 SKIPPED = {"not_applicable", "not_run"}
 FAILED = {"fail", "timeout"}
 
@@ -28,7 +33,7 @@ def fail(msg):
 
 
 def check_json(path, expect):
-    schema = json.load(open(os.path.join(ROOT, "conformance", "report.schema.json")))
+    schema = json.load(open(SCHEMA, encoding="utf-8"))
     with open(path, "rb") as f:
         report = json.loads(f.read().decode("utf-8", errors="strict"))
     jsonschema.Draft202012Validator.check_schema(schema)

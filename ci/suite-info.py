@@ -46,8 +46,9 @@ def version(spec):
 
 
 def c_string(s):
-    return '"' + "".join(c if c.isalnum() or c in " -_.:" else "\\x%02x" % ord(c)
-                         for c in str(s)) + '"'
+    # Octal escapes end after three digits, whatever follows them.
+    return '"' + "".join(chr(b) if b < 128 and (chr(b).isalnum() or chr(b) in " -_.:") else "\\%03o" % b
+                         for b in str(s).encode("utf-8")) + '"'
 
 
 def power(path):

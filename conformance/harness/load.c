@@ -6,7 +6,9 @@
  */
 #include <dlfcn.h>
 #include <openssl/evp.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness/load.h"
@@ -44,10 +46,12 @@ static int sha256_file(const char *path, char out[65])
 
 static int load_shared(const char *spec, cwc_loaded *out, char *why, size_t whylen)
 {
-    /* "x.so" is the file in this directory, not a library to search for. */
-    snprintf(out->path, sizeof out->path, "%s%s", strchr(spec, '/') ? "" : "./", spec);
-    if (sha256_file(out->path, out->sha256) != 0) {
-        snprintf(why, whylen, "cannot read %s", out->path);
+    /* "x.so" is the file in this directory, not a library to search for;
+     * the certificate names it by its absolute path. */
+    char given[4096];
+    snprintf(given, sizeof given, "%s%s", strchr(spec, '/') ? "" : "./", spec);
+    if (!realpath(given, out->path) || sha256_file(out->path, out->sha256) != 0) {
+        snprintf(why, whylen, "cannot read %s", given);
         return -1;
     }
     void *so = dlopen(out->path, RTLD_NOW | RTLD_LOCAL);

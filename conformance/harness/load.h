@@ -5,6 +5,7 @@
 #ifndef CWC_LOAD_H
 #define CWC_LOAD_H
 
+#include <limits.h>
 #include <stddef.h>
 
 #include "cw/backend.h"
