@@ -80,9 +80,9 @@ static const char *left_out(const cwc_options *opt, const env_filter *e, const c
     if (opt->filter && !strstr(c->name, opt->filter) && !strstr(c->group, opt->filter) &&
         !cwc_has_req(c->reqs, opt->filter))
         return "not selected by --filter";
-    if (e->suite && strcmp(e->suite, "cwrt"))
+    if (e->suite && strcmp(e->suite, "cwrt") != 0)
         return "not selected by CK_RUN_SUITE";
-    if (e->name && strcmp(e->name, c->name))
+    if (e->name && strcmp(e->name, c->name) != 0)
         return "not selected by CK_RUN_CASE";
     if (e->include && !any_tag(c, e->include))
         return "not selected by CK_INCLUDE_TAGS";
