@@ -36,6 +36,11 @@ void cw_handle_free(cw_handle *h)
     free(h);
 }
 
+void cw_handle_ref(cw_handle *h)
+{
+    h->refs++;
+}
+
 void cw_handle_unref(cw_handle *h)
 {
     if (--h->refs == 0)

@@ -17,6 +17,25 @@
 
 #include "core/internal.h"
 
+/* What the run's task observer (ext.h; the runtime's metrics) is told. */
+static void observe_admitted(cw_task *t)
+{
+    if (t->rt->observer)
+        t->rt->observer->admitted(t);
+}
+
+static void observe_refused(cw_rt *rt, const cw_ctx *ctx)
+{
+    if (rt->observer)
+        rt->observer->refused(rt, ctx);
+}
+
+static void observe_stopped(cw_task *t)
+{
+    if (t->rt->observer)
+        t->rt->observer->stopped(t);
+}
+
 static cw_task *task_new(cw_rt *rt, cw_ctx *parent_ctx, cw_node *own_node, cw_task_fn fn,
                          void *arg)
 {
@@ -43,7 +62,7 @@ cw_task *cw_task_new_root(cw_rt *rt, cw_task_fn fn, void *arg)
 {
     cw_task *t = task_new(rt, NULL, cw_node_root(rt), fn, arg);
     rt->root = t;
-    cw_task_metrics_begin(t);
+    observe_admitted(t);
     return t;
 }
 
@@ -65,7 +84,7 @@ cw_handle *cw_core_spawn(cw_ctx *ctx, cw_task_fn fn, void *arg)
     if (owner->aborted || rt->ending) {
         cw_handle *h = cw_handle_new(rt);
         cw_handle_complete(h, CW_ERR_CLOSED, NULL);
-        cw_task_metrics_refused(rt, ctx);
+        observe_refused(rt, ctx);
         consume_context(ctx);
         cw_rt_unlock(rt);
         return h;
@@ -76,7 +95,7 @@ cw_handle *cw_core_spawn(cw_ctx *ctx, cw_task_fn fn, void *arg)
     t->handle->refs++; /* one for the task, one for the caller */
     cw_handle *h = t->handle;
     consume_context(ctx);
-    cw_task_metrics_begin(t);
+    observe_admitted(t);
     cw_node_set_task(owner, t);
     rt->sched->spawned(t);
     cw_rt_unlock(rt);
@@ -186,7 +205,7 @@ void cw_task_abort(cw_task *t)
     if (t->state == CW_TASK_DONE || t->aborted)
         return;
     t->aborted = true;
-    cw_task_metrics_end(t);
+    observe_stopped(t);
     t->rt->sched->wake(t);
 }
 
@@ -195,7 +214,7 @@ void cw_task_finish(cw_task *t)
     cw_rt_lock(t->rt);
     t->state = CW_TASK_DONE;
     t->cleanups = NULL;
-    cw_task_metrics_end(t); /* before the result is seen: a joiner reads it dropped */
+    observe_stopped(t); /* before the result is seen: a joiner reads it dropped */
     /* An aborted task reports CW_ERR_CLOSED even if it got to return. */
     int result = t->aborted && t->exit_result == CW_OK ? CW_ERR_CLOSED : t->exit_result;
     cw_handle_complete(t->handle, result, result == CW_OK ? t->exit_value : NULL);
@@ -283,4 +302,34 @@ void cw_core_park(cw_ctx *ctx)
         return;
     ctx->rt->sched->park(t);
     cw_task_check_abort(t);
+}
+
+bool cw_task_unwinding(const cw_task *t)
+{
+    return t->unwinding;
+}
+
+cw_rt *cw_task_rt(const cw_task *t)
+{
+    return t->rt;
+}
+
+const char *cw_task_label(const cw_task *t)
+{
+    return t->label;
+}
+
+int cw_task_execution(const cw_task *t)
+{
+    return t->execution;
+}
+
+void cw_rt_observe_tasks(cw_rt *rt, const cw_task_observer *o)
+{
+    rt->observer = o;
+}
+
+void **cw_task_observer_word(cw_task *t)
+{
+    return &t->observed;
 }

@@ -34,7 +34,7 @@ void cw_sink_free(cw_sink *s)
     if (r)
         cw_mem_writer_closed(r);
     if (s->sock)
-        cw_sock_release_sink(s->sock);
+        cw_net_of(s->rt)->driver->release_sink(s->sock);
     cw_list_remove(&s->link);
     free(s);
 }
@@ -97,7 +97,7 @@ static bool send_try(cw_wait *w)
             return finish(w, s, CW_ERR_SEND_FAILED);
         return finish(w, s, CW_OK);
     }
-    int rc = cw_tcp_write(s, bufs);
+    int rc = cw_net_of(s->rt)->driver->write(s, bufs);
     if (rc == CW_ERR_WOULD_BLOCK) {
         if (s->sent > 0)
             s->busy = w->state; /* part of it went: giving up now poisons */
@@ -125,7 +125,7 @@ int cw_net_sink_send(cw_sink *s, const cw_iobufs *bufs)
 {
     cw_wait w;
     cw_net_sink_wait_send(&w, s, bufs);
-    int rc = cw_net_wait_bounded(s->rt, &w, s->sock ? s->rt->cfg.write_timeout : CW_FOREVER);
+    int rc = cw_net_wait_bounded(s->rt, &w, s->sock ? cw_rt_config(s->rt)->write_timeout : CW_FOREVER);
     if (rc == CW_ERR_TIMEOUT) {
         cw_rt_lock(s->rt);
         s->poisoned = true;
