@@ -7,7 +7,8 @@
 #   make fuzz       build the fuzz targets for libFuzzer and AFL++ (FUZZ_SECONDS to run)
 #   make coverage   gcovr reports (HTML, JSON, Cobertura) for reference/
 #   make bench      the benchmarks in bench/
-#   make lint       clang-tidy and cppcheck
+#   make lint       the layer check, clang-tidy and cppcheck
+#   make layers     the layer check of reference/ alone (ci/layers.sh)
 #   make install PREFIX=/usr/local
 #
 # VARIANT selects a build flavour in its own directory: release (default),
@@ -50,7 +51,7 @@ UNIT_BIN := $(UNIT_SRC:reference/tests/%.c=$(B)/bin/%)
 SPEC_MD := $(sort $(wildcard spec/*.md))
 
 .PHONY: all libs check certify fuzz coverage bench lint install clean deps \
-        unit conformance-run plugin-run requirements format valgrind
+        unit conformance-run plugin-run requirements format valgrind layers
 
 all: libs $(B)/bin/cw-conformance
 
@@ -151,7 +152,7 @@ requirements: $(B)/bin/cw-conformance
 
 check: deps
 	rm -f build/*/reports/*.json
-	$(MAKE) all unit requirements conformance-run plugin-run
+	$(MAKE) all layers unit requirements conformance-run plugin-run
 	$(MAKE) VARIANT=asan unit conformance-run
 	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run
 	$(MAKE) valgrind
@@ -187,7 +188,11 @@ coverage: deps
 bench: all
 	$(MAKE) -C bench run
 
-lint:
+# Which folder of reference/ may use which: includes and linked symbols.
+layers: libs
+	@sh ci/layers.sh $(B)/obj
+
+lint: layers
 	sh ci/lint.sh
 
 format:
