@@ -29,6 +29,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/list.h"
@@ -179,6 +180,66 @@ void cw_handle_ref(cw_handle *h);
 void cw_handle_unref(cw_handle *h);
 
 /* ---- Waits and waiter lists (waiters.c, select.c, clock.c) ------------------------ */
+
+/* A wait as the reference uses it: the public cw_wait (cw/select.h) with
+ * the words it leaves to the backend named. Read and written through this
+ * union, never through both names in one expression.
+ *   arg    deadline   a sleep's or an alarm's (cw_time)
+ *          value      what a wait carries in (a recv's length, a stop value)
+ *          code       the result a ready wait completes with
+ *   state  heap_pos   an alarm's place in its heap plus one (0: not armed)
+ *          ticket     a network half's number for a waiting operation
+ *          done       a one-shot flag (the stop signal's)
+ *   link   node       its node in a waiter list, while armed
+ *          seq        an alarm's arming order (alarms are in no list)
+ *          task       the task to wake
+ *          rt         the runtime the wait belongs to */
+typedef union cw_waitv {
+    cw_wait pub;
+    struct {
+        const cw_backend *backend;
+        int result;
+        const void *ops;
+        void *object;
+        void *out;
+        union {
+            cw_time deadline;
+            uint64_t value;
+            uint64_t code;
+        };
+        union {
+            uint64_t heap_pos;
+            uint64_t ticket;
+            uint64_t done;
+        };
+        union {
+            cw_list node;
+            uintptr_t seq;
+        };
+        cw_task *task;
+        cw_rt *rt;
+    };
+} cw_waitv;
+
+_Static_assert(sizeof(cw_waitv) == sizeof(cw_wait), "the view adds nothing to a wait");
+_Static_assert(offsetof(cw_waitv, deadline) == offsetof(cw_wait, arg), "arg");
+_Static_assert(offsetof(cw_waitv, heap_pos) == offsetof(cw_wait, state), "state");
+_Static_assert(offsetof(cw_waitv, node) == offsetof(cw_wait, link[0]), "link[0..1]");
+_Static_assert(sizeof(cw_list) == 2 * sizeof(void *), "a node takes link[0] and link[1]");
+_Static_assert(offsetof(cw_waitv, task) == offsetof(cw_wait, link[2]), "link[2]");
+_Static_assert(offsetof(cw_waitv, rt) == offsetof(cw_wait, link[3]), "link[3]");
+_Static_assert(offsetof(cw_waitv, result) == offsetof(cw_wait, result), "result");
+_Static_assert(offsetof(cw_waitv, out) == offsetof(cw_wait, out), "out");
+
+static inline cw_waitv *cw_waitv_of(cw_wait *w)
+{
+    return (cw_waitv *)(void *)w;
+}
+
+static inline const cw_waitv *cw_waitv_of_const(const cw_wait *w)
+{
+    return (const cw_waitv *)(const void *)w;
+}
 
 typedef struct cw_wait_ops {
     /* Complete now if possible: set w->result and return true. */

@@ -105,6 +105,6 @@ static const cw_wait_ops join_ops = {join_try, join_arm, cw_waiters_remove};
 void cw_core_wait_join(cw_wait *w, cw_handle *h, void **out)
 {
     cw_wait_init(w, h->hdr.backend, &join_ops, h);
-    w->link[3] = h->rt;
+    cw_waitv_of(w)->rt = h->rt;
     w->out = out;
 }

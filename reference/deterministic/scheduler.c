@@ -278,13 +278,13 @@ static run_state advance(cw_det *d)
         cw_spin_lock(&d->lock);
         bool idle = d->nready == 0;
         cw_spin_unlock(&d->lock);
-        if (idle && next && next->arg > d->now)
-            d->now = next->arg;
+        if (idle && next && cw_waitv_of(next)->deadline > d->now)
+            d->now = cw_waitv_of(next)->deadline;
         if (d->now >= d->deadline)
             return RUN_TIMED_OUT;
         /* An alarm with no task (bytes in flight arriving) acts here, in
          * the same order as the wakes; it may arm itself again, later. */
-        while ((next = cw_alarms_peek(&d->alarms)) && next->arg <= d->now) {
+        while ((next = cw_alarms_peek(&d->alarms)) && cw_waitv_of(next)->deadline <= d->now) {
             cw_alarms_pop(&d->alarms);
             cw_alarm_fire(&d->rt, next);
         }

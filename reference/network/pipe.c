@@ -115,7 +115,7 @@ static void arrive_due(cw_stream *s, cw_time now)
 
 static void arm_arrival(cw_stream *s)
 {
-    s->arrival.arg = segment_at(s, 0)->at;
+    cw_waitv_of(&s->arrival)->deadline = segment_at(s, 0)->at;
     cw_rt_alarm_arm(s->rt, &s->arrival, NULL);
 }
 
@@ -141,7 +141,7 @@ void cw_pipe_delay(cw_stream *s)
     s->arrival.backend = s->hdr.backend;
     s->arrival.ops = &arrival_ops;
     s->arrival.object = s;
-    s->arrival.link[3] = s->rt;
+    cw_waitv_of(&s->arrival)->rt = s->rt;
 }
 
 /* Put `len` bytes just copied after the buffered ones in flight. Every

@@ -88,7 +88,7 @@ void cw_net_wait_init(cw_wait *w, cw_rt *rt, const cw_backend *b, const cw_wait_
                       void *object)
 {
     cw_wait_init(w, b, ops, object);
-    w->link[3] = rt;
+    cw_waitv_of(w)->rt = rt;
 }
 
 int cw_net_wait_bounded(cw_rt *rt, cw_wait *w, cw_duration timeout)

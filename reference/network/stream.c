@@ -167,20 +167,21 @@ static bool fail(cw_wait *w, cw_stream *s, int rc)
     s->busy = 0;
     *(cw_iobufs **)w->out = NULL;
     w->result = rc;
-    audit_recv(s, (size_t)w->arg, rc, NULL);
+    audit_recv(s, (size_t)cw_waitv_of(w)->value, rc, NULL);
     return true;
 }
 
 static bool recv_try(cw_wait *w)
 {
     cw_stream *s = w->object;
-    size_t len = (size_t)w->arg;
+    size_t len = (size_t)cw_waitv_of(w)->value;
     if (s->poisoned)
         return fail(w, s, CW_ERR_CLOSED);
-    if (s->busy && s->busy != w->state)
+    cw_waitv *v = cw_waitv_of(w);
+    if (s->busy && s->busy != v->ticket)
         return fail(w, s, CW_ERR_CLOSED); /* an earlier recv was abandoned */
-    if (!w->state)
-        w->state = ++s->tickets;
+    if (!v->ticket)
+        v->ticket = ++s->tickets;
     if (s->sock && s->len < len && !fill(s, len))
         return fail(w, s, CW_ERR_RECV_FAILED);
     bool direct = s->direct.data && s->direct.len == len;
@@ -203,7 +204,7 @@ static bool recv_try(cw_wait *w)
 static void recv_arm(cw_wait *w, cw_task *t)
 {
     cw_stream *s = w->object;
-    s->busy = w->state;
+    s->busy = cw_waitv_of(w)->ticket;
     cw_waiters_add(&s->waiters, w, t);
 }
 
@@ -213,7 +214,7 @@ void cw_net_stream_wait_recv(cw_wait *w, cw_stream *s, size_t len, cw_iobufs **o
 {
     cw_net_wait_init(w, s->rt, s->hdr.backend, &recv_ops, s);
     w->out = out;
-    w->arg = len;
+    cw_waitv_of(w)->value = len;
     *out = NULL;
 }
 
