@@ -51,8 +51,8 @@ void cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
     rt->backend = backend;
     rt->sched = sched;
     rt->cfg = *cfg;
-    rt->stack_cache_cap = 64;
-    rt->stack_cache = cw_xcalloc(rt->stack_cache_cap, sizeof *rt->stack_cache);
+    if (cw_stack_cache_init(&rt->stacks, 64) != 0)
+        cw_fatal("out of memory allocating the stack cache");
     cw_list_init(&rt->tasks);
     cw_list_init(&rt->contexts);
     cw_list_init(&rt->handles);
@@ -87,7 +87,7 @@ void cw_rt_free_objects(cw_rt *rt)
     cw_signal_free_all(&rt->signals);
     /* Last: freeing contexts above may already have released some nodes. */
     FREE_ALL(&rt->nodes, cw_node, node_free);
-    cw_stack_cache_free(rt);
+    cw_stack_cache_free(&rt->stacks);
     pthread_mutex_destroy(&rt->lock);
 }
 

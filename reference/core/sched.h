@@ -74,10 +74,7 @@ struct cw_rt {
     /* Live objects of each kind: whatever is left at the end is freed. */
     cw_list tasks, contexts, handles, chans, oneshots, signals, nodes;
 
-    /* Stacks of ended tasks, kept for the next tasks: mapping and unmapping
-     * a stack costs far more than a task switch. */
-    cw_stack *stack_cache;
-    size_t nstacks, stack_cache_cap;
+    cw_stack_cache stacks; /* of ended tasks, for the next ones (stack.c) */
 
     /* The first panic that ends the run. */
     bool panicked;
@@ -150,8 +147,6 @@ void cw_task_abort(cw_task *t);
 /* Run the cleanup handlers and end the task with `result` (never returns). */
 _Noreturn void cw_task_unwind(cw_task *t, int result);
 void cw_task_free(cw_task *t);
-/* Free the stacks kept for reuse (at the end of a run). */
-void cw_stack_cache_free(cw_rt *rt);
 /* The root task: runs fn on the root context; not supervised by any node. */
 cw_task *cw_task_new_root(cw_rt *rt, cw_task_fn fn, void *arg);
 

@@ -110,42 +110,11 @@ cw_task *cw_task_self(cw_rt *rt, const char *what)
     return t;
 }
 
-/* With rt->lock held: a cached stack, or false. */
-static bool take_cached_stack(cw_rt *rt, cw_stack *s)
-{
-    if (!rt->nstacks)
-        return false;
-    *s = rt->stack_cache[--rt->nstacks];
-    return true;
-}
-
-/* With rt->lock held: keep the stack of an ended task, or free it. */
-static void cache_stack(cw_rt *rt, cw_stack *s)
-{
-    if (!s->map)
-        return;
-    if (rt->nstacks < rt->stack_cache_cap) {
-        cw_stack_recycle(s);
-        rt->stack_cache[rt->nstacks++] = *s;
-        *s = (cw_stack){0};
-    } else {
-        cw_stack_free(s);
-    }
-}
-
-void cw_stack_cache_free(cw_rt *rt)
-{
-    while (rt->nstacks)
-        cw_stack_free(&rt->stack_cache[--rt->nstacks]);
-    free(rt->stack_cache);
-    rt->stack_cache = NULL;
-}
-
 int cw_task_prepare(cw_task *t)
 {
     cw_rt *rt = t->rt;
     cw_rt_lock(rt);
-    bool cached = take_cached_stack(rt, &t->stack);
+    bool cached = cw_stack_cache_take(&rt->stacks, &t->stack);
     cw_rt_unlock(rt);
     if (!cached && cw_stack_map(&t->stack, rt->cfg.stack_size, rt->cfg.stack_guard) != 0)
         return CW_ERR_NOMEM;
@@ -235,7 +204,7 @@ void cw_task_finish(cw_task *t)
     }
     cw_waker_detach(t->waker);
     t->waker = NULL;
-    cache_stack(t->rt, &t->stack);
+    cw_stack_cache_put(&t->rt->stacks, &t->stack);
     cw_rt_unlock(t->rt);
 }
 
