@@ -4,6 +4,7 @@
 #   make check      every test: unit tests, the suite on each backend (plain and
 #                   under ASan+UBSan), fuzz corpus replay, requirement coverage
 #   make certify    run the suite against every reference backend, print certificates
+#   make negative   certify every wrong backend of conformance/mutants/: all must be refused
 #   make fuzz       build the fuzz targets for libFuzzer and AFL++ (FUZZ_SECONDS to run)
 #   make coverage   gcovr reports (HTML, JSON, Cobertura) for reference/
 #   make bench      the benchmarks in bench/
@@ -50,7 +51,7 @@ UNIT_BIN := $(UNIT_SRC:reference/tests/%.c=$(B)/bin/%)
 SPEC_MD := $(sort $(wildcard spec/*.md))
 
 .PHONY: all libs check certify fuzz coverage bench lint install clean deps \
-        unit conformance-run plugin-run requirements format valgrind
+        unit conformance-run plugin-run negative requirements format valgrind
 
 all: libs $(B)/bin/cw-conformance
 
@@ -98,6 +99,16 @@ $(B)/lib/cwrt-plugin.so: examples/plugin.c $(B)/lib/libcwrt.a
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -shared -o $@ $< $(B)/lib/libcwrt.a $(SAN_LD) $(LIBS)
 
+# The negative corpus: deliberately wrong backends, each the reference
+# with entries replaced through a derived table (conformance/mutants/).
+MUTANT_SRC := $(sort $(filter-out %/mutant.h,$(wildcard conformance/mutants/*.c)))
+MUTANT_SO := $(MUTANT_SRC:conformance/mutants/%.c=$(B)/mutants/%.so)
+
+$(B)/mutants/%.so: conformance/mutants/%.c conformance/mutants/mutant.h $(B)/lib/libcwrt.a
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -DCWM_NAME='"$*"' -shared -o $@ $< \
+	  $(B)/lib/libcwrt.a $(SAN_LD) -lm $(LIBS)
+
 # The reference with one entry replaced, through a derived table.
 $(B)/lib/cwrt-wrap.so: examples/wrap.c $(B)/lib/libcwrt.a
 	@mkdir -p $(dir $@)
@@ -144,6 +155,12 @@ plugin-run: $(B)/bin/cw-conformance $(B)/lib/cwrt-plugin.so $(B)/lib/cwrt-wrap.s
 	    --json $(B)/reports/wrap-$$b.json || exit 1; \
 	done
 
+# Every wrong backend must be refused: NON-CONFORMANT, a named failing case.
+NEGATIVE_JOBS ?= 2
+negative: $(B)/bin/cw-conformance $(MUTANT_SO)
+	@echo "== the negative corpus: every wrong backend refused"
+	@sh ci/negative.sh $(B)/bin/cw-conformance $(B)/negative $(NEGATIVE_JOBS) $(MUTANT_SO)
+
 requirements: $(B)/bin/cw-conformance
 	@$(B)/bin/cw-conformance --requirements > $(B)/requirements.txt || \
 	  { cat $(B)/requirements.txt; echo "spec requirements without a conformance case"; exit 1; }
@@ -151,7 +168,7 @@ requirements: $(B)/bin/cw-conformance
 
 check: deps
 	rm -f build/*/reports/*.json
-	$(MAKE) all unit requirements conformance-run plugin-run
+	$(MAKE) all unit requirements conformance-run plugin-run negative
 	$(MAKE) VARIANT=asan unit conformance-run
 	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run
 	$(MAKE) valgrind
