@@ -157,9 +157,10 @@ plugin-run: $(B)/bin/cw-conformance $(B)/lib/cwrt-plugin.so $(B)/lib/cwrt-wrap.s
 
 # Every wrong backend must be refused: NON-CONFORMANT, a named failing case.
 NEGATIVE_JOBS ?= 2
-negative: $(B)/bin/cw-conformance $(MUTANT_SO)
+negative: $(B)/bin/cw-conformance $(B)/lib/cwrt-wrap.so $(MUTANT_SO)
 	@echo "== the negative corpus: every wrong backend refused"
-	@sh ci/negative.sh $(B)/bin/cw-conformance $(B)/negative $(NEGATIVE_JOBS) $(MUTANT_SO)
+	@sh ci/negative.sh $(B)/bin/cw-conformance $(B)/negative $(NEGATIVE_JOBS) \
+	  $(B)/lib/cwrt-wrap.so $(MUTANT_SO)
 
 requirements: $(B)/bin/cw-conformance
 	@$(B)/bin/cw-conformance --requirements > $(B)/requirements.txt || \

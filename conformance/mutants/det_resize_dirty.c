@@ -6,9 +6,9 @@
 static int dirty_resize(cw_blob *b, uint64_t len, cw_storage_error *err)
 {
     uint8_t probe;
-    bool grows = len > 0 && cwm_base_storage->blob_read_into(b, len - 1, &probe, 1,
-                                                             CW_READ_DEFAULT, NULL) ==
-                                CW_ERR_BLOB_INSUFFICIENT_LENGTH;
+    bool grows =
+        len > 0 && cwm_base_storage->blob_read_into(b, len - 1, &probe, 1, CW_READ_DEFAULT, NULL) ==
+                       CW_ERR_BLOB_INSUFFICIENT_LENGTH;
     int rc = cwm_base_storage->blob_resize(b, len, err);
     if (rc == CW_OK && grows) {
         static const uint8_t junk = 0xee;

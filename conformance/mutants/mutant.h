@@ -25,7 +25,7 @@
 
 const cw_backend *cw_backend_entry(void);
 
-static cw_backend cwm;            /* the mutant's table */
+static cw_backend cwm;             /* the mutant's table */
 static const cw_backend *cwm_base; /* the reference table it wraps */
 static const cw_buffer_ops *cwm_base_buffers;
 static const cw_metric_ops *cwm_base_metrics;

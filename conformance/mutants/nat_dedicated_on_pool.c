@@ -5,8 +5,8 @@
 
 static void pooled_set_execution(cw_ctx *ctx, int execution)
 {
-    cwm_base->set_execution(ctx, execution == CW_EXEC_DEDICATED ? CW_EXEC_SHARED_BLOCKING
-                                                                : execution);
+    cwm_base->set_execution(ctx,
+                            execution == CW_EXEC_DEDICATED ? CW_EXEC_SHARED_BLOCKING : execution);
 }
 
 static void mutate(void)
