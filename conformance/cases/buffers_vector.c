@@ -48,6 +48,7 @@
 
 #include "cases/vrng.h"
 #include "cases/buffers.h"
+#include "cases/golden.h"
 
 enum { SEQUENCES = 256, OPS = 64 };
 
@@ -296,5 +297,5 @@ CWC_CASE(buffer_vector, "buffers", "BUF-028", 0)
     char hex[65];
     for (int i = 0; i < 32; i++)
         snprintf(hex + 2 * i, 3, "%02x", digest[i]);
-    ck_assert_msg(!strcmp(hex, golden), "buffer vector digest %s, expected %s", hex, golden);
+    cwc_golden("buffer_vector", hex, golden);
 }

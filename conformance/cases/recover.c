@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cases/golden.h"
 #include "cases/storage.h"
 
 #define RECOVER (CW_CAP_DETERMINISTIC | CW_CAP_RECOVER)
@@ -370,5 +371,5 @@ CWC_CASE(recover_golden_history, "deterministic", "DET-009 DET-011", RECOVER | C
     cw_run_result res;
     cw_checkpoint *cp = first(&cfg, golden_first, NULL, &res);
     then(cp, golden_second, NULL, &res, NULL);
-    ck_assert_str_eq(res.digest, GOLDEN_HISTORY);
+    cwc_golden("recover_golden_history", res.digest, GOLDEN_HISTORY);
 }
