@@ -105,7 +105,7 @@ struct cw_native {
     uint64_t start_mono;
 };
 
-/* sched.c */
+/* scheduler.c */
 extern const cw_sched_ops cw_native_sched;
 void cw_tpool_init(cw_tpool *p, cw_native *n, unsigned max_threads, bool dedicated);
 int cw_tpool_start_thread(cw_tpool *p);          /* with n->lock held */
