@@ -4,6 +4,8 @@
 #   make check      every test: unit tests, the suite on each backend (plain and
 #                   under ASan+UBSan), fuzz corpus replay, requirement coverage
 #   make certify    run the suite against every reference backend, print certificates
+#   make cross-check the library and the suite built for aarch64 and s390x (big-endian),
+#                   run under qemu-user: every golden digest equal to this host's
 #   make fuzz       build the fuzz targets for libFuzzer and AFL++ (FUZZ_SECONDS to run)
 #   make coverage   gcovr reports (HTML, JSON, Cobertura) for reference/
 #   make bench      the benchmarks in bench/
@@ -59,7 +61,7 @@ SPEC_MD := $(sort $(wildcard spec/*.md))
 SPEC_H := $(sort $(wildcard spec/include/cw/*.h))
 
 .PHONY: all libs check certify fuzz coverage bench lint install clean deps \
-        unit conformance-run plugin-run requirements format valgrind report-check kit-check
+        unit conformance-run plugin-run requirements format valgrind cross-check report-check kit-check
 
 all: libs $(B)/bin/cw-conformance
 
@@ -196,6 +198,12 @@ check: deps
 	@$(MAKE) -s -C fuzz replay > build/fuzz-replay.txt || { cat build/fuzz-replay.txt; exit 1; }
 	@cat build/fuzz-replay.txt
 	@sh ci/summary.sh $$(sed -n 's/^fuzz replay: \([0-9]*\) passed.*/\1/p' build/fuzz-replay.txt)
+
+# Other architectures, through Debian's cross compilers and qemu-user
+# (ci/cross-check.sh; what cannot run under emulation: ci/README.md).
+cross-check:
+	@sh ci/deps.sh cross
+	@sh ci/cross-check.sh
 
 # The suite on the deterministic backend under valgrind: each case's child
 # process exits non-zero on any memory error or definite leak.

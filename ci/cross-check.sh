@@ -31,6 +31,33 @@ deterministic() {
   return $rc
 }
 
+# Cases that count the threads of the process in /proc/self/task: under
+# qemu-user that list also holds the emulator's own threads, and a guest
+# thread that pthread_join has already seen end may still be listed for a
+# moment, so the counts are off by one either way (ci/README.md).
+EMULATION_KNOWN="native_run_end_waits_for_every_task_and_thread
+strategy_work_runs_on_pool_while_task_suspends
+strategy_pool_ends_with_run_or_maker
+strategy_deterministic_runs_inline"
+
+# The suite on the native backend: only failures of the cases above are
+# forgiven, and they are listed.
+native() {
+  out=build/cross-native.txt
+  "$@" --backend native > "$out" 2>&1 || true
+  grep -v '^ok ' "$out" | grep -v '^FAILED:' || true
+  rc=0
+  for name in $(sed -n 's/^FAILED: *\([a-z0-9_]*\):.*/\1/p' "$out"); do
+    if echo "$EMULATION_KNOWN" | grep -qx "$name"; then
+      echo "known under emulation: $name (thread count)"
+    else
+      grep "^FAILED: *$name:" "$out"; rc=1
+    fi
+  done
+  grep -q '^cases: .* 0 timed out' "$out" || rc=1
+  return $rc
+}
+
 build_for() {
   arch=$1 deb=$2 triplet=$3
   b=build/cross-$arch
@@ -40,12 +67,14 @@ build_for() {
   make -s -j"$jobs" B="$b" CC="$triplet-gcc" \
     CFLAGS="-I$ssl/include -I$ssl/include/$triplet" \
     CHECK_LIBS="/usr/lib/$triplet/libcheck.a /usr/lib/$triplet/libsubunit.a -lrt -lm" \
+    JSON_LIBS="/usr/lib/$triplet/libjansson.a" \
     LIBS="-L$ssl/lib/$triplet -Wl,-rpath,$ssl/lib/$triplet -lcrypto -lpthread -ldl" \
     "$b/lib/libcwrt.a" "$b/lib/libcwrt.so" "$b/bin/cw-conformance"
 }
 
 make -s "$host_bin"
-deterministic build/goldens-x86_64.txt "$host_bin" >/dev/null
+deterministic build/goldens-x86_64.txt "$host_bin" >/dev/null ||
+  { echo "the suite fails on $(uname -m): fix that first"; exit 1; }
 echo "== golden digests on $(uname -m)"
 cat build/goldens-x86_64.txt
 
@@ -67,7 +96,7 @@ for arch in $archs; do
   fi
   echo "== conformance on native, $arch under $qemu"
   # shellcheck disable=SC2086
-  $bin --backend native --filter "${CROSS_NATIVE_FILTER:-}" || status=1
+  native $bin || status=1
   echo "== $arch: $(($(date +%s) - start)) s"
 done
 exit $status

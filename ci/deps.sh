@@ -21,7 +21,7 @@ for extra in "$@"; do
       pkgs="$pkgs qemu-user-static gcc-aarch64-linux-gnu gcc-s390x-linux-gnu"
       pkgs="$pkgs libc6-dev-arm64-cross libc6-dev-s390x-cross"
       for a in $foreign; do
-        pkgs="$pkgs libc6:$a check:$a libsubunit-dev:$a"
+        pkgs="$pkgs libc6:$a check:$a libsubunit-dev:$a libjansson-dev:$a"
       done ;;
     *) echo "ci/deps.sh: unknown group '$extra'" >&2; exit 2 ;;
   esac

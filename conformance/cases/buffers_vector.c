@@ -1,7 +1,8 @@
 /*
  * buffers_vector.c - the buffer conformance vector (spec/12-buffers.md,
  * BUF-028): generated operation sequences whose observable results are
- * hashed and compared with a golden digest.
+ * hashed and compared with a golden digest. spec/19-golden-workloads.md
+ * specifies it completely; this comment summarises it.
  *
  * Sequence i (0 <= i < SEQUENCES) seeds the PRNG of spec/11-deterministic.md
  * with i and makes a fresh pool (classes 64 .. 1024 bytes, 3 each,
@@ -35,7 +36,7 @@
  *
  * Wherever a handle is overwritten, its old reference is released first.
  * After every operation the state is recorded: each Bk (len, bytes,
- * is_pooled), each Mm (len, cap, bytes, is_pooled), L (len, bytes). After
+ * is_pooled), each Mm (cap, len, bytes, is_pooled), L (len, bytes). After
  * each sequence, every class's created, exhausted and idle counts and the
  * oversized count. Integers go into the hash as 8 bytes little-endian
  * (signed values as their two's complement), byte strings as their length

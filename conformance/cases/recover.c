@@ -351,15 +351,19 @@ static void *golden_first(cw_ctx *ctx, void *arg)
     return NULL; /* the sleepers are cut short by the crash */
 }
 
-/* The clock and a random draw, written to storage: the digest records the
- * bytes of every write, so it sees where both resumed. */
+/* The clock and a random draw, written to storage as 8 bytes little-endian
+ * each: the digest records the bytes of every write, so it sees where both
+ * resumed, and the bytes are the same on every host. */
 static void *golden_second(cw_ctx *ctx, void *arg)
 {
     size_root(ctx, arg);
     uint64_t seen[2] = {cw_current(ctx), cw_random_u64(ctx)};
+    uint8_t le[16];
+    for (int i = 0; i < 16; i++)
+        le[i] = (uint8_t)(seen[i / 8] >> (8 * (i % 8)));
     uint64_t size;
     cw_blob *b = cwc_open(ctx, PART, "seen", &size);
-    cwc_write(b, 0, seen, sizeof seen);
+    cwc_write(b, 0, le, sizeof le);
     cw_blob_close(b);
     return NULL;
 }
