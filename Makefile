@@ -126,6 +126,20 @@ $(B)/lib/cwrt-plugin.so: examples/plugin.c $(B)/lib/libcwrt.a
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -shared -o $@ $< $(B)/lib/libcwrt.a $(SAN_LD) $(LIBS)
 
+# cw-conformance as built when a mutation run left its score: the same
+# objects but suiteinfo.o, made from a sample score (conformance/tests/).
+$(B)/gen-power/suiteinfo.inc: $(SPEC_MD) $(SPEC_H) ci/suite-info.py conformance/tests/mutation-score.sample.json
+	@mkdir -p $(dir $@)
+	$(PYTHON) ci/suite-info.py spec conformance/tests/mutation-score.sample.json > $@
+
+$(B)/obj/power/suiteinfo.o: conformance/harness/suiteinfo.c $(B)/gen-power/suiteinfo.inc
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -I$(B)/gen-power -c $< -o $@
+
+$(B)/bin/cw-conformance-power: $(filter-out %/harness/suiteinfo.o,$(CWC_OBJ)) $(B)/obj/power/suiteinfo.o $(B)/lib/libcwrt.a
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) -o $@ $^ $(SAN_LD) $(CHECK_LIBS) $(JSON_LIBS) $(LIBS)
+
 # A backend made to test the reports (conformance/tests/).
 $(B)/lib/cwc-odd.so: conformance/tests/odd_backend.c $(B)/lib/libcwrt.a
 	@mkdir -p $(dir $@)
@@ -181,7 +195,7 @@ plugin-run: $(B)/bin/cw-conformance $(B)/lib/cwrt-plugin.so $(B)/lib/cwrt-wrap.s
 
 # The harness itself: verdicts, exit statuses, and every report format read
 # back by independent readers.
-report-check: $(B)/bin/cw-conformance $(B)/lib/cwc-odd.so
+report-check: $(B)/bin/cw-conformance $(B)/bin/cw-conformance-power $(B)/lib/cwc-odd.so
 	@sh conformance/tests/reports.sh $(B) $(PYTHON)
 
 requirements: $(B)/bin/cw-conformance

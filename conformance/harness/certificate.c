@@ -111,6 +111,10 @@ void cwc_print_certificate(FILE *f, const cwc_report *r)
     print_cases(f, r);
     print_requirements(f, r);
     print_problems(f, r);
+    char certified[256];
+    cwc_profiles_text(r->verdict == CWC_CONFORMANT ? r->selected : 0, " ", certified,
+                      sizeof certified);
+    fprintf(f, "certified:    %s\n", certified);
     print_verdict(f, r);
     fprintf(f, "======================================\n");
 }
