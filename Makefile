@@ -4,6 +4,7 @@
 #   make check      every test: unit tests, the suite on each backend (plain and
 #                   under ASan+UBSan), fuzz corpus replay, requirement coverage
 #   make certify    run the suite against every reference backend, print certificates
+#   make negative   certify every wrong backend of conformance/mutants/: all must be refused
 #   make cross-check the library and the suite built for aarch64 and s390x (big-endian),
 #                   run under qemu-user: every golden digest equal to this host's
 #   make fuzz       build the fuzz targets for libFuzzer and AFL++ (FUZZ_SECONDS to run)
@@ -61,7 +62,8 @@ SPEC_MD := $(sort $(wildcard spec/*.md))
 SPEC_H := $(sort $(wildcard spec/include/cw/*.h))
 
 .PHONY: all libs check certify fuzz coverage bench lint install clean deps \
-        unit conformance-run plugin-run requirements format valgrind cross-check report-check kit-check
+        unit conformance-run plugin-run negative requirements format valgrind report-check \
+        kit-check cross-check
 
 all: libs $(B)/bin/cw-conformance
 
@@ -125,6 +127,16 @@ $(B)/bin/cw-conformance: $(CWC_OBJ) $(B)/lib/libcwrt.a
 $(B)/lib/cwrt-plugin.so: examples/plugin.c $(B)/lib/libcwrt.a
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -shared -o $@ $< $(B)/lib/libcwrt.a $(SAN_LD) $(LIBS)
+
+# The negative corpus: deliberately wrong backends, each the reference
+# with entries replaced through a derived table (conformance/mutants/).
+MUTANT_SRC := $(sort $(filter-out %/mutant.h,$(wildcard conformance/mutants/*.c)))
+MUTANT_SO := $(MUTANT_SRC:conformance/mutants/%.c=$(B)/mutants/%.so)
+
+$(B)/mutants/%.so: conformance/mutants/%.c conformance/mutants/mutant.h $(B)/lib/libcwrt.a
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -DCWM_NAME='"$*"' -shared -o $@ $< \
+	  $(B)/lib/libcwrt.a $(SAN_LD) -lm $(LIBS)
 
 # cw-conformance as built when a mutation run left its score: the same
 # objects but suiteinfo.o, made from a sample score (conformance/tests/).
@@ -193,6 +205,13 @@ plugin-run: $(B)/bin/cw-conformance $(B)/lib/cwrt-plugin.so $(B)/lib/cwrt-wrap.s
 	  $(PYTHON) ci/check-reports.py --expect CONFORMANT $(B)/reports/wrap-$$b.json || exit 1; \
 	done
 
+# Every wrong backend must be refused: NOT CONFORMANT, a named failing case.
+NEGATIVE_JOBS ?= 2
+negative: $(B)/bin/cw-conformance $(B)/lib/cwrt-wrap.so $(MUTANT_SO)
+	@echo "== the negative corpus: every wrong backend refused"
+	@sh ci/negative.sh $(B)/bin/cw-conformance $(B)/negative $(NEGATIVE_JOBS) \
+	  $(B)/lib/cwrt-wrap.so $(MUTANT_SO)
+
 # The harness itself: verdicts, exit statuses, and every report format read
 # back by independent readers.
 report-check: $(B)/bin/cw-conformance $(B)/bin/cw-conformance-power $(B)/lib/cwc-odd.so
@@ -205,7 +224,7 @@ requirements: $(B)/bin/cw-conformance
 
 check: deps
 	rm -f build/*/reports/*.json
-	$(MAKE) all unit requirements conformance-run plugin-run report-check kit-check
+	$(MAKE) all unit requirements conformance-run plugin-run report-check kit-check negative
 	$(MAKE) VARIANT=asan unit conformance-run
 	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run
 	$(MAKE) valgrind

@@ -75,6 +75,18 @@ void cw_core_wait_signal(cw_wait *w, cw_signal *s, int32_t *value)
     w->out = value;
 }
 
+/* A signal wait earlier in the select making this stop was tried before
+ * the stop took effect, and is not armed yet: the waiters just woken miss
+ * it. Waking the caller makes its select try again instead of parking
+ * (SEL-001); a park may return early, so a wake it turns out not to need
+ * is harmless. */
+static void wake_own_select(cw_rt *rt)
+{
+    cw_task *self = rt->sched->current(rt);
+    if (self && rt->stop_outstanding)
+        rt->sched->wake(self);
+}
+
 /* The stop takes effect the first time its wait is tried, not when the wait
  * is made, so a wait that is never selected stops nothing. */
 static bool stop_try(cw_wait *w)
@@ -91,6 +103,7 @@ static bool stop_try(cw_wait *w)
             rt->stop_called = true;
             rt->stop_value = value;
             cw_waiters_wake(rt, &rt->signal_waiters);
+            wake_own_select(rt);
         }
     }
     if (rt->stop_outstanding)
