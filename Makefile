@@ -5,6 +5,8 @@
 #                   under ASan+UBSan), fuzz corpus replay, requirement coverage
 #   make certify    run the suite against every reference backend, print certificates
 #   make negative   certify every wrong backend of conformance/mutants/: all must be refused
+#   make cross-check the library and the suite built for aarch64 and s390x (big-endian),
+#                   run under qemu-user: every golden digest equal to this host's
 #   make fuzz       build the fuzz targets for libFuzzer and AFL++ (FUZZ_SECONDS to run)
 #   make coverage   gcovr reports (HTML, JSON, Cobertura) for reference/
 #   make bench      the benchmarks in bench/
@@ -62,7 +64,7 @@ SPEC_H := $(sort $(wildcard spec/include/cw/*.h))
 
 .PHONY: all libs check certify fuzz coverage bench lint install clean deps \
         unit conformance-run plugin-run negative requirements format valgrind report-check \
-        kit-check layers
+        kit-check cross-check layers
 
 all: libs $(B)/bin/cw-conformance
 
@@ -230,6 +232,12 @@ check: deps
 	@$(MAKE) -s -C fuzz replay > build/fuzz-replay.txt || { cat build/fuzz-replay.txt; exit 1; }
 	@cat build/fuzz-replay.txt
 	@sh ci/summary.sh $$(sed -n 's/^fuzz replay: \([0-9]*\) passed.*/\1/p' build/fuzz-replay.txt)
+
+# Other architectures, through Debian's cross compilers and qemu-user
+# (ci/cross-check.sh; what cannot run under emulation: ci/README.md).
+cross-check:
+	@sh ci/deps.sh cross
+	@sh ci/cross-check.sh
 
 # The suite on the deterministic backend under valgrind: each case's child
 # process exits non-zero on any memory error or definite leak.
