@@ -10,7 +10,8 @@
 #   make fuzz       build the fuzz targets for libFuzzer and AFL++ (FUZZ_SECONDS to run)
 #   make coverage   gcovr reports (HTML, JSON, Cobertura) for reference/
 #   make bench      the benchmarks in bench/
-#   make lint       clang-tidy and cppcheck
+#   make lint       the layer check, clang-tidy and cppcheck
+#   make layers     the layer check of reference/ alone (ci/layers.sh)
 #   make install PREFIX=/usr/local   (kit-check: install and use it as a third party)
 #   make report-check   the harness's verdicts and reports, read back
 #
@@ -49,7 +50,7 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubu
 LIBS := -lcrypto -lpthread -ldl
 JSON_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
-LIB_SRC := $(sort $(wildcard reference/core/*.c reference/deterministic/*.c reference/native/*.c reference/buffers/*.c reference/metrics/*.c reference/parallel/*.c reference/ratelimit/*.c reference/storage/*.c reference/network/*.c))
+LIB_SRC := $(sort $(wildcard reference/core/*.c reference/cwrt/*.c reference/deterministic/*.c reference/native/*.c reference/buffers/*.c reference/metrics/*.c reference/parallel/*.c reference/ratelimit/*.c reference/storage/*.c reference/network/*.c))
 LIB_ASM := $(sort $(wildcard reference/core/*.S))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o) $(LIB_ASM:%.S=$(B)/obj/%.o)
 CWC_SRC := $(sort $(wildcard conformance/harness/*.c conformance/cases/*.c))
@@ -63,7 +64,7 @@ SPEC_H := $(sort $(wildcard spec/include/cw/*.h))
 
 .PHONY: all libs check certify fuzz coverage bench lint install clean deps \
         unit conformance-run plugin-run negative requirements format valgrind report-check \
-        kit-check cross-check
+        kit-check cross-check layers
 
 all: libs $(B)/bin/cw-conformance
 
@@ -224,7 +225,7 @@ requirements: $(B)/bin/cw-conformance
 
 check: deps
 	rm -f build/*/reports/*.json
-	$(MAKE) all unit requirements conformance-run plugin-run report-check kit-check negative
+	$(MAKE) all layers unit requirements conformance-run plugin-run report-check kit-check negative
 	$(MAKE) VARIANT=asan unit conformance-run
 	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run
 	$(MAKE) valgrind
@@ -266,7 +267,11 @@ coverage: deps
 bench: all
 	$(MAKE) -C bench run
 
-lint:
+# Which folder of reference/ may use which: includes and linked symbols.
+layers: libs
+	@sh ci/layers.sh $(B)/obj
+
+lint: layers
 	sh ci/lint.sh
 
 format:
