@@ -1,0 +1,102 @@
+/*
+ * select.c - cw_select and cw_poll, and the two waits that need no object.
+ *
+ * Select is a retry loop: try every wait in index order and complete the
+ * first that can [SEL-001]; otherwise link the task on each wait's list,
+ * block, unlink, and try again. Only try_now ever changes anything, and it
+ * does so only when it completes, so a wait that lost had no effect
+ * [SEL-002]. A wake-up that finds nothing to do simply loops.
+ */
+#include "skeleton.h"
+
+void sk_wait_fill(cw_wait *w, const sk_wait_ops *ops, sk_obj *object, void *out, uint64_t arg)
+{
+    w->backend = &sk_backend;
+    w->result = CW_ERR_WOULD_BLOCK;
+    w->ops = ops;
+    w->object = object;
+    w->out = out;
+    w->arg = arg;
+    w->state = 0;
+    w->link[0] = w->link[1] = w->link[2] = w->link[3] = NULL;
+}
+
+static const sk_wait_ops *ops_of(const cw_wait *w)
+{
+    return w->ops;
+}
+
+static int try_all(cw_wait *waits, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ops_of(&waits[i])->try_now(&waits[i]))
+            return (int)i;
+    return -1;
+}
+
+static void arm_all(cw_wait *waits, size_t n, sk_task *t)
+{
+    for (size_t i = 0; i < n; i++) {
+        sk_waitlist *l = ops_of(&waits[i])->queue(&waits[i]);
+        if (l)
+            sk_waitlist_add(l, &waits[i], t);
+    }
+}
+
+static void disarm_all(cw_wait *waits, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        sk_waitlist_remove(&waits[i]);
+}
+
+/* A poll never suspends, so it is allowed everywhere a task runs, even while
+ * the task unwinds. A blocking select is a suspension point: an aborted
+ * task ends there [TASK-002] and an unwinding one fails at once [PAN-005]. */
+int sk_select(cw_wait *waits, size_t n, bool block)
+{
+    sk_task *t = sk_current_of(SK_RT_OF(waits[0].object), block ? "cw_select" : "cw_poll");
+    if (block && t->unwinding)
+        return CW_ERR_CLOSED;
+    if (block)
+        sk_check_abort(t);
+    for (;;) {
+        int i = try_all(waits, n);
+        if (i >= 0 || !block)
+            return i >= 0 ? i : CW_ERR_WOULD_BLOCK;
+        arm_all(waits, n, t);
+        sk_block(t);
+        disarm_all(waits, n);
+        sk_check_abort(t);
+    }
+}
+
+static bool ready_try(cw_wait *w)
+{
+    w->result = (int)(int64_t)w->arg;
+    return true;
+}
+
+static bool pending_try(cw_wait *w)
+{
+    (void)w;
+    return false;
+}
+
+static sk_waitlist *no_queue(cw_wait *w)
+{
+    (void)w;
+    return NULL;
+}
+
+static const sk_wait_ops ready_ops = {"ready", ready_try, no_queue};
+static const sk_wait_ops pending_ops = {"pending", pending_try, no_queue};
+
+void sk_wait_ready(cw_wait *w, cw_ctx *ctx, int result)
+{
+    sk_wait_fill(w, &ready_ops, &SK_CTX(ctx)->obj, NULL, (uint64_t)(int64_t)result);
+}
+
+void sk_wait_pending(cw_wait *w, cw_ctx *ctx)
+{
+    sk_wait_fill(w, &pending_ops, &SK_CTX(ctx)->obj, NULL, 0);
+}
