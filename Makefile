@@ -8,7 +8,8 @@
 #   make coverage   gcovr reports (HTML, JSON, Cobertura) for reference/
 #   make bench      the benchmarks in bench/
 #   make lint       clang-tidy and cppcheck
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (kit-check: install and use it as a third party)
+#   make report-check   the harness's verdicts and reports, read back
 #
 # VARIANT selects a build flavour in its own directory: release (default),
 # asan (ASan+UBSan), tsan (ThreadSanitizer, with clang), coverage.
@@ -18,11 +19,15 @@ ifeq ($(origin CC),default)
 CC := cc
 endif
 PREFIX ?= /usr/local
+SUITE_VERSION := $(shell sed -n 's/^\#define CWC_SUITE_VERSION "\(.*\)"/\1/p' conformance/harness/report.h)
+# Debian's python, where python3-prometheus-client, python3-jsonschema and
+# python3-junitparser are installed.
+PYTHON := /usr/bin/python3
 VARIANT ?= release
 B := build/$(VARIANT)
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-function
-CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g -fPIC $(WARN) -Ispec/include -Ireference -Ireference/include -Iconformance
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g -fPIC $(WARN) -Ispec/include -Ireference -Ireference/include -Iconformance -Iconformance/include
 OPT := -O2
 ifeq ($(VARIANT),asan)
 OPT := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -39,20 +44,30 @@ endif
 ALL_CFLAGS := $(CFLAGS_BASE) $(OPT) $(CFLAGS)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 LIBS := -lcrypto -lpthread -ldl
+JSON_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
 LIB_SRC := $(sort $(wildcard reference/core/*.c reference/deterministic/*.c reference/native/*.c reference/buffers/*.c reference/metrics/*.c reference/parallel/*.c reference/ratelimit/*.c reference/storage/*.c reference/network/*.c))
 LIB_ASM := $(sort $(wildcard reference/core/*.S))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o) $(LIB_ASM:%.S=$(B)/obj/%.o)
 CWC_SRC := $(sort $(wildcard conformance/harness/*.c conformance/cases/*.c))
 CWC_OBJ := $(CWC_SRC:%.c=$(B)/obj/%.o)
+# The library is the suite without main(): a third party's binary brings its own.
+CWC_LIB_OBJ := $(filter-out %/harness/main.o,$(CWC_OBJ))
 UNIT_SRC := $(sort $(wildcard reference/tests/test_*.c))
 UNIT_BIN := $(UNIT_SRC:reference/tests/%.c=$(B)/bin/%)
 SPEC_MD := $(sort $(wildcard spec/*.md))
+SPEC_H := $(sort $(wildcard spec/include/cw/*.h))
 
 .PHONY: all libs check certify fuzz coverage bench lint install clean deps \
-        unit conformance-run plugin-run requirements format valgrind
+        unit conformance-run plugin-run requirements format valgrind report-check kit-check
 
 all: libs $(B)/bin/cw-conformance
+
+# The shared library's version follows the ABI: the SONAME changes with its
+# major version, as a loader refuses another major (spec/10-backend.md).
+ABI_MAJOR := 1
+LIB_VERSION := 1.2.0
+SONAME := libcwrt.so.$(ABI_MAJOR)
 
 libs: $(B)/lib/libcwrt.a $(B)/lib/libcwrt.so $(B)/lib/libcwconformance.a
 
@@ -70,31 +85,52 @@ $(B)/gen/reqs.inc: $(SPEC_MD) ci/extract-reqs.sh
 	@mkdir -p $(dir $@)
 	sh ci/extract-reqs.sh $(SPEC_MD) > $@
 
-$(B)/obj/conformance/harness/report.o: $(B)/gen/reqs.inc
+# The spec's version and digest and the suite's measured power, quoted by
+# every certificate (ci/suite-info.py says which bytes the digest covers).
+$(B)/gen/suiteinfo.inc: $(SPEC_MD) $(SPEC_H) ci/suite-info.py $(wildcard conformance/mutation-score.json)
+	@mkdir -p $(dir $@)
+	$(PYTHON) ci/suite-info.py spec $(wildcard conformance/mutation-score.json) > $@.tmp && mv $@.tmp $@
+
+$(B)/obj/conformance/harness/requirements.o: $(B)/gen/reqs.inc
+$(B)/obj/conformance/harness/suiteinfo.o: $(B)/gen/suiteinfo.inc
 $(B)/obj/conformance/%.o: ALL_CFLAGS += -I$(B)/gen -DCWC_WITH_REFERENCE
 
 $(B)/lib/libcwrt.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/lib/libcwrt.so: $(LIB_OBJ)
+$(B)/lib/libcwrt.so.$(LIB_VERSION): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; $(CC) -shared -o $@ $^ $(SAN_LD) $(LIBS)
+	@echo "  CC $@"; $(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(SAN_LD) $(LIBS)
+
+$(B)/lib/libcwrt.so: $(B)/lib/libcwrt.so.$(LIB_VERSION)
+	ln -sf libcwrt.so.$(LIB_VERSION) $(B)/lib/$(SONAME)
+	ln -sf $(SONAME) $@
 
 # Cases register themselves from constructors, so the suite is one
 # relocatable object: linking it pulls in every case.
-$(B)/lib/libcwconformance.a: $(CWC_OBJ)
+$(B)/lib/libcwconformance.a: $(CWC_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	ld -r -o $(B)/obj/cwconformance.o $^
 	rm -f $@ && ar rcs $@ $(B)/obj/cwconformance.o
 
 $(B)/bin/cw-conformance: $(CWC_OBJ) $(B)/lib/libcwrt.a
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; $(CC) -o $@ $(CWC_OBJ) $(B)/lib/libcwrt.a $(SAN_LD) $(CHECK_LIBS) $(LIBS)
+	@echo "  CC $@"; $(CC) -o $@ $(CWC_OBJ) $(B)/lib/libcwrt.a $(SAN_LD) $(CHECK_LIBS) $(JSON_LIBS) $(LIBS)
 
 # A backend loaded the way a third party's is: a shared object exporting
 # cw_backend_entry (here wrapping the reference, linked in statically).
 $(B)/lib/cwrt-plugin.so: examples/plugin.c $(B)/lib/libcwrt.a
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -shared -o $@ $< $(B)/lib/libcwrt.a $(SAN_LD) $(LIBS)
+
+# A backend made to test the reports (conformance/tests/).
+$(B)/lib/cwc-odd.so: conformance/tests/odd_backend.c $(B)/lib/libcwrt.a
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -shared -o $@ $< $(B)/lib/libcwrt.a $(SAN_LD) $(LIBS)
+
+# The reference with one entry replaced, through a derived table.
+$(B)/lib/cwrt-wrap.so: examples/wrap.c $(B)/lib/libcwrt.a
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -shared -o $@ $< $(B)/lib/libcwrt.a $(SAN_LD) $(LIBS)
 
@@ -110,8 +146,6 @@ deps:
 	@sh ci/deps.sh
 
 BACKENDS := deterministic native
-# Debian's python, where python3-prometheus-client is installed.
-PYTHON := /usr/bin/python3
 
 unit: $(UNIT_BIN)
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
@@ -125,14 +159,28 @@ conformance-run: $(B)/bin/cw-conformance
 	  echo "== conformance on $$b ($(VARIANT))"; \
 	  CWC_METRICS_DIR=$(B)/openmetrics $(B)/bin/cw-conformance --backend $$b \
 	    --json $(B)/reports/$$b.json --tap $(B)/reports/$$b.tap --xml $(B)/reports/$$b.xml || exit 1; \
+	  $(PYTHON) ci/check-reports.py --expect CONFORMANT $(B)/reports/$$b.json \
+	    $(B)/reports/$$b.xml $(B)/reports/$$b.tap || exit 1; \
 	done
 	@$(PYTHON) ci/openmetrics.py $(B)/openmetrics
 
-plugin-run: $(B)/bin/cw-conformance $(B)/lib/cwrt-plugin.so
+plugin-run: $(B)/bin/cw-conformance $(B)/lib/cwrt-plugin.so $(B)/lib/cwrt-wrap.so
 	@mkdir -p $(B)/reports
 	@echo "== conformance on a backend loaded from a shared object"
 	@CWRT_PLUGIN_BACKEND=deterministic $(B)/bin/cw-conformance \
 	  --backend $(B)/lib/cwrt-plugin.so --json $(B)/reports/plugin.json
+	@$(PYTHON) ci/check-reports.py --expect CONFORMANT $(B)/reports/plugin.json
+	@for b in $(BACKENDS); do \
+	  echo "== conformance on $$b wrapped by a derived table"; \
+	  CWRT_PLUGIN_BACKEND=$$b $(B)/bin/cw-conformance --backend $(B)/lib/cwrt-wrap.so \
+	    --json $(B)/reports/wrap-$$b.json || exit 1; \
+	  $(PYTHON) ci/check-reports.py --expect CONFORMANT $(B)/reports/wrap-$$b.json || exit 1; \
+	done
+
+# The harness itself: verdicts, exit statuses, and every report format read
+# back by independent readers.
+report-check: $(B)/bin/cw-conformance $(B)/lib/cwc-odd.so
+	@sh conformance/tests/reports.sh $(B) $(PYTHON)
 
 requirements: $(B)/bin/cw-conformance
 	@$(B)/bin/cw-conformance --requirements > $(B)/requirements.txt || \
@@ -141,7 +189,7 @@ requirements: $(B)/bin/cw-conformance
 
 check: deps
 	rm -f build/*/reports/*.json
-	$(MAKE) all unit requirements conformance-run plugin-run
+	$(MAKE) all unit requirements conformance-run plugin-run report-check kit-check
 	$(MAKE) VARIANT=asan unit conformance-run
 	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run
 	$(MAKE) valgrind
@@ -183,15 +231,39 @@ lint:
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
+# A kit a third party can use from the installed tree alone: the headers,
+# libcwrt.so with its SONAME (cwrt.pc sets an rpath, so a plugin built with
+# pkg-config loads without LD_LIBRARY_PATH), the suite as a library
+# (cwconformance.pc, cwconformance.h), cw-conformance and its man page, and
+# the report schema and checkers in share/cwrt.
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include/cw $(DESTDIR)$(PREFIX)/include/cwrt \
-	  $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
+	  $(DESTDIR)$(PREFIX)/share/cwrt $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 spec/include/cw/*.h $(DESTDIR)$(PREFIX)/include/cw/
 	install -m 644 reference/include/cwrt/*.h $(DESTDIR)$(PREFIX)/include/cwrt/
+	install -m 644 conformance/include/cwconformance.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(B)/lib/libcwrt.a $(B)/lib/libcwconformance.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(B)/lib/libcwrt.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(B)/lib/libcwrt.so.$(LIB_VERSION) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libcwrt.so.$(LIB_VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libcwrt.so
 	install -m 755 $(B)/bin/cw-conformance $(DESTDIR)$(PREFIX)/bin/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' ci/cwrt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cwrt.pc
+	install -m 644 conformance/cw-conformance.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 755 ci/openmetrics.py ci/check-reports.py $(DESTDIR)$(PREFIX)/share/cwrt/
+	install -m 644 conformance/report.schema.json $(DESTDIR)$(PREFIX)/share/cwrt/
+	for pc in cwrt cwconformance; do \
+	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(LIB_VERSION)|g' \
+	    -e 's|@SUITE_VERSION@|$(SUITE_VERSION)|g' ci/$$pc.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc || exit 1; \
+	done
+
+# The kit as a third party meets it: installed into a directory, a plugin
+# and a test binary of one's own built with pkg-config alone, both certified
+# with no LD_LIBRARY_PATH.
+KIT := $(abspath $(B))/kit
+kit-check: all
+	@rm -rf $(KIT) && $(MAKE) -s install PREFIX=$(KIT) > /dev/null
+	@sh ci/kit-check.sh $(KIT) $(PYTHON)
 
 clean:
 	rm -rf build

@@ -8,7 +8,7 @@
 #   sh ci/deps.sh lint       also clang-tidy and cppcheck
 set -eu
 
-pkgs="make gcc clang libclang-rt-14-dev pkg-config check libssl-dev valgrind python3-prometheus-client curl"
+pkgs="make gcc clang libclang-rt-14-dev pkg-config check libssl-dev libjansson-dev valgrind python3-prometheus-client python3-jsonschema python3-junitparser curl"
 for extra in "$@"; do
   case "$extra" in
     fuzz) pkgs="$pkgs clang libclang-rt-14-dev afl++" ;;

@@ -43,13 +43,24 @@ CWC_CASE(backend_table_and_objects, "backend", "ABI-001 ABI-002 ABI-003", 0)
                           ~(uint64_t)(CW_CAP_DETERMINISTIC | CW_CAP_AUDIT | CW_CAP_PARALLEL |
                                       CW_CAP_PERSISTENT_STORAGE | CW_CAP_RECOVER),
                       0);
-    /* A capability promises its entries. */
-    if (cwc_backend->capabilities & CW_CAP_RECOVER) {
-        ck_assert(CW_BACKEND_HAS(cwc_backend, start_checkpoint));
-        ck_assert(CW_BACKEND_HAS(cwc_backend, recover));
-        ck_assert(CW_BACKEND_HAS(cwc_backend, checkpoint_free));
-    }
     cwc_run_ok(NULL, objects_root, NULL);
+}
+
+/* A declaration is whole: what a profile needs is declared with it, and a
+ * capability comes with its entries (and they only with it). */
+CWC_CASE(backend_declares_whole_profiles, "backend", "ABI-004", 0)
+{
+    const cw_backend *b = cwc_backend;
+    int recover = (b->capabilities & CW_CAP_RECOVER) != 0;
+    ck_assert_int_eq(CW_BACKEND_HAS(b, start_checkpoint), recover);
+    ck_assert_int_eq(CW_BACKEND_HAS(b, recover), recover);
+    ck_assert_int_eq(CW_BACKEND_HAS(b, checkpoint_free), recover);
+    if (recover)
+        ck_assert_msg(b->capabilities & CW_CAP_DETERMINISTIC, "recover needs deterministic");
+    if (CW_BACKEND_HAS(b, storage) || CW_BACKEND_HAS(b, network))
+        ck_assert_msg(CW_BACKEND_HAS(b, buffers), "storage and network need buffers");
+    if (b->capabilities & CW_CAP_PERSISTENT_STORAGE)
+        ck_assert_msg(CW_BACKEND_HAS(b, storage), "persistent-storage needs storage");
 }
 
 static void *audit_root(cw_ctx *ctx, void *arg)

@@ -21,10 +21,18 @@ typedef struct cwc_case {
     const char *name;      /* the seed test's name where it ports one */
     const char *group;     /* the spec section: "runner", "clock"... */
     const char *reqs;      /* requirement IDs it checks, space-separated */
-    uint64_t needs;        /* capabilities it needs: skipped when absent */
+    uint64_t needs;        /* CW_CAP_* and CWC_NEEDS_* bits: the profiles it needs */
     const TTest *test;     /* the Check test function */
     struct cwc_case *next; /* registry */
 } cwc_case;
+
+/* The tables a case needs beyond its own group's profile, as `needs` bits
+ * next to the CW_CAP_* ones (which name the capability profiles). A case
+ * needing a profile the backend does not declare is not applicable. */
+#define CWC_NEEDS_BUFFERS (UINT64_C(1) << 32)
+#define CWC_NEEDS_METRICS (UINT64_C(1) << 33)
+#define CWC_NEEDS_STORAGE (UINT64_C(1) << 34)
+#define CWC_NEEDS_NETWORK (UINT64_C(1) << 35)
 
 void cwc_register(cwc_case *c);
 const cwc_case *cwc_cases(void);
@@ -47,7 +55,7 @@ void *cwc_run_ok(const cw_config *cfg, cw_task_fn root, void *arg);
     }                                                                                              \
     END_TEST                                                                                       \
     static cwc_case cwc_case_##cname = {#cname, cgroup, creqs, cneeds, NULL, NULL};                \
-    __attribute__((constructor)) static void cwc_register_##cname(void)                          \
+    __attribute__((constructor)) static void cwc_register_##cname(void)                            \
     {                                                                                              \
         cwc_case_##cname.test = cwc_test_##cname;                                                  \
         cwc_register(&cwc_case_##cname);                                                           \

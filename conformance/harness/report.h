@@ -1,23 +1,93 @@
 /*
- * report.h - running the suite and reporting on it.
+ * report.h - one run of the suite: what was selected, each case's result,
+ * the verdict, and the writers of each report format.
  */
 #ifndef CWC_REPORT_H
 #define CWC_REPORT_H
 
-#define CWC_SUITE_VERSION "0.1.0"
-#define CWC_SPEC_VERSION "0.1"
+#include <stddef.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "harness/cwc.h"
+#include "harness/profile.h"
+
+#define CWC_SUITE_VERSION "0.2.0"
+/* The version of the JSON report's shape (conformance/report.schema.json). */
+#define CWC_REPORT_SCHEMA 1
+
+/* Exit statuses of cw-conformance and cwc_main (include/cwconformance.h). */
+enum cwc_verdict {
+    CWC_CONFORMANT = 0,
+    CWC_NOT_CONFORMANT = 1,
+    CWC_USAGE = 2,
+    CWC_PARTIAL = 3,
+};
 
 typedef struct cwc_options {
-    const char *backend, *filter, *json, *tap, *xml;
-    int list, requirements, certificate;
+    const char *backend, *filter, *json, *tap, *xml, *profiles;
+    unsigned timeout;
+    int list, requirements, certificate, progress;
 } cwc_options;
 
-/* Print every case with its group, requirements and needed capabilities. */
+enum cwc_status { CWC_PASS, CWC_FAIL, CWC_TIMEOUT, CWC_NA, CWC_NOT_RUN, CWC_NSTATUS };
+
+typedef struct cwc_result {
+    const cwc_case *c;
+    int selected; /* applicable and chosen: it runs */
+    enum cwc_status status;
+    double seconds;
+    char reason[512];
+} cwc_result;
+
+typedef struct cwc_report {
+    const cw_backend *backend;
+    const char *path;   /* the shared object it came from, or NULL */
+    char so_sha256[65]; /* of that file; "" when not loaded from one */
+    cwc_profiles declared, selected;
+    const char *filter;
+    char env_selection[256]; /* the CK_* selections honoured, "" if none */
+    unsigned timeout;
+    cwc_result *results;
+    size_t n;
+    size_t counts[CWC_NSTATUS];
+    size_t reqs_uncovered; /* requirements of the selected profiles no case names */
+    enum cwc_verdict verdict;
+    char partial_why[512];
+    time_t started;
+    double seconds;
+} cwc_report;
+
+/* The requirements of the spec, generated from the spec files at build time. */
+typedef struct cwc_req {
+    const char *id;
+    const char *section;
+} cwc_req;
+extern const cwc_req cwc_requirements[];
+extern const size_t cwc_nrequirements;
+
+/* Whole-word match of `id` in a space-separated list. */
+int cwc_has_req(const char *list, const char *id);
+/* A requirement's status over the report's results ("pass", "fail", "n/a",
+ * "not run", "uncovered"); with report NULL, "covered" or "uncovered". */
+const char *cwc_req_status(const cwc_report *r, const char *id);
+const char *cwc_status_name(enum cwc_status s);
+const char *cwc_verdict_name(enum cwc_verdict v);
+
+/* Select and run the cases; fill the report and its verdict. Non-zero on
+ * exhausted memory. */
+int cwc_run_suite(const cwc_options *opt, cwc_report *r);
+void cwc_report_free(cwc_report *r);
+
+/* `t` as ISO 8601 in UTC: "2026-12-03T08:41:09Z". */
+void cwc_timestamp(time_t t, char out[32]);
+
 int cwc_list(const cwc_options *opt);
-/* Print every requirement of the spec with the cases that cover it; with a
- * backend run, their results. Non-zero if a requirement has no case. */
-int cwc_print_requirements(const void *results);
-/* Run the selected cases on cwc_backend and write the reports. */
-int cwc_run_suite(const cwc_options *opt);
+int cwc_print_requirements(const cwc_report *r);
+void cwc_print_summary(FILE *f, const cwc_report *r);
+void cwc_print_certificate(FILE *f, const cwc_report *r);
+int cwc_write_json(const char *path, const cwc_report *r);
+int cwc_write_junit(const char *path, const cwc_report *r);
+int cwc_write_tap(const char *path, const cwc_report *r);
 
 #endif

@@ -101,7 +101,7 @@ struct cw_rt {
     cw_list stop_waiters;    /* cw_wait_stop waits */
     cw_list signal_waiters;  /* cw_wait_signal waits */
 
-    cw_bufpool *pools[2];          /* the network and storage buffer pools (buffers/ops.c) */
+    cw_bufpool *pools[2];          /* the network and storage buffer pools (buffers/table.c) */
     struct cw_rt_metrics *metrics; /* the run's metrics registry (metrics/runtime.c) */
     struct cw_storage *storage;    /* the run's storage, made by its first call (storage/) */
     struct cw_net *net;            /* the run's network, made by its first call (network/) */
@@ -114,14 +114,14 @@ struct cw_rt {
 };
 
 /* What memory storage made durable, between a run's crash and the next
- * run's start (storage/memory.c): cw_memory_take crashes the run's storage
+ * run's start (deterministic/memory_storage.c): cw_memory_take crashes the run's storage
  * (cw_storage_crash) and takes its durable contents, or the inheritance
  * itself when the run made no storage. Never NULL; the caller owns it. */
 typedef struct cw_mem_image cw_mem_image;
 cw_mem_image *cw_memory_take(cw_rt *rt);
 void cw_mem_image_free(cw_mem_image *img);
 
-/* The resolver's table between runs (network/resolve.c): taken from a
+/* The resolver's table between runs (deterministic/resolver.c): taken from a
  * run's network (or its inheritance, when it made none); never NULL. */
 typedef struct cw_hosts_image cw_hosts_image;
 cw_hosts_image *cw_hosts_take(cw_rt *rt);
@@ -422,6 +422,24 @@ extern const cw_network_ops cw_network_memory_entries; /* in-memory, determinist
 extern const cw_network_ops cw_network_tcp_entries;    /* TCP on the native reactor */
 /* After the run's last task: close every listener, connection and socket left. */
 void cw_rt_net_close(cw_rt *rt);
+
+/* ---- Derived tables (derive.c) ------------------------------------------------------- */
+
+/* How a reference backend begins a run whose objects name `self`, which is
+ * its own table or one derived from it (cwrt/derive.h). recover is NULL on
+ * a backend without checkpoints, and then so is start_checkpoint. */
+typedef struct cw_origin {
+    const cw_backend *table;
+    int (*start)(const cw_backend *self, const cw_config *cfg, cw_task_fn root, void *arg,
+                 cw_run_result *out);
+    int (*start_checkpoint)(const cw_backend *self, const cw_config *cfg, cw_task_fn root,
+                            void *arg, cw_run_result *out, cw_checkpoint **cp);
+    int (*recover)(const cw_backend *self, cw_checkpoint *from, cw_task_fn root, void *arg,
+                   cw_run_result *out, cw_checkpoint **cp);
+} cw_origin;
+
+extern const cw_origin cw_det_origin;    /* deterministic/backend.c */
+extern const cw_origin cw_native_origin; /* native/backend.c */
 
 /* ---- Backend tables ---------------------------------------------------------------- */
 

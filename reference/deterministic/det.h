@@ -73,11 +73,14 @@ typedef struct cw_det {
     cw_metric *iterations_metric, *task_polls;
 } cw_det;
 
-int cw_det_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out);
-int cw_det_start_checkpoint(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out,
-                            cw_checkpoint **cp);
-int cw_det_recover(cw_checkpoint *from, cw_task_fn root, void *arg, cw_run_result *out,
-                   cw_checkpoint **cp);
+/* Runs whose objects name `self`: the deterministic table or one derived
+ * from it (backend.c gives the table's own entries). */
+int cw_det_start_as(const cw_backend *self, const cw_config *cfg, cw_task_fn root, void *arg,
+                    cw_run_result *out);
+int cw_det_start_checkpoint_as(const cw_backend *self, const cw_config *cfg, cw_task_fn root,
+                               void *arg, cw_run_result *out, cw_checkpoint **cp);
+int cw_det_recover_as(const cw_backend *self, cw_checkpoint *from, cw_task_fn root, void *arg,
+                      cw_run_result *out, cw_checkpoint **cp);
 int cw_det_audit_digest(cw_ctx *ctx, char out[65]);
 
 /* ---- Crash and recovery (recover.c) ---- */

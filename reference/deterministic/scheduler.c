@@ -396,8 +396,6 @@ static void fill_result(cw_det *d, run_state how, cw_run_result *out)
     out->iterations = d->iterations;
 }
 
-extern const cw_backend cw_det_backend;
-
 /* The scheduler's own metrics, next to the core's task metrics. */
 static void open_metrics(cw_det *d)
 {
@@ -408,23 +406,24 @@ static void open_metrics(cw_det *d)
                                  CW_METRIC_COUNTER, labels, 3);
 }
 
-/* A run, new (`from` NULL) or continuing the one that left `from`, which
- * it consumes; when `cp` is not NULL it receives this run's checkpoint. */
-static int det_run(const cw_config *cfg, cw_checkpoint *from, cw_task_fn root, void *arg,
-                   cw_run_result *out, cw_checkpoint **cp)
+/* A run whose objects name `self`, new (`from` NULL) or continuing the one
+ * that left `from`, which it consumes; when `cp` is not NULL it receives
+ * this run's checkpoint. */
+static int det_run(const cw_backend *self, const cw_config *cfg, cw_checkpoint *from,
+                   cw_task_fn root, void *arg, cw_run_result *out, cw_checkpoint **cp)
 {
     cw_config resolved;
     cw_bufpool *pools[2];
     if (cp)
         *cp = NULL;
-    if (cw_run_begin(&cw_det_backend, cfg, &resolved, pools, out) != CW_OK) {
+    if (cw_run_begin(self, cfg, &resolved, pools, out) != CW_OK) {
         if (from)
             cw_det_checkpoint_free(from);
         return out->status;
     }
 
     cw_det *d = cw_xcalloc(1, sizeof *d);
-    cw_rt_init(&d->rt, &cw_det_backend, &det_sched, &resolved);
+    cw_rt_init(&d->rt, self, &det_sched, &resolved);
     memcpy(d->rt.pools, pools, sizeof pools);
     open_metrics(d);
     d->thread = pthread_self();
@@ -472,23 +471,24 @@ static int det_run(const cw_config *cfg, cw_checkpoint *from, cw_task_fn root, v
     return out->status;
 }
 
-int cw_det_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out)
+int cw_det_start_as(const cw_backend *self, const cw_config *cfg, cw_task_fn root, void *arg,
+                    cw_run_result *out)
 {
-    return det_run(cfg, NULL, root, arg, out, NULL);
+    return det_run(self, cfg, NULL, root, arg, out, NULL);
 }
 
-int cw_det_start_checkpoint(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out,
-                            cw_checkpoint **cp)
+int cw_det_start_checkpoint_as(const cw_backend *self, const cw_config *cfg, cw_task_fn root,
+                               void *arg, cw_run_result *out, cw_checkpoint **cp)
 {
-    return det_run(cfg, NULL, root, arg, out, cp);
+    return det_run(self, cfg, NULL, root, arg, out, cp);
 }
 
-int cw_det_recover(cw_checkpoint *from, cw_task_fn root, void *arg, cw_run_result *out,
-                   cw_checkpoint **cp)
+int cw_det_recover_as(const cw_backend *self, cw_checkpoint *from, cw_task_fn root, void *arg,
+                      cw_run_result *out, cw_checkpoint **cp)
 {
     /* The settings are the crashed run's: copied out, as `from` goes. */
     cw_config cfg = *cw_det_checkpoint_config(from);
-    return det_run(&cfg, from, root, arg, out, cp);
+    return det_run(self, &cfg, from, root, arg, out, cp);
 }
 
 int cw_det_audit_digest(cw_ctx *ctx, char out[65])

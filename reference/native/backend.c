@@ -5,20 +5,32 @@
 #include "cwrt/cwrt.h"
 #include "native/native.h"
 
-const cw_backend cw_native_backend = {
+static const cw_backend native_backend;
+
+static int native_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out)
+{
+    return cw_native_start_as(&native_backend, cfg, root, arg, out);
+}
+
+static const cw_backend native_backend = {
     .abi_version = CW_ABI_VERSION,
     .size = sizeof(cw_backend),
     .name = "native",
     .capabilities = CW_CAP_PARALLEL | CW_CAP_PERSISTENT_STORAGE,
 
-    .start = cw_native_start,
+    .start = native_start,
 
     CW_CORE_ENTRIES,
     .buffers = &cw_buffer_entries,
     .network = &cw_network_tcp_entries,
 };
 
+const cw_origin cw_native_origin = {
+    .table = &native_backend,
+    .start = cw_native_start_as,
+};
+
 const cw_backend *cw_backend_native(void)
 {
-    return &cw_native_backend;
+    return &native_backend;
 }

@@ -105,7 +105,7 @@ struct cw_native {
     uint64_t start_mono;
 };
 
-/* sched.c */
+/* scheduler.c */
 extern const cw_sched_ops cw_native_sched;
 void cw_tpool_init(cw_tpool *p, cw_native *n, unsigned max_threads, bool dedicated);
 int cw_tpool_start_thread(cw_tpool *p);          /* with n->lock held */
@@ -134,7 +134,9 @@ int cw_metrics_http_start(cw_metrics_http *h, cw_rt *rt, const char *address, ch
                           size_t whylen);
 void cw_metrics_http_stop(cw_metrics_http *h);
 
-/* runner.c */
-int cw_native_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out);
+/* runner.c: a run whose objects name `self`, the native table or one
+ * derived from it. */
+int cw_native_start_as(const cw_backend *self, const cw_config *cfg, cw_task_fn root, void *arg,
+                       cw_run_result *out);
 
 #endif

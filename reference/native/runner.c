@@ -14,12 +14,10 @@
 
 #include "native/native.h"
 
-extern const cw_backend cw_native_backend;
-
-static cw_native *native_new(const cw_config *cfg)
+static cw_native *native_new(const cw_backend *self, const cw_config *cfg)
 {
     cw_native *n = cw_xcalloc(1, sizeof *n);
-    cw_rt_init(&n->rt, &cw_native_backend, &cw_native_sched, cfg);
+    cw_rt_init(&n->rt, self, &cw_native_sched, cfg);
     n->rt.threaded = true;
     pthread_mutex_init(&n->lock, NULL);
     pthread_condattr_t attr;
@@ -136,14 +134,15 @@ static void native_free(cw_native *n)
     free(n);
 }
 
-int cw_native_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out)
+int cw_native_start_as(const cw_backend *self, const cw_config *cfg, cw_task_fn root, void *arg,
+                       cw_run_result *out)
 {
     cw_config resolved;
     cw_bufpool *pools[2];
-    if (cw_run_begin(&cw_native_backend, cfg, &resolved, pools, out) != CW_OK)
+    if (cw_run_begin(self, cfg, &resolved, pools, out) != CW_OK)
         return out->status;
 
-    cw_native *n = native_new(&resolved);
+    cw_native *n = native_new(self, &resolved);
     memcpy(n->rt.pools, pools, sizeof pools);
     int rc = cw_metrics_http_start(&n->http, &n->rt, resolved.metrics_address, out->message,
                                    sizeof out->message);

@@ -3,11 +3,11 @@
  * connection, the run's network state, and the two transports.
  *
  * A connection's halves are the same objects on every backend. What
- * differs is where bytes come from and go to: in memory (memory.c, the
+ * differs is where bytes come from and go to: in memory (pipe.c: the
  * deterministic network and the mock channel) a sink appends straight to
  * its peer stream's buffer, where the bytes of a dialed connection may
  * stay in flight for the run's network latency before a recv can see
- * them; over TCP (tcp.c, native) a stream fills its buffer from a
+ * them; over TCP (native/tcp.c) a stream fills its buffer from a
  * non-blocking socket and a sink writes to it, and the reactor wakes the
  * waiting tasks when the socket is ready.
  *
@@ -55,7 +55,7 @@ struct cw_stream {
     cw_list waiters; /* recv waits */
     cw_list link;    /* net->streams */
     /* memory, a dialed connection's stream: its bytes take the run's
-     * network latency and jitter (memory.c). Those in flight follow the
+     * network latency and jitter (pipe.c). Those in flight follow the
      * ones that arrived, in buf[off + len .. off + len + flying): arriving
      * only moves that boundary, so no byte is copied twice. */
     bool delayed;
@@ -113,7 +113,7 @@ struct cw_net {
     size_t nhosts, cap_hosts;
     cw_list lookups; /* native: cw_lookup, system resolutions under way */
     cw_metric *inbound, *outbound, *inbound_bytes, *outbound_bytes;
-    void *transport; /* TCP: the native runtime's state (tcp.c) */
+    void *transport; /* TCP: the native runtime's state (native/tcp.c) */
 };
 
 /* Where a deterministic bind of port 0 starts looking. */
@@ -144,9 +144,11 @@ void cw_net_sink_wait_send(cw_wait *w, cw_sink *s, const cw_iobufs *bufs);
 int cw_net_sink_send(cw_sink *s, const cw_iobufs *bufs);
 void cw_net_sink_close(cw_sink *s);
 
-/* memory.c: the deterministic network and the mock channel. */
+/* deterministic/memory_network.c: the deterministic network. */
 int cw_mem_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out);
 int cw_mem_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **stream);
+
+/* pipe.c: in-memory pipes, and the mock channel (one pipe). */
 int cw_mem_mock_channel(cw_ctx *ctx, cw_sink **sink, cw_stream **stream);
 /* Connect `sink` to `stream` in memory. */
 void cw_mem_link(cw_sink *sink, cw_stream *stream);
@@ -159,6 +161,8 @@ bool cw_mem_deliver(cw_stream *s, const cw_iobufs *bufs);
 void cw_mem_writer_closed(cw_stream *s);
 /* The stream closes: drop what is in flight and its alarm. */
 void cw_mem_drop_flight(cw_stream *s);
+/* A dialed connection's stream: its bytes will take the run's latency. */
+void cw_pipe_delay(cw_stream *s);
 
 /* listener.c */
 cw_listener *cw_listener_new(cw_rt *rt, const cw_backend *b, const cw_addr *addr);
@@ -167,7 +171,7 @@ void cw_net_wait_accept(cw_wait *w, cw_listener *l, cw_conn *out);
 void cw_net_listener_close(cw_listener *l);
 void cw_listener_free(cw_listener *l);
 
-/* tcp.c: the native transport. */
+/* native/tcp.c: the native transport. */
 int cw_tcp_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out);
 int cw_tcp_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **stream);
 /* Accept one connection if one is ready: CW_OK, CW_ERR_WOULD_BLOCK, or an error. */
@@ -186,7 +190,7 @@ void cw_sock_release_listener(cw_sock *k);
 void cw_sock_release_stream(cw_sock *k);
 void cw_sock_release_sink(cw_sock *k);
 
-/* resolve.c */
+/* deterministic/resolver.c: the table; native/resolver.c: the system's. */
 int cw_mem_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size_t *n,
                    cw_resolve_error *err);
 int cw_mem_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs, size_t n);

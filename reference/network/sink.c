@@ -3,7 +3,7 @@
  *
  * A send completes once every byte was handed over. In memory that is at
  * once: the bytes go to the peer stream's buffer (where they may still be
- * in flight for the run's latency, memory.c). Over TCP a send may take
+ * in flight for the run's latency, pipe.c). Over TCP a send may take
  * several writes, and a send that gave up between two of them has sent
  * part of a message: like a stream, the sink is then poisoned, found out
  * by the ticket of the abandoned send.

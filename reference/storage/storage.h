@@ -1,13 +1,15 @@
 /*
  * storage.h - private to the reference's storage: the run's storage, open
- * files and handles, and the driver interface its two kinds of storage fill.
+ * files and handles, and the driver interface its two kinds of storage fill
+ * (deterministic/memory_storage.c, native/file_storage.c).
  *
  * The layers, from the caller down:
  *
- *   ops.c       the cw_storage_ops table of both backends
+ *   table.c     the cw_storage_ops table of both backends
  *   storage.c   open, remove, scan: names checked, audited, counted
  *   blob.c      handles and the blob calls, in logical offsets
- *   driver      memory.c (deterministic) or file.c + file_io.c (native),
+ *   driver      deterministic/memory_storage.c, or native/file_storage.c
+ *               and native/file_io.c,
  *               working in physical offsets (the header included)
  *
  * A file (cw_bfile) is one opened blob; every handle (cw_blob) cloned from
@@ -96,8 +98,8 @@ struct cw_storage_driver {
     void (*free)(cw_storage *st);
 };
 
-extern const cw_storage_driver cw_memory_driver; /* memory.c */
-extern const cw_storage_driver cw_file_driver;   /* file.c */
+extern const cw_storage_driver cw_memory_driver; /* deterministic/memory_storage.c */
+extern const cw_storage_driver cw_file_driver;   /* native/file_storage.c */
 
 /* What a crash of memory storage keeps of the unsynced changes, numbered in
  * issue order: each byte of a write, and each resize, that the policy
@@ -209,32 +211,5 @@ int cw_fail_partition_missing(cw_storage_error *err, const char *partition);
  * NULL), reported as `code` for blob `hex` (may be NULL) of `partition`. */
 int cw_fail_os(cw_storage_error *err, int code, const char *partition, const char *hex,
                int os_error, const char *what);
-
-/* ---- offload.c: blocking calls off the worker threads (native) ------------------ */
-
-typedef struct cw_offload cw_offload;
-typedef struct cw_job cw_job;
-
-enum cw_job_state { CW_JOB_WAITING, CW_JOB_PARKED, CW_JOB_FINISHED };
-
-struct cw_job {
-    void (*fn)(cw_job *job);  /* runs on an I/O thread */
-    void (*done)(cw_job *job); /* after fn, on that thread: NULL for a waiting task */
-    cw_task *task;            /* the task waiting until fn has run */
-    atomic_int state;         /* enum cw_job_state; changed under the offload's lock */
-    cw_job *next;
-};
-
-/* A pool of at most `max_threads` threads, started as jobs need them. */
-cw_offload *cw_offload_new(cw_rt *rt, unsigned max_threads);
-/* Run job->fn on a pool thread while the calling task is suspended; it is
- * resumed only after fn has returned, whatever wakes it meanwhile. */
-void cw_offload_run(cw_offload *o, cw_job *job);
-/* Queue job->fn, then job->done; returns at once. */
-void cw_offload_submit(cw_offload *o, cw_job *job);
-/* Wait until no job is queued or running. */
-void cw_offload_drain(cw_offload *o);
-/* Run what is queued, then stop and join every thread. */
-void cw_offload_free(cw_offload *o);
 
 #endif

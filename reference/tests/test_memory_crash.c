@@ -1,7 +1,8 @@
 /*
- * Unit tests for the crash model of memory storage (reference/storage/
- * memory.c): what cw_memory_crash keeps of synced and unsynced changes,
- * under policies that drop everything, keep everything, or tear writes.
+ * Unit tests for the crash model of memory storage (reference/
+ * deterministic/memory_storage.c): what cw_memory_crash keeps of synced
+ * and unsynced changes, under policies that drop everything, keep
+ * everything, or tear writes.
  * Each test is the root task of a deterministic run.
  */
 #include <check.h>

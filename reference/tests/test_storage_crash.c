@@ -1,5 +1,5 @@
 /*
- * Crash consistency of file storage (reference/storage/file.c): a child
+ * Crash consistency of file storage (reference/native/file_storage.c): a child
  * process runs a seeded sequence of storage calls on the native backend
  * and is killed with SIGKILL at a random instant; the parent reopens every
  * blob and compares it with a model of the same sequence.

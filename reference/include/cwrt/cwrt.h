@@ -2,12 +2,14 @@
  * cwrt/cwrt.h - the reference implementation's own entry points.
  *
  * Everything else a program uses is the interface of <cw/cw.h>; this header
- * only says where the reference's backends are.
+ * only says where the reference's backends are, and how to derive a table
+ * of one's own from one of them (cwrt/derive.h).
  */
 #ifndef CWRT_CWRT_H
 #define CWRT_CWRT_H
 
 #include "cw/cw.h"
+#include "cwrt/derive.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,11 +1,13 @@
 /*
- * file.h - private to the file storage (file.c, file_io.c).
+ * file_storage.h - private to the native backend's file storage
+ * (file_storage.c, file_io.c).
  */
 #ifndef CW_STORAGE_FILE_H
 #define CW_STORAGE_FILE_H
 
 #include <stdatomic.h>
 
+#include "native/io_threads.h"
 #include "storage/storage.h"
 
 typedef struct file_storage {

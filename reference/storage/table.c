@@ -1,5 +1,5 @@
 /*
- * ops.c - the storage table both reference backends carry. Which kind of
+ * table.c - the storage table both reference backends carry. Which kind of
  * storage a run gets is decided when it is made (storage.c).
  */
 #include "storage/storage.h"

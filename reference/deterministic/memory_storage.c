@@ -1,5 +1,5 @@
 /*
- * memory.c - storage in memory, for the deterministic backend, keeping
+ * memory_storage.c - storage in memory, for the deterministic backend, keeping
  * apart exactly what a crash would keep and what it could lose.
  *
  * Each name of a partition has its *durable* bytes (what a crash keeps:

@@ -1,5 +1,5 @@
 /*
- * file.c - storage in files, for the native backend: the directory tree,
+ * file_storage.c - storage in files, for the native backend: the directory tree,
  * and opening, removing and listing blobs. The reads and writes of an open
  * blob are in file_io.c.
  *
@@ -15,7 +15,7 @@
  * implies durable directory entries, and reopening never syncs a
  * directory. A removal syncs the directory it changed.
  *
- * Every call runs its system calls on the offload pool (offload.c), one job
+ * Every call runs its system calls on the I/O threads (io_threads.c), one job
  * per call, and open, remove and scan hold the storage's lock for the whole
  * job, so a partition is never removed halfway through an open.
  */
@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "storage/file.h"
+#include "native/file_storage.h"
 
 /* ---- Paths and directories ------------------------------------------------------------ */
 

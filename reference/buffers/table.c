@@ -1,5 +1,5 @@
 /*
- * ops.c - the buffer entries the reference's backends share, and the two
+ * table.c - the buffer entries the reference's backends share, and the two
  * pools each run makes from its configuration.
  */
 #include <stdio.h>

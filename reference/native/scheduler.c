@@ -1,5 +1,5 @@
 /*
- * sched.c - the native scheduler: pools of threads running tasks.
+ * scheduler.c - the native scheduler: pools of threads running tasks.
  *
  * Each pool is a FIFO of runnable tasks served by its threads. A thread
  * pops a task and switches into it; when the task switches back, the
@@ -123,7 +123,7 @@ void cw_native_push(cw_native *n, cw_ntask *nt)
     p->tail = nt;
     p->queued++;
     if (p == &n->shared && current_poller() == n)
-        return; /* the worker polling runs what its events woke: see poll() */
+        return; /* the worker polling runs what its events woke: see poll_reactor() */
     if (p->idle)
         pthread_cond_signal(&p->ready);
     else if (p == &n->shared)
@@ -201,7 +201,7 @@ static bool run(cw_native *n, cw_coro *home, cw_ntask *nt)
  * runs them and hands only the surplus to idle workers. Waking a sibling
  * for the one task a socket woke would move the task to another thread,
  * the hand-off that polling on the workers is there to avoid. */
-static void poll(cw_native *n, bool block)
+static void poll_reactor(cw_native *n, bool block)
 {
     cw_reactor *r = &n->reactor;
     cw_tpool *p = &n->shared;
@@ -238,7 +238,7 @@ static void idle_wait(cw_native *n, cw_tpool *p)
     p->idle--;
 }
 
-static void *pool_thread(void *arg)
+static void *worker_main(void *arg)
 {
     cw_tpool *p = arg;
     cw_native *n = p->n;
@@ -251,7 +251,7 @@ static void *pool_thread(void *arg)
             if (shared && ++ran >= CW_POLL_EVERY && !n->reactor.held) {
                 ran = 0;
                 if (cw_native_mono_ns() - n->reactor.polled >= CW_POLL_GAP_NS) {
-                    poll(n, false);
+                    poll_reactor(n, false);
                     continue;
                 }
             }
@@ -266,7 +266,7 @@ static void *pool_thread(void *arg)
             break;
         } else if (shared && !n->reactor.held) {
             ran = 0;
-            poll(n, true);
+            poll_reactor(n, true);
         } else {
             idle_wait(n, p);
         }
@@ -293,7 +293,7 @@ int cw_tpool_start_thread(cw_tpool *p)
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 256 * 1024);
-    int rc = pthread_create(&n->threads[n->nthreads], &attr, pool_thread, p);
+    int rc = pthread_create(&n->threads[n->nthreads], &attr, worker_main, p);
     pthread_attr_destroy(&attr);
     if (rc != 0)
         return rc;

@@ -1,5 +1,5 @@
 /*
- * ops.c - the metric entries of the reference's backends: registering
+ * entries.c - the metric entries of the reference's backends: registering
  * through a context (its label path, attributes and rules), encoding, and
  * the value functions.
  *

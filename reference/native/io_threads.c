@@ -1,5 +1,5 @@
 /*
- * offload.c - system calls that may block, run on threads of their own so
+ * io_threads.c - system calls that may block, run on threads of their own so
  * that the task asking for one is suspended and its worker thread keeps
  * running other tasks.
  *
@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "storage/storage.h"
+#include "native/io_threads.h"
 
 /* How long each side of a hand-off spins before it sleeps. A page-cache
  * read or write takes a few microseconds, while putting a thread to sleep
@@ -76,7 +76,7 @@ static bool job_finished(void *arg)
     return atomic_load_explicit(&job->state, memory_order_acquire) == CW_JOB_FINISHED;
 }
 
-static void *pool_thread(void *arg)
+static void *io_thread_main(void *arg)
 {
     cw_offload *o = arg;
     pthread_mutex_lock(&o->lock);
@@ -148,7 +148,7 @@ static void enqueue(cw_offload *o, cw_job *job)
     if (o->spinning >= atomic_load_explicit(&o->queued, memory_order_relaxed))
         return; /* enough threads are spinning to take every queued job */
     if (o->idle == 0 && o->threads < o->max_threads) {
-        int rc = pthread_create(&o->tids[o->threads], NULL, pool_thread, o);
+        int rc = pthread_create(&o->tids[o->threads], NULL, io_thread_main, o);
         if (rc == 0)
             o->threads++;
         else if (o->threads == 0)

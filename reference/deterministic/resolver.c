@@ -1,10 +1,10 @@
 /*
- * resolve.c - names to addresses. The deterministic backend answers from
- * a table the program fills during the run (cw_resolver_register), so a
- * run never depends on the host's resolver; the native backend asks the
- * system's resolver, on the blocking pool so that no worker waits on it.
+ * resolver.c - the deterministic backend's names to addresses: a table the
+ * program fills during the run (cw_resolver_register), so a run never
+ * depends on the host's resolver. The table outlives a crash: a recovered
+ * run adopts the one its checkpoint carried. (The native backend asks the
+ * system's resolver: native/resolver.c.)
  */
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,118 +155,4 @@ void cw_hosts_image_free(cw_hosts_image *img)
         host_clear(&img->hosts[i]);
     free(img->hosts);
     free(img);
-}
-
-/* ---- The system's resolver ------------------------------------------------------------ */
-
-/* Shared by the asking task and the lookup task, and freed by whichever is
- * done with it last: the asking task may be aborted while getaddrinfo
- * still runs, and the lookup must not then write into a stack that is gone.
- * A lookup task aborted before it ran never lets go of its share, so the
- * run's network keeps every lookup and frees what is left at the end. */
-struct cw_lookup {
-    cw_rt *rt;
-    int refs; /* under rt->lock */
-    char *host;
-    cw_addr *found;
-    size_t cap, n;
-    int gai;      /* getaddrinfo's result */
-    cw_list link; /* net->lookups */
-};
-
-static void lookup_free(cw_lookup *lk)
-{
-    cw_list_remove(&lk->link);
-    free(lk->host);
-    free(lk->found);
-    free(lk);
-}
-
-static void lookup_unref(void *arg)
-{
-    cw_lookup *lk = arg;
-    cw_rt *rt = lk->rt;
-    cw_rt_lock(rt);
-    if (--lk->refs == 0)
-        lookup_free(lk);
-    cw_rt_unlock(rt);
-}
-
-void cw_lookups_free(cw_net *net)
-{
-    for (cw_list *it = net->lookups.next, *next; it != &net->lookups; it = next) {
-        next = it->next;
-        lookup_free(cw_container_of(it, cw_lookup, link));
-    }
-}
-
-/* Runs on the blocking pool: getaddrinfo may wait on the network. */
-static void *lookup_task(cw_ctx *ctx, void *arg)
-{
-    (void)ctx;
-    cw_lookup *lk = arg;
-    struct addrinfo hints, *res = NULL;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    lk->gai = getaddrinfo(lk->host, NULL, &hints, &res);
-    for (struct addrinfo *ai = res; lk->gai == 0 && ai; ai = ai->ai_next) {
-        if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
-            continue;
-        cw_addr a;
-        cw_addr_from_sockaddr(ai->ai_addr, &a);
-        a.port = 0;
-        bool seen = false;
-        for (size_t i = 0; i < lk->n && !seen; i++)
-            seen = cw_addr_equal(&lk->found[i], &a);
-        if (!seen && lk->n < lk->cap)
-            lk->found[lk->n++] = a;
-    }
-    if (res)
-        freeaddrinfo(res);
-    lookup_unref(lk);
-    return NULL;
-}
-
-int cw_sys_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size_t *n,
-                   cw_resolve_error *err)
-{
-    if (!host || (cap > 0 && !out))
-        return CW_ERR_INVALID;
-    cw_rt *rt = ctx->rt;
-    cw_lookup *lk = cw_xcalloc(1, sizeof *lk);
-    lk->rt = rt;
-    lk->refs = 2;
-    lk->host = cw_xstrdup(host);
-    lk->cap = cap;
-    lk->found = cw_xcalloc(cap ? cap : 1, sizeof *lk->found);
-    cw_rt_lock(rt);
-    cw_list_push_back(&cw_net_of(rt)->lookups, &lk->link);
-    cw_rt_unlock(rt);
-    cw_cleanup guard;
-    cw_cleanup_push(ctx, &guard, lookup_unref, lk);
-    cw_handle *h = cw_spawn(cw_shared(cw_child(ctx, "resolve"), true), lookup_task, lk);
-    int rc = cw_join(h, NULL);
-    cw_handle_release(h);
-    if (rc == CW_OK && (lk->gai != 0 || lk->n == 0)) {
-        if (err)
-            snprintf(err->message, sizeof err->message, "dns resolution failed: %s (%s)", host,
-                     lk->gai != 0 ? gai_strerror(lk->gai) : "no address");
-        rc = CW_ERR_RESOLVE_FAILED;
-    }
-    if (rc == CW_OK) {
-        memcpy(out, lk->found, lk->n * sizeof *out);
-        *n = lk->n;
-    }
-    cw_cleanup_pop(ctx, &guard, true);
-    return rc;
-}
-
-int cw_sys_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs, size_t n)
-{
-    (void)ctx;
-    (void)host;
-    (void)addrs;
-    (void)n;
-    return CW_ERR_UNSUPPORTED;
 }

@@ -29,7 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "storage/file.h"
+#include "native/file_storage.h"
 
 #ifndef RWF_DONTCACHE
 #define RWF_DONTCACHE 0x00000080

@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+"""Read back what cw-conformance wrote, with independent readers, and check
+that the reports agree with each other and with their schema.
+
+    ci/check-reports.py [--expect VERDICT] REPORT.json [REPORT.xml] [REPORT.tap]
+
+The JSON is validated against conformance/report.schema.json (python3-
+jsonschema); the JUnit XML is read by python3-junitparser, and every case
+of the JSON must be there once, with a <failure> exactly when it failed or
+timed out and a <skipped> exactly when it was not applicable or not run;
+the TAP must have one test point per case, "# SKIP" for the same cases.
+"""
+import json
+import os
+import re
+import sys
+
+import jsonschema
+import junitparser
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# Installed, the schema is beside this script (share/cwrt); in the tree, in
+# conformance/.
+SCHEMA = next(p for p in (os.path.join(HERE, "report.schema.json"),
+                          os.path.join(os.path.dirname(HERE), "conformance", "report.schema.json"))
+              if os.path.exists(p))
+SKIPPED = {"not_applicable", "not_run"}
+FAILED = {"fail", "timeout"}
+
+
+def fail(msg):
+    sys.exit("check-reports: " + msg)
+
+
+def check_json(path, expect):
+    schema = json.load(open(SCHEMA, encoding="utf-8"))
+    with open(path, "rb") as f:
+        report = json.loads(f.read().decode("utf-8", errors="strict"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(report)
+    counts = {}
+    for c in report["cases"]:
+        counts[c["status"]] = counts.get(c["status"], 0) + 1
+    s = report["summary"]
+    want = {"passed": "pass", "failed": "fail", "timed_out": "timeout",
+            "not_applicable": "not_applicable", "not_run": "not_run"}
+    for key, status in want.items():
+        if s[key] != counts.get(status, 0):
+            fail("%s: summary %s is %d, the cases say %d" % (path, key, s[key], counts.get(status, 0)))
+    if s["total"] != len(report["cases"]):
+        fail("%s: total %d for %d cases" % (path, s["total"], len(report["cases"])))
+    v = report["verdict"]
+    if (s["failed"] or s["timed_out"]) and v != "NOT CONFORMANT":
+        fail("%s: a case failed, yet the verdict is %s" % (path, v))
+    if v == "CONFORMANT" and (s["not_run"] or not s["passed"]
+                              or report["profiles"]["certified"] != report["profiles"]["declared"]):
+        fail("%s: CONFORMANT for an incomplete run" % path)
+    if (v == "PARTIAL") != (report["partial_reason"] is not None):
+        fail("%s: partial_reason and verdict %s disagree" % (path, v))
+    if expect and v != expect:
+        fail("%s: verdict %s, expected %s" % (path, v, expect))
+    return report
+
+
+def check_junit(path, report):
+    xml = junitparser.JUnitXml.fromfile(path)
+    seen = {}
+    for suite in xml:
+        for case in suite:
+            if case.name in seen:
+                fail("%s: case %s twice" % (path, case.name))
+            kinds = {type(r).__name__ for r in case.result}
+            seen[case.name] = kinds
+        props = {p.name: p.value for p in suite.properties()}
+        if props.get("verdict") != report["verdict"]:
+            fail("%s: suite %s says verdict %s" % (path, suite.name, props.get("verdict")))
+    for c in report["cases"]:
+        kinds = seen.pop(c["name"], None)
+        if kinds is None:
+            fail("%s: case %s missing" % (path, c["name"]))
+        want = {"Failure"} if c["status"] in FAILED else {"Skipped"} if c["status"] in SKIPPED else set()
+        if kinds != want:
+            fail("%s: case %s (%s) has %s" % (path, c["name"], c["status"], sorted(kinds) or "no result"))
+    if seen:
+        fail("%s: cases not in the JSON: %s" % (path, ", ".join(sorted(seen))))
+    totals = (xml.tests, xml.failures, xml.skipped)
+    s = report["summary"]
+    want = (s["total"], s["failed"] + s["timed_out"], s["not_applicable"] + s["not_run"])
+    if totals != want:
+        fail("%s: totals %s, the JSON says %s" % (path, totals, want))
+
+
+def check_tap(path, report):
+    lines = open(path, encoding="utf-8").read().splitlines()
+    if lines[:2] != ["TAP version 13", "1..%d" % len(report["cases"])]:
+        fail("%s: bad header %r" % (path, lines[:2]))
+    points = [l for l in lines if re.match(r"^(not )?ok \d+ - ", l)]
+    if len(points) != len(report["cases"]):
+        fail("%s: %d test points for %d cases" % (path, len(points), len(report["cases"])))
+    for line, c in zip(points, report["cases"]):
+        ok = not line.startswith("not ")
+        skip = " # SKIP " in line
+        if ok == (c["status"] in FAILED) or skip != (c["status"] in SKIPPED):
+            fail("%s: %r for a case that is %s" % (path, line, c["status"]))
+
+
+def main():
+    args = sys.argv[1:]
+    expect = None
+    if args[:1] == ["--expect"]:
+        expect, args = args[1], args[2:]
+    report = check_json(args[0], expect)
+    for path in args[1:]:
+        (check_junit if path.endswith(".xml") else check_tap)(path, report)
+    s = report["summary"]
+    print("%s: %s, %d cases (%d passed, %d failed, %d timed out, %d n/a, %d not run): "
+          "schema, JUnit and TAP agree" % (os.path.basename(args[0]), report["verdict"], s["total"],
+                                           s["passed"], s["failed"], s["timed_out"],
+                                           s["not_applicable"], s["not_run"]))
+
+
+main()

@@ -1,0 +1,273 @@
+/*
+ * cli.c - the command line of cw-conformance, shared with a third party's
+ * own test binary through cwc_main (include/cwconformance.h).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cwconformance.h"
+#include "harness/load.h"
+#include "harness/report.h"
+#include "harness/suiteinfo.h"
+
+static const char usage_text[] =
+    "usage: cw-conformance [OPTION]... --backend NAME|PATH.so\n"
+    "       cw-conformance [OPTION]... PATH.so\n"
+    "Run the cwrt conformance suite against one backend and report on it.\n"
+    "\n"
+    "  -b, --backend=NAME|PATH  the backend under test: a reference backend by name\n"
+    "                           (deterministic, native), or a shared object exporting\n"
+    "                           cw_backend_entry; an argument holding '/' or ending in\n"
+    "                           .so (or .so.N) is a file, 'x.so' is ./x.so\n"
+    "  -p, --profile=P[,P...]   run only these of the profiles the backend declares\n"
+    "                           (core strategy ratelimit buffers metrics storage network\n"
+    "                           deterministic audit parallel persistent-storage recover);\n"
+    "                           fewer than it declares makes the verdict PARTIAL\n"
+    "  -f, --filter=TEXT        run only cases whose name or group holds TEXT, or that\n"
+    "                           name requirement TEXT; the verdict is then PARTIAL\n"
+    "  -s, --seed=N             the seed of every run (default 42)\n"
+    "  -t, --timeout=SECONDS    fail a case that gives no result in time (default 60)\n"
+    "  -c, --certificate        print the certificate after the run\n"
+    "      --json=FILE          write the JSON report (conformance/report.schema.json)\n"
+    "      --xml=FILE           write a JUnit XML report\n"
+    "      --tap=FILE           write a TAP version 13 report\n"
+    "  -q, --quiet              no progress line, even on a terminal\n"
+    "  -l, --list               list the cases (profile, group, requirements) and exit\n"
+    "  -r, --requirements       list the spec's requirements with their cases; after a\n"
+    "                           run, with their results; alone, exit 1 if one has no case\n"
+    "  -V, --version            print the suite's, spec's and ABI's versions and exit\n"
+    "  -h, --help               print this help and exit\n"
+    "\n"
+    "Verdict and exit status:\n"
+    "  0  CONFORMANT      every applicable case of every declared profile ran and passed\n"
+    "  1  NOT CONFORMANT  a case failed or timed out\n"
+    "  2  usage error, or the backend could not be loaded or has another ABI\n"
+    "  3  PARTIAL         no case failed, but the run was not complete: a filter, a\n"
+    "                     narrower profile list, a CK_* selection, or a requirement\n"
+    "                     without a case; no certificate is issued\n"
+    "A case of a profile the backend does not declare is 'not applicable': never\n"
+    "passed, never failed.\n"
+    "\n"
+    "Environment:\n"
+    "  CK_RUN_SUITE, CK_RUN_CASE, CK_INCLUDE_TAGS, CK_EXCLUDE_TAGS\n"
+    "                  Check's selections (tags are requirement IDs): honoured, and the\n"
+    "                  verdict is then PARTIAL\n"
+    "  CK_FORK, CK_DEFAULT_TIMEOUT, CK_TIMEOUT_MULTIPLIER, CK_VERBOSITY, CK_*_LOG_FILE_NAME\n"
+    "                  ignored: every case runs in a process of its own, --timeout\n"
+    "                  is exact, and the reports are the options above\n"
+    "  CWC_METRICS_DIR a directory where the metrics cases leave every OpenMetrics text\n"
+    "                  they encode, for an independent parser (openmetrics.py)\n";
+
+static void usage(FILE *to, int full)
+{
+    if (full)
+        fputs(usage_text, to);
+    else
+        fputs("usage: cw-conformance [OPTION]... --backend NAME|PATH.so (--help for more)\n", to);
+}
+
+static void print_version(void)
+{
+    printf("cw-conformance %s\nspec %s (sha256 %s)\nABI %u.%u\n", CWC_SUITE_VERSION,
+           cwc_spec_version(), cwc_spec_sha256(), CW_ABI_MAJOR(CW_ABI_VERSION),
+           CW_ABI_VERSION & 0xffff);
+}
+
+static int parse_number(const char *text, unsigned long long max, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtoull(text, &end, 0);
+    return errno || end == text || *end || text[0] == '-' || *out > max ? -1 : 0;
+}
+
+static const struct option long_options[] = {
+    {"backend", required_argument, NULL, 'b'},
+    {"profile", required_argument, NULL, 'p'},
+    {"filter", required_argument, NULL, 'f'},
+    {"seed", required_argument, NULL, 's'},
+    {"timeout", required_argument, NULL, 't'},
+    {"certificate", no_argument, NULL, 'c'},
+    {"json", required_argument, NULL, 'J'},
+    {"xml", required_argument, NULL, 'X'},
+    {"tap", required_argument, NULL, 'T'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"list", no_argument, NULL, 'l'},
+    {"requirements", no_argument, NULL, 'r'},
+    {"version", no_argument, NULL, 'V'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* One option into `opt`; 1 to exit 0 at once, -1 on a usage error. */
+static int take_option(int ch, cwc_options *opt)
+{
+    unsigned long long n;
+    switch (ch) {
+    case 'b':
+        opt->backend = optarg;
+        return 0;
+    case 'p':
+        opt->profiles = optarg;
+        return 0;
+    case 'f':
+        opt->filter = optarg;
+        return 0;
+    case 'J':
+        opt->json = optarg;
+        return 0;
+    case 'X':
+        opt->xml = optarg;
+        return 0;
+    case 'T':
+        opt->tap = optarg;
+        return 0;
+    case 'c':
+        opt->certificate = 1;
+        return 0;
+    case 'q':
+        opt->progress = 0;
+        return 0;
+    case 'l':
+        opt->list = 1;
+        return 0;
+    case 'r':
+        opt->requirements = 1;
+        return 0;
+    case 'h':
+        usage(stdout, 1);
+        return 1;
+    case 'V':
+        print_version();
+        return 1;
+    case 's':
+        if (parse_number(optarg, UINT64_MAX, &n) != 0)
+            break;
+        cwc_seed = n;
+        return 0;
+    case 't':
+        if (parse_number(optarg, 86400, &n) != 0 || n == 0)
+            break;
+        opt->timeout = (unsigned)n;
+        return 0;
+    }
+    if (ch == 's' || ch == 't')
+        fprintf(stderr, "cw-conformance: bad number '%s' for --%s\n", optarg,
+                ch == 's' ? "seed" : "timeout");
+    usage(stderr, 0);
+    return -1;
+}
+
+static int parse_args(int argc, char **argv, cwc_options *opt)
+{
+    int ch, rc;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "b:p:f:s:t:cqlrVh", long_options, NULL)) != -1)
+        if ((rc = take_option(ch, opt)) != 0)
+            return rc;
+    if (optind < argc && !opt->backend)
+        opt->backend = argv[optind++];
+    if (optind < argc) {
+        fprintf(stderr, "cw-conformance: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr, 0);
+        return -1;
+    }
+    return 0;
+}
+
+/* The profiles to run: all the backend declares, or those named, which it
+ * must declare. */
+static int choose_profiles(const cwc_options *opt, cwc_report *r)
+{
+    char why[256], declared[256];
+    r->declared = cwc_profiles_declared(r->backend);
+    r->selected = r->declared;
+    if (!opt->profiles)
+        return 0;
+    if (cwc_profiles_parse(opt->profiles, &r->selected, why, sizeof why) != 0) {
+        fprintf(stderr, "cw-conformance: %s\n", why);
+        return -1;
+    }
+    if (r->selected & ~r->declared) {
+        cwc_profiles_text(r->selected & ~r->declared, ", ", why, sizeof why);
+        cwc_profiles_text(r->declared, ", ", declared, sizeof declared);
+        fprintf(stderr, "cw-conformance: %s does not declare %s (it declares %s)\n",
+                r->backend->name, why, declared);
+        return -1;
+    }
+    return 0;
+}
+
+/* The report files; a file that cannot be written is an error of the run
+ * (status 2), whatever the verdict. */
+static int write_reports(const cwc_options *opt, const cwc_report *r)
+{
+    int rc = 0;
+    if (opt->json && cwc_write_json(opt->json, r) != 0)
+        rc = -1;
+    if (opt->xml && cwc_write_junit(opt->xml, r) != 0)
+        rc = -1;
+    if (opt->tap && cwc_write_tap(opt->tap, r) != 0)
+        rc = -1;
+    return rc;
+}
+
+static int run_and_report(const cwc_options *opt, cwc_report *r)
+{
+    if (choose_profiles(opt, r) != 0)
+        return CWC_USAGE;
+    if (cwc_run_suite(opt, r) != 0) {
+        fputs("cw-conformance: out of memory\n", stderr);
+        return CWC_USAGE;
+    }
+    int rc = write_reports(opt, r) != 0 ? CWC_USAGE : (int)r->verdict;
+    if (opt->requirements)
+        cwc_print_requirements(r);
+    if (opt->certificate)
+        cwc_print_certificate(stdout, r);
+    else
+        cwc_print_summary(stdout, r);
+    cwc_report_free(r);
+    return rc;
+}
+
+int cwc_main(int argc, char **argv, const cw_backend *backend)
+{
+    cwc_options opt = {.timeout = 60, .progress = 1};
+    int rc = parse_args(argc, argv, &opt);
+    if (rc != 0)
+        return rc > 0 ? 0 : CWC_USAGE;
+    if (opt.list)
+        return cwc_list(&opt);
+    if (opt.requirements && !opt.backend && !backend)
+        return cwc_print_requirements(NULL);
+    if (!opt.backend == !backend) {
+        fputs(backend ? "cw-conformance: this program tests its own backend: no --backend\n"
+                      : "cw-conformance: no backend given\n",
+              stderr);
+        usage(stderr, 0);
+        return CWC_USAGE;
+    }
+    char why[512];
+    static cwc_loaded loaded; /* its path outlives the run's report */
+    cwc_report r = {.backend = backend, .filter = opt.filter, .timeout = opt.timeout};
+    if (!backend) {
+        if (cwc_load_backend(opt.backend, &loaded, why, sizeof why) != 0) {
+            fprintf(stderr, "cw-conformance: %s\n", why);
+            return CWC_USAGE;
+        }
+        r.backend = loaded.backend;
+        r.path = loaded.path[0] ? loaded.path : NULL;
+        memcpy(r.so_sha256, loaded.sha256, sizeof r.so_sha256);
+    }
+    if (cwc_check_abi(r.backend, why, sizeof why) != 0) {
+        fprintf(stderr, "cw-conformance: %s\n", why);
+        return CWC_USAGE;
+    }
+    cwc_backend = r.backend;
+    return run_and_report(&opt, &r);
+}

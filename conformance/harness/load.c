@@ -1,0 +1,102 @@
+/*
+ * load.c - loading and identifying the backend under test.
+ *
+ * The certificate names the exact bytes certified, so the shared object is
+ * hashed from the file dlopen is given (a path, never a library search).
+ */
+#include <dlfcn.h>
+#include <openssl/evp.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/load.h"
+
+#ifdef CWC_WITH_REFERENCE
+#include "cwrt/cwrt.h"
+#endif
+
+int cwc_is_shared_object(const char *spec)
+{
+    const char *so = strstr(spec, ".so");
+    while (so && so[3] != '\0' && so[3] != '.')
+        so = strstr(so + 1, ".so");
+    return strchr(spec, '/') != NULL || so != NULL;
+}
+
+static int sha256_file(const char *path, char out[65])
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    int ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+    unsigned char buf[65536], sum[32];
+    size_t n;
+    while (ok && (n = fread(buf, 1, sizeof buf, f)) > 0)
+        ok = EVP_DigestUpdate(md, buf, n);
+    ok = ok && !ferror(f) && EVP_DigestFinal_ex(md, sum, NULL);
+    EVP_MD_CTX_free(md);
+    fclose(f);
+    for (int i = 0; ok && i < 32; i++)
+        snprintf(out + 2 * i, 3, "%02x", sum[i]);
+    return ok ? 0 : -1;
+}
+
+static int load_shared(const char *spec, cwc_loaded *out, char *why, size_t whylen)
+{
+    /* "x.so" is the file in this directory, not a library to search for;
+     * the certificate names it by its absolute path. */
+    char given[4096];
+    snprintf(given, sizeof given, "%s%s", strchr(spec, '/') ? "" : "./", spec);
+    if (!realpath(given, out->path) || sha256_file(out->path, out->sha256) != 0) {
+        snprintf(why, whylen, "cannot read %s", given);
+        return -1;
+    }
+    void *so = dlopen(out->path, RTLD_NOW | RTLD_LOCAL);
+    if (!so) {
+        snprintf(why, whylen, "cannot load %s: %s", out->path, dlerror());
+        return -1;
+    }
+    cw_backend_entry_fn entry;
+    *(void **)&entry = dlsym(so, CW_BACKEND_ENTRY_SYMBOL);
+    out->backend = entry ? entry() : NULL;
+    if (!out->backend) {
+        snprintf(why, whylen, "%s: %s", out->path,
+                 entry ? "cw_backend_entry returned NULL" : "exports no " CW_BACKEND_ENTRY_SYMBOL);
+        return -1;
+    }
+    return 0;
+}
+
+int cwc_load_backend(const char *spec, cwc_loaded *out, char *why, size_t whylen)
+{
+    memset(out, 0, sizeof *out);
+    if (cwc_is_shared_object(spec))
+        return load_shared(spec, out, why, whylen);
+#ifdef CWC_WITH_REFERENCE
+    out->backend = cw_backend_by_name(spec);
+    if (out->backend)
+        return 0;
+#endif
+    snprintf(why, whylen,
+             "unknown backend '%s' (a reference backend's name, or a path to a "
+             "shared object)",
+             spec);
+    return -1;
+}
+
+int cwc_check_abi(const cw_backend *b, char *why, size_t whylen)
+{
+    if (CW_ABI_MAJOR(b->abi_version) != CW_ABI_MAJOR(CW_ABI_VERSION)) {
+        snprintf(why, whylen, "backend ABI %u.%u, suite ABI %u.%u", CW_ABI_MAJOR(b->abi_version),
+                 b->abi_version & 0xffff, CW_ABI_MAJOR(CW_ABI_VERSION), CW_ABI_VERSION & 0xffff);
+        return -1;
+    }
+    if (b->size < offsetof(cw_backend, buffers) || !b->name) {
+        snprintf(why, whylen, "backend table of %u bytes lacks required entries", b->size);
+        return -1;
+    }
+    return 0;
+}

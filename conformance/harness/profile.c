@@ -1,0 +1,222 @@
+/*
+ * profile.c - the profiles of spec/10-backend.md as tables: how a backend
+ * declares each, which groups of cases and which requirement areas belong
+ * to it, and what it depends on. The spec's table and these must agree.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "harness/profile.h"
+
+#define BIT(p) ((cwc_profiles)1u << (p))
+
+typedef struct profile_def {
+    const char *name;
+    const char *groups;   /* space-separated case groups */
+    cwc_profiles depends; /* declaring it without these is an inconsistent table */
+} profile_def;
+
+static const profile_def profiles[CWC_NPROFILES] = {
+    [CWC_P_CORE] = {"core",
+                    "errors runner context tasks signals panics clock select channels "
+                    "backend",
+                    0},
+    [CWC_P_STRATEGY] = {"strategy", "parallel", 0},
+    [CWC_P_RATELIMIT] = {"ratelimit", "ratelimit", 0},
+    [CWC_P_BUFFERS] = {"buffers", "buffers", 0},
+    [CWC_P_METRICS] = {"metrics", "metrics", 0},
+    [CWC_P_STORAGE] = {"storage", "storage", BIT(CWC_P_BUFFERS)},
+    [CWC_P_NETWORK] = {"network", "network", BIT(CWC_P_BUFFERS)},
+    [CWC_P_DETERMINISTIC] = {"deterministic", "deterministic", 0},
+    [CWC_P_AUDIT] = {"audit", "audit", 0},
+    [CWC_P_PARALLEL] = {"parallel", "native", 0},
+    [CWC_P_PERSISTENT] = {"persistent-storage", "persistent-storage", BIT(CWC_P_STORAGE)},
+    [CWC_P_RECOVER] = {"recover", "recover", BIT(CWC_P_DETERMINISTIC)},
+};
+
+/* Requirement areas, by ID prefix. DET is split: its crash-and-recovery
+ * rules (DET-008 on) are the recover profile's. */
+static const struct {
+    const char *area;
+    int first, last; /* numbers of the area in this profile */
+    int profile;
+} areas[] = {
+    {"ERR", 0, 999, CWC_P_CORE},        {"RUN", 0, 999, CWC_P_CORE},
+    {"CTX", 0, 999, CWC_P_CORE},        {"TASK", 0, 999, CWC_P_CORE},
+    {"SIG", 0, 999, CWC_P_CORE},        {"PAN", 0, 999, CWC_P_CORE},
+    {"CLK", 0, 999, CWC_P_CORE},        {"SEL", 0, 999, CWC_P_CORE},
+    {"CHN", 0, 999, CWC_P_CORE},        {"ABI", 0, 999, CWC_P_CORE},
+    {"PAR", 0, 999, CWC_P_STRATEGY},    {"RATE", 0, 999, CWC_P_RATELIMIT},
+    {"BUF", 0, 999, CWC_P_BUFFERS},     {"MET", 0, 999, CWC_P_METRICS},
+    {"STOR", 0, 999, CWC_P_STORAGE},    {"NET", 0, 999, CWC_P_NETWORK},
+    {"DET", 0, 7, CWC_P_DETERMINISTIC}, {"DET", 8, 999, CWC_P_RECOVER},
+    {"NAT", 0, 999, CWC_P_PARALLEL},
+};
+
+/* The capability bits and case needs that stand for a profile. */
+static const struct {
+    uint64_t bit;
+    int profile;
+} need_bits[] = {
+    {CW_CAP_DETERMINISTIC, CWC_P_DETERMINISTIC},
+    {CW_CAP_AUDIT, CWC_P_AUDIT},
+    {CW_CAP_PARALLEL, CWC_P_PARALLEL},
+    {CW_CAP_PERSISTENT_STORAGE, CWC_P_PERSISTENT},
+    {CW_CAP_RECOVER, CWC_P_RECOVER},
+    {CWC_NEEDS_BUFFERS, CWC_P_BUFFERS},
+    {CWC_NEEDS_METRICS, CWC_P_METRICS},
+    {CWC_NEEDS_STORAGE, CWC_P_STORAGE},
+    {CWC_NEEDS_NETWORK, CWC_P_NETWORK},
+};
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+const char *cwc_profile_name(int p)
+{
+    return p >= 0 && p < CWC_NPROFILES ? profiles[p].name : "?";
+}
+
+int cwc_profile_by_name(const char *name)
+{
+    for (int p = 0; p < CWC_NPROFILES; p++)
+        if (!strcmp(profiles[p].name, name))
+            return p;
+    return -1;
+}
+
+static cwc_profiles from_bits(uint64_t bits)
+{
+    cwc_profiles set = 0;
+    for (size_t i = 0; i < NELEM(need_bits); i++)
+        if (bits & need_bits[i].bit)
+            set |= BIT(need_bits[i].profile);
+    return set;
+}
+
+static int has_recover_entries(const cw_backend *b)
+{
+    return CW_BACKEND_HAS(b, start_checkpoint) && CW_BACKEND_HAS(b, recover) &&
+           CW_BACKEND_HAS(b, checkpoint_free);
+}
+
+cwc_profiles cwc_profiles_declared(const cw_backend *b)
+{
+    cwc_profiles set = BIT(CWC_P_CORE) | BIT(CWC_P_STRATEGY) | BIT(CWC_P_RATELIMIT);
+    set |= CW_BACKEND_HAS(b, buffers) ? BIT(CWC_P_BUFFERS) : 0;
+    set |= CW_BACKEND_HAS(b, metrics) ? BIT(CWC_P_METRICS) : 0;
+    set |= CW_BACKEND_HAS(b, storage) ? BIT(CWC_P_STORAGE) : 0;
+    set |= CW_BACKEND_HAS(b, network) ? BIT(CWC_P_NETWORK) : 0;
+    set |= from_bits(b->capabilities);
+    /* A capability without its entries declares nothing (ABI-004). */
+    if (!has_recover_entries(b))
+        set &= ~BIT(CWC_P_RECOVER);
+    return set;
+}
+
+cwc_profiles cwc_profiles_missing_deps(cwc_profiles set)
+{
+    cwc_profiles missing = 0;
+    for (int p = 0; p < CWC_NPROFILES; p++)
+        if (set & BIT(p))
+            missing |= profiles[p].depends & ~set;
+    return missing;
+}
+
+/* Whole-word match of `word` in a space-separated list. */
+static int has_word(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
+            return 1;
+    return 0;
+}
+
+int cwc_case_profile(const cwc_case *c)
+{
+    for (int p = 0; p < CWC_NPROFILES; p++)
+        if (has_word(profiles[p].groups, c->group))
+            return p;
+    return -1;
+}
+
+cwc_profiles cwc_case_needs(const cwc_case *c)
+{
+    int own = cwc_case_profile(c);
+    cwc_profiles set = from_bits(c->needs) | (own >= 0 ? BIT(own) : 0);
+    /* A profile's dependencies are needed with it. */
+    for (int p = 0; p < CWC_NPROFILES; p++)
+        if (set & BIT(p))
+            set |= profiles[p].depends;
+    return set;
+}
+
+int cwc_req_profile(const char *id)
+{
+    const char *dash = strchr(id, '-');
+    if (!dash)
+        return -1;
+    size_t len = (size_t)(dash - id);
+    int num = 0;
+    if (sscanf(dash + 1, "%d", &num) != 1)
+        return -1;
+    for (size_t i = 0; i < NELEM(areas); i++)
+        if (strlen(areas[i].area) == len && !strncmp(areas[i].area, id, len) &&
+            num >= areas[i].first && num <= areas[i].last)
+            return areas[i].profile;
+    return -1;
+}
+
+int cwc_profiles_parse(const char *list, cwc_profiles *out, char *why, size_t whylen)
+{
+    *out = 0;
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ", ");
+        char name[32];
+        snprintf(name, sizeof name, "%.*s", (int)n, p);
+        int found = n ? cwc_profile_by_name(name) : -2;
+        if (found == -1) {
+            snprintf(why, whylen, "unknown profile '%s'", name);
+            return -1;
+        }
+        if (found >= 0)
+            *out |= BIT(found);
+        p += n + (p[n] != '\0');
+    }
+    if (!*out) {
+        snprintf(why, whylen, "no profile named in '%s'", list);
+        return -1;
+    }
+    return 0;
+}
+
+void cwc_profiles_text(cwc_profiles set, const char *sep, char *out, size_t len)
+{
+    out[0] = '\0';
+    for (int p = 0; p < CWC_NPROFILES; p++)
+        if (set & BIT(p)) {
+            if (out[0])
+                strncat(out, sep, len - strlen(out) - 1);
+            strncat(out, profiles[p].name, len - strlen(out) - 1);
+        }
+    if (!out[0])
+        snprintf(out, len, "none");
+}
+
+void cwc_caps_text(uint64_t caps, char *out, size_t len)
+{
+    static const struct {
+        uint64_t bit;
+        const char *name;
+    } names[] = {{CW_CAP_DETERMINISTIC, "deterministic"},
+                 {CW_CAP_AUDIT, "audit"},
+                 {CW_CAP_PARALLEL, "parallel"},
+                 {CW_CAP_PERSISTENT_STORAGE, "persistent-storage"},
+                 {CW_CAP_RECOVER, "recover"}};
+    out[0] = '\0';
+    for (size_t i = 0; i < NELEM(names); i++)
+        if (caps & names[i].bit) {
+            if (out[0])
+                strncat(out, " ", len - strlen(out) - 1);
+            strncat(out, names[i].name, len - strlen(out) - 1);
+        }
+}

@@ -1,0 +1,246 @@
+/*
+ * run.c - choose the cases of a run and run them, one Check runner per case
+ * so that each gets its own duration, timeout and progress line.
+ *
+ * Every case ends with a status: a case outside the backend's profiles is
+ * not applicable, one left out by a filter is not run; neither counts as
+ * passed, and a run that left out any applicable case is PARTIAL.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness/progress.h"
+#include "harness/report.h"
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The selections Check itself reads from the environment. They are honoured
+ * here, once, and then removed so that the per-case runners see none. */
+static const char *const check_selections[] = {"CK_RUN_SUITE", "CK_RUN_CASE", "CK_INCLUDE_TAGS",
+                                               "CK_EXCLUDE_TAGS"};
+static const char *const check_ignored[] = {
+    "CK_TIMEOUT_MULTIPLIER", "CK_DEFAULT_TIMEOUT",       "CK_LOG_FILE_NAME", "CK_XML_LOG_FILE_NAME",
+    "CK_TAP_LOG_FILE_NAME",  "CK_SUBUNIT_LOG_FILE_NAME", "CK_FORK",          "CK_VERBOSITY"};
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+typedef struct env_filter {
+    const char *suite, *name, *include, *exclude;
+} env_filter;
+
+static void take_env(env_filter *e, cwc_report *r)
+{
+    const char **slots[] = {&e->suite, &e->name, &e->include, &e->exclude};
+    for (size_t i = 0; i < NELEM(check_selections); i++) {
+        const char *v = getenv(check_selections[i]);
+        *slots[i] = v && *v ? strdup(v) : NULL;
+        if (*slots[i]) {
+            size_t len = strlen(r->env_selection);
+            snprintf(r->env_selection + len, sizeof r->env_selection - len, "%s%s=%s",
+                     len ? " " : "", check_selections[i], v);
+        }
+        unsetenv(check_selections[i]);
+    }
+    for (size_t i = 0; i < NELEM(check_ignored); i++)
+        unsetenv(check_ignored[i]);
+}
+
+static void free_env(env_filter *e)
+{
+    free((void *)e->suite), free((void *)e->name);
+    free((void *)e->include), free((void *)e->exclude);
+}
+
+/* Any word of `tags` (Check separates them by spaces) among the case's
+ * requirements. */
+static int any_tag(const cwc_case *c, const char *tags)
+{
+    char word[64];
+    for (const char *p = tags; *p;) {
+        size_t n = strcspn(p, " ");
+        snprintf(word, sizeof word, "%.*s", (int)n, p);
+        if (n && cwc_has_req(c->reqs, word))
+            return 1;
+        p += n + (p[n] != '\0');
+    }
+    return 0;
+}
+
+/* Why an applicable case is left out of this run, or NULL if it runs. */
+static const char *left_out(const cwc_options *opt, const env_filter *e, const cwc_report *r,
+                            const cwc_case *c)
+{
+    if (!(r->selected & ((cwc_profiles)1u << cwc_case_profile(c))))
+        return "not selected by --profile";
+    if (opt->filter && !strstr(c->name, opt->filter) && !strstr(c->group, opt->filter) &&
+        !cwc_has_req(c->reqs, opt->filter))
+        return "not selected by --filter";
+    if (e->suite && strcmp(e->suite, "cwrt"))
+        return "not selected by CK_RUN_SUITE";
+    if (e->name && strcmp(e->name, c->name))
+        return "not selected by CK_RUN_CASE";
+    if (e->include && !any_tag(c, e->include))
+        return "not selected by CK_INCLUDE_TAGS";
+    if (e->exclude && any_tag(c, e->exclude))
+        return "not selected by CK_EXCLUDE_TAGS";
+    return NULL;
+}
+
+/* Not applicable, not run, or to run (returns 1). */
+static int classify(const cwc_options *opt, const env_filter *e, cwc_report *r, cwc_result *x)
+{
+    cwc_profiles missing = cwc_case_needs(x->c) & ~r->declared;
+    if (missing) {
+        char names[160];
+        cwc_profiles_text(missing, ", ", names, sizeof names);
+        x->status = CWC_NA;
+        snprintf(x->reason, sizeof x->reason, "not applicable: needs %s, not declared", names);
+        return 0;
+    }
+    const char *why = left_out(opt, e, r, x->c);
+    if (why) {
+        x->status = CWC_NOT_RUN;
+        snprintf(x->reason, sizeof x->reason, "%s", why);
+        return 0;
+    }
+    return 1;
+}
+
+static void take_result(TestResult *tr, unsigned timeout, cwc_result *x)
+{
+    const char *msg = tr_msg(tr) ? tr_msg(tr) : "";
+    if (tr_rtype(tr) == CK_PASS) {
+        x->status = CWC_PASS;
+    } else if (strstr(msg, "timeout expired")) {
+        x->status = CWC_TIMEOUT;
+        snprintf(x->reason, sizeof x->reason,
+                 "timed out: no result after %u s (the case hangs, or --timeout is too short)",
+                 timeout);
+    } else {
+        x->status = CWC_FAIL;
+        snprintf(x->reason, sizeof x->reason, "%s:%d: %s", tr_lfile(tr) ? tr_lfile(tr) : "?",
+                 tr_lno(tr), msg);
+    }
+}
+
+/* Run one case in a child process of its own (Check's fork mode). */
+static void run_case(const cwc_options *opt, cwc_result *x)
+{
+    Suite *s = suite_create("cwrt");
+    TCase *tc = tcase_create(x->c->name);
+    tcase_set_timeout(tc, opt->timeout);
+    tcase_add_test(tc, x->c->test);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_FORK);
+    double t0 = now_seconds();
+    srunner_run(sr, "cwrt", x->c->name, CK_SILENT);
+    x->seconds = now_seconds() - t0;
+    TestResult **tr = srunner_results(sr);
+    if (srunner_ntests_run(sr) == 1 && tr) {
+        take_result(tr[0], opt->timeout, x);
+    } else {
+        x->status = CWC_FAIL;
+        snprintf(x->reason, sizeof x->reason, "the test runner gave no result");
+    }
+    free(tr);
+    srunner_free(sr);
+}
+
+/* Requirements of the selected profiles that no case names: the spec has a
+ * rule the suite cannot check, so no run of it is complete. */
+static size_t uncovered(const cwc_report *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < cwc_nrequirements; i++) {
+        int p = cwc_req_profile(cwc_requirements[i].id);
+        if (p >= 0 && (r->selected & ((cwc_profiles)1u << p)) &&
+            !strcmp(cwc_req_status(NULL, cwc_requirements[i].id), "uncovered"))
+            n++;
+    }
+    return n;
+}
+
+static void add_why(cwc_report *r, const char *why)
+{
+    size_t len = strlen(r->partial_why);
+    snprintf(r->partial_why + len, sizeof r->partial_why - len, "%s%s", len ? "; " : "", why);
+}
+
+/* A failure anywhere is NOT CONFORMANT; otherwise anything short of every
+ * applicable case of every declared profile, all passed, is PARTIAL. */
+static void decide(cwc_report *r)
+{
+    char text[256];
+    r->reqs_uncovered = uncovered(r);
+    if (r->counts[CWC_FAIL] || r->counts[CWC_TIMEOUT]) {
+        r->verdict = CWC_NOT_CONFORMANT;
+        return;
+    }
+    if (r->selected != r->declared) {
+        char names[200];
+        cwc_profiles_text(r->declared & ~r->selected, ", ", names, sizeof names);
+        snprintf(text, sizeof text, "declared profiles not selected: %s", names);
+        add_why(r, text);
+    }
+    if (r->counts[CWC_NOT_RUN]) {
+        snprintf(text, sizeof text, "%zu applicable case(s) not run", r->counts[CWC_NOT_RUN]);
+        add_why(r, text);
+    }
+    if (r->reqs_uncovered) {
+        snprintf(text, sizeof text, "%zu requirement(s) without a case", r->reqs_uncovered);
+        add_why(r, text);
+    }
+    if (!r->counts[CWC_PASS])
+        add_why(r, "no case ran");
+    r->verdict = r->partial_why[0] ? CWC_PARTIAL : CWC_CONFORMANT;
+}
+
+int cwc_run_suite(const cwc_options *opt, cwc_report *r)
+{
+    env_filter e;
+    take_env(&e, r);
+    size_t total = 0, torun = 0;
+    for (const cwc_case *c = cwc_cases(); c; c = c->next)
+        total++;
+    r->results = calloc(total ? total : 1, sizeof(cwc_result));
+    if (!r->results) {
+        free_env(&e);
+        return -1;
+    }
+    for (const cwc_case *c = cwc_cases(); c; c = c->next) {
+        cwc_result *x = &r->results[r->n++];
+        x->c = c;
+        x->selected = classify(opt, &e, r, x) == 1;
+        torun += x->selected;
+        if (!x->selected)
+            r->counts[x->status]++;
+    }
+    free_env(&e);
+    r->started = time(NULL);
+    double t0 = now_seconds();
+    cwc_progress *pg = opt->progress ? cwc_progress_start(torun) : NULL;
+    for (size_t i = 0; i < r->n; i++) {
+        cwc_result *x = &r->results[i];
+        if (!x->selected)
+            continue;
+        cwc_progress_case(pg, x->c->name);
+        run_case(opt, x);
+        r->counts[x->status]++;
+    }
+    cwc_progress_stop(pg);
+    r->seconds = now_seconds() - t0;
+    decide(r);
+    return 0;
+}
+
+void cwc_report_free(cwc_report *r)
+{
+    free(r->results);
+    r->results = NULL;
+}

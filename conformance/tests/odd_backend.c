@@ -1,0 +1,38 @@
+/*
+ * odd_backend.c - a backend shared object made to test the reports, not
+ * the runtime: the deterministic reference under a name no report can copy
+ * as it is (bytes that are not UTF-8, controls, markup and quotes), in a
+ * copied table, which breaks ABI-002 (the objects still point at the
+ * original) so that a case fails. With CWC_ODD_HANG set, every run hangs,
+ * so that a case times out.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cwrt/cwrt.h"
+
+const cw_backend *cw_backend_entry(void);
+
+/* Invalid: FF, FE, an overlong '/', a surrogate, a cut-off sequence; valid:
+ * U+1F600; then a control, markup and quotes. */
+static const char odd_name[] = "\xff\xfe odd \xc0\xaf \xed\xa0\x80 \xe2\x82 \xf0\x9f\x98\x80 \x01"
+                               " <b>&amp;\"'\\";
+
+static cw_backend odd;
+
+static int hanging_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out)
+{
+    (void)cfg, (void)root, (void)arg, (void)out;
+    for (;;)
+        pause();
+    return CW_OK; /* never reached */
+}
+
+const cw_backend *cw_backend_entry(void)
+{
+    odd = *cw_backend_deterministic();
+    odd.name = odd_name;
+    if (getenv("CWC_ODD_HANG"))
+        odd.start = hanging_start;
+    return &odd;
+}

@@ -1,0 +1,72 @@
+#!/bin/sh
+# The harness's verdicts, exit statuses and reports, each run checked.
+#   sh conformance/tests/reports.sh BUILD_DIR PYTHON
+set -u
+B=$1 PY=$2
+CWC=$B/bin/cw-conformance
+OUT=$B/reports/harness
+rm -rf "$OUT" && mkdir -p "$OUT"
+failures=0
+
+# expect STATUS NAME [ENV=VALUE...] -- ARGS: run the suite, require its exit
+# status, and read its three reports back (verdict from the status).
+expect() {
+  want=$1 name=$2
+  shift 2
+  envs=""
+  while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
+  shift
+  # shellcheck disable=SC2086
+  env $envs "$CWC" "$@" --json "$OUT/$name.json" --xml "$OUT/$name.xml" --tap "$OUT/$name.tap" \
+    > "$OUT/$name.txt" 2>&1
+  got=$?
+  case $want in 0) v=CONFORMANT ;; 1) v="NOT CONFORMANT" ;; 3) v=PARTIAL ;; esac
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL $name: exit status $got, expected $want"; cat "$OUT/$name.txt"
+    failures=$((failures + 1))
+  elif ! "$PY" ci/check-reports.py --expect "$v" "$OUT/$name.json" "$OUT/$name.xml" "$OUT/$name.tap"; then
+    failures=$((failures + 1))
+  fi
+}
+
+# usage STATUS NAME ARGS: a run refused before it starts.
+usage() {
+  name=$1
+  shift
+  "$CWC" "$@" > "$OUT/$name.txt" 2>&1
+  got=$?
+  if [ "$got" -ne 2 ]; then
+    echo "FAIL $name: exit status $got, expected 2"; failures=$((failures + 1))
+  else
+    echo "$name: refused with status 2 ($(head -1 "$OUT/$name.txt"))"
+  fi
+}
+
+expect 3 filtered -- --backend deterministic --filter clock
+expect 3 nosuchcase -- --backend deterministic --filter nosuchcase
+expect 3 ck-run-case CK_RUN_CASE=clock_sleep -- --backend deterministic
+expect 3 ck-run-suite CK_RUN_SUITE=other -- --backend deterministic
+expect 3 ck-tags CK_INCLUDE_TAGS=CLK-001 -- --backend deterministic
+expect 3 profile-core -- --backend deterministic --profile core
+expect 1 odd-name -- --backend "$B/lib/cwc-odd.so" --profile core --filter backend_
+expect 1 hang CWC_ODD_HANG=1 -- --backend "$B/lib/cwc-odd.so" --filter clock_sleep_until --timeout 1
+usage unknown-backend --backend nosuchbackend
+usage bad-timeout --backend deterministic --timeout 0
+usage bad-profile --backend deterministic --profile nosuchprofile
+usage undeclared-profile --backend native --profile recover
+usage missing-object --backend ./nosuch.so
+
+# The name that is not UTF-8 reaches the JSON as U+FFFD, the rest exactly.
+"$PY" - "$OUT/odd-name.json" <<'PYEOF' || failures=$((failures + 1))
+import json, sys
+name = json.load(open(sys.argv[1], encoding="utf-8"))["backend"]["name"]
+want = ("\ufffd\ufffd odd \ufffd\ufffd \ufffd\ufffd\ufffd \ufffd\ufffd \U0001F600 \x01"
+        " <b>&amp;\"'\\")
+if name != want:
+    sys.exit("FAIL odd-name: backend name %r, expected %r" % (name, want))
+print("odd-name: the backend's name survives as %r" % name)
+PYEOF
+grep -q '"status": "timeout"' "$OUT/hang.json" || { echo "FAIL hang: no timeout"; failures=$((failures + 1)); }
+
+[ "$failures" -eq 0 ] && echo "== harness: verdicts, exit statuses and reports as expected"
+[ "$failures" -eq 0 ]

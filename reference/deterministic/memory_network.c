@@ -1,0 +1,121 @@
+/*
+ * memory_network.c - the deterministic backend's network: listeners keyed
+ * by address inside the run, dialers given ports from a fixed range, and
+ * connections made of two in-memory pipes (network/pipe.c) whose bytes take
+ * the run's network latency. Its cw_network_ops table is at the end: the
+ * halves and listeners are shared, the transport and the resolver differ.
+ */
+#include <string.h>
+
+#include "metrics/metrics.h"
+#include "network/net.h"
+
+static cw_listener *find(cw_net *net, const cw_addr *addr)
+{
+    for (cw_list *it = net->listeners.next; it != &net->listeners; it = it->next) {
+        cw_listener *l = cw_container_of(it, cw_listener, link);
+        if (cw_addr_equal(&l->addr, addr))
+            return l;
+    }
+    return NULL;
+}
+
+/* A port no listener of this family and address holds, counting up. */
+static bool pick_port(cw_net *net, cw_addr *addr)
+{
+    for (uint32_t tries = 0; tries < 65536; tries++) {
+        uint32_t port = net->next_port++;
+        if (net->next_port > 65535)
+            net->next_port = CW_NET_PORT_FIRST;
+        if (port >= CW_NET_EPHEMERAL_FIRST && port < CW_NET_EPHEMERAL_END)
+            continue;
+        addr->port = (uint16_t)port;
+        if (!find(net, addr))
+            return true;
+    }
+    return false;
+}
+
+int cw_mem_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out)
+{
+    cw_rt *rt = ctx->rt;
+    cw_task_self(rt, "cw_bind");
+    if (addr->family != CW_ADDR_IPV4 && addr->family != CW_ADDR_IPV6)
+        return CW_ERR_INVALID;
+    cw_rt_lock(rt);
+    cw_net *net = cw_net_of(rt);
+    cw_addr a = *addr;
+    /* Loopback ports of the dialers' range are theirs [NET-003]. */
+    bool reserved = cw_addr_is_loopback(&a) && a.port >= CW_NET_EPHEMERAL_FIRST &&
+                    a.port < CW_NET_EPHEMERAL_END;
+    bool taken = a.port == 0 ? !pick_port(net, &a) : find(net, &a) != NULL;
+    int rc = reserved || taken ? CW_ERR_BIND_FAILED : CW_OK;
+    cw_net_audit_result(rt, "bind", addr, rc);
+    if (rc == CW_OK)
+        *out = cw_listener_new(rt, ctx->hdr.backend, &a);
+    cw_rt_unlock(rt);
+    return rc;
+}
+
+/* Two pipes: the dialer's sink feeds the listener's stream, and back. */
+static void connect_pair(cw_rt *rt, const cw_backend *b, const cw_addr *dialer,
+                         const cw_addr *target, cw_conn *theirs, cw_sink **sink, cw_stream **stream)
+{
+    *sink = cw_sink_new(rt, b, target);
+    *stream = cw_stream_new(rt, b, target);
+    theirs->peer = *dialer;
+    theirs->sink = cw_sink_new(rt, b, dialer);
+    theirs->stream = cw_stream_new(rt, b, dialer);
+    cw_mem_link(*sink, theirs->stream);
+    cw_mem_link(theirs->sink, *stream);
+    cw_pipe_delay(*stream);
+    cw_pipe_delay(theirs->stream);
+}
+
+int cw_mem_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **stream)
+{
+    cw_rt *rt = ctx->rt;
+    cw_task_self(rt, "cw_dial");
+    cw_rt_lock(rt);
+    cw_net *net = cw_net_of(rt);
+    if (net->next_ephemeral >= CW_NET_EPHEMERAL_END) {
+        cw_rt_unlock(rt);
+        cw_panic(ctx, "[NET-007] ephemeral port range exhausted");
+    }
+    /* A failed dial uses its port too: the port sequence depends only on
+     * how many dials were made. */
+    uint16_t port = (uint16_t)net->next_ephemeral++;
+    cw_addr dialer =
+        addr->family == CW_ADDR_IPV6 ? cw_addr_loopback6(port) : cw_addr_loopback4(port);
+    cw_listener *l = find(net, addr);
+    int rc = l ? CW_OK : CW_ERR_CONNECTION_FAILED;
+    cw_net_audit_result(rt, "dial", addr, rc);
+    if (l) {
+        cw_pending *p = cw_xcalloc(1, sizeof *p);
+        connect_pair(rt, ctx->hdr.backend, &dialer, addr, &p->conn, sink, stream);
+        cw_list_push_back(&l->pending, &p->link);
+        cw_waiters_wake(rt, &l->waiters);
+        cw_metric_counter_add(net->outbound, 1);
+    }
+    cw_rt_unlock(rt);
+    return rc;
+}
+
+const cw_network_ops cw_network_memory_entries = {
+    .size = sizeof(cw_network_ops),
+    .bind = cw_mem_bind,
+    .local_addr = cw_net_local_addr,
+    .wait_accept = cw_net_wait_accept,
+    .listener_close = cw_net_listener_close,
+    .dial = cw_mem_dial,
+    .wait_sink_send = cw_net_sink_wait_send,
+    .sink_send = cw_net_sink_send,
+    .sink_close = cw_net_sink_close,
+    .wait_stream_recv = cw_net_stream_wait_recv,
+    .stream_recv = cw_net_stream_recv,
+    .stream_peek = cw_net_stream_peek,
+    .stream_close = cw_net_stream_close,
+    .resolve = cw_mem_resolve,
+    .resolver_register = cw_mem_resolver_register,
+    .mock_channel = cw_mem_mock_channel,
+};
