@@ -10,6 +10,8 @@
 #   make lint       clang-tidy and cppcheck
 #   make install PREFIX=/usr/local   (kit-check: install and use it as a third party)
 #   make report-check   the harness's verdicts and reports, read back
+#   make skeleton-run / skeleton-kit-check / skeleton-coverage
+#                   the skeleton backend of examples/skeleton/ (its own README)
 #
 # VARIANT selects a build flavour in its own directory: release (default),
 # asan (ASan+UBSan), tsan (ThreadSanitizer, with clang), coverage.
@@ -189,9 +191,10 @@ requirements: $(B)/bin/cw-conformance
 
 check: deps
 	rm -f build/*/reports/*.json
-	$(MAKE) all unit requirements conformance-run plugin-run report-check kit-check
-	$(MAKE) VARIANT=asan unit conformance-run
-	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run
+	$(MAKE) all unit requirements conformance-run plugin-run report-check kit-check \
+	  skeleton-kit-check
+	$(MAKE) VARIANT=asan unit conformance-run skeleton-run
+	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run skeleton-run
 	$(MAKE) valgrind
 	@$(MAKE) -s -C fuzz replay > build/fuzz-replay.txt || { cat build/fuzz-replay.txt; exit 1; }
 	@cat build/fuzz-replay.txt
@@ -268,3 +271,6 @@ kit-check: all
 clean:
 	rm -rf build
 	$(MAKE) -C fuzz clean
+
+# The skeleton backend (examples/skeleton/): a core backend from spec/ alone.
+include examples/skeleton/skeleton.mk

@@ -50,8 +50,8 @@ static bool rt_init(sk_rt *rt, const cw_config *cfg)
     rt->objects.prev = rt->objects.next = &rt->objects;
     rt->t0_real = sk_real_ns();
     rt->t0_mono = sk_mono_ns();
-    rt->end_at = cfg->timeout > CW_TIME_MAX - rt->t0_real ? CW_TIME_MAX
-                                                           : rt->t0_real + cfg->timeout;
+    rt->end_at =
+        cfg->timeout > CW_TIME_MAX - rt->t0_real ? CW_TIME_MAX : rt->t0_real + cfg->timeout;
     if (pthread_condattr_init(&attr) != 0)
         return false;
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);

@@ -73,7 +73,7 @@ void sk_wake(sk_task *t)
 void sk_block(sk_task *t)
 {
     t->blocked = true;
-    swapcontext(&t->uc, &t->rt->sched);
+    sk_switch_to_sched(t);
 }
 
 /* Run `t` until it suspends or ends; free it when it ended. */
@@ -86,7 +86,7 @@ static void run_task(sk_rt *rt, sk_task *t)
     t->blocked = false;
     rt->current = t;
     tls_current = t;
-    swapcontext(&rt->sched, &t->uc);
+    sk_switch_to_task(rt, t);
     tls_current = NULL;
     rt->current = NULL;
     if (t->done)
@@ -121,6 +121,7 @@ static cw_time min_time(cw_time a, cw_time b)
 
 void sk_sched_loop(sk_rt *rt)
 {
+    sk_fiber_init(rt);
     while (!rt->ending) {
         sk_take_wakes(rt);
         cw_time now = sk_now(rt);

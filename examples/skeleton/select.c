@@ -49,20 +49,19 @@ static void disarm_all(cw_wait *waits, size_t n)
         sk_waitlist_remove(&waits[i]);
 }
 
-/* A poll never suspends, so it is allowed everywhere a task runs, even while
- * the task unwinds. A blocking select is a suspension point: an aborted
- * task ends there [TASK-002] and an unwinding one fails at once [PAN-005]. */
+/* Select suspends only when no wait can complete now, and only that is a
+ * suspension point: an aborted task ends there [TASK-002], an unwinding one
+ * fails there at once [PAN-005]. A wait that can complete, completes. */
 int sk_select(cw_wait *waits, size_t n, bool block)
 {
     sk_task *t = sk_current_of(SK_RT_OF(waits[0].object), block ? "cw_select" : "cw_poll");
-    if (block && t->unwinding)
-        return CW_ERR_CLOSED;
-    if (block)
-        sk_check_abort(t);
     for (;;) {
         int i = try_all(waits, n);
         if (i >= 0 || !block)
             return i >= 0 ? i : CW_ERR_WOULD_BLOCK;
+        if (t->unwinding)
+            return CW_ERR_CLOSED;
+        sk_check_abort(t);
         arm_all(waits, n, t);
         sk_block(t);
         disarm_all(waits, n);

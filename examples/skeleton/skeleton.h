@@ -119,24 +119,25 @@ struct sk_task {
     sk_rt *rt;
     cw_task_fn fn;
     void *arg;
-    sk_ctx *ctx;              /* its own context, until consumed or the task ends */
-    sk_node *owner;           /* the spawning context's node: aborted when this ends */
+    sk_ctx *ctx;                    /* its own context, until consumed or the task ends */
+    sk_node *owner;                 /* the spawning context's node: aborted when this ends */
     sk_task *node_prev, *node_next; /* on owner->tasks */
-    sk_task *prev, *next;     /* the run's live tasks, in spawn order */
-    sk_task *ready_next;      /* the ready queue */
-    sk_handle *handle;        /* NULL once released */
-    sk_cell *cell;            /* what its wakers point at, made on demand */
-    cw_cleanup *cleanups;     /* newest first */
+    sk_task *prev, *next;           /* the run's live tasks, in spawn order */
+    sk_task *ready_next;            /* the ready queue */
+    sk_handle *handle;              /* NULL once released */
+    sk_cell *cell;                  /* what its wakers point at, made on demand */
+    cw_cleanup *cleanups;           /* newest first */
     bool queued, blocked, started, done;
-    bool aborting;            /* asked to end at its next suspension point */
-    bool unwinding;           /* running its cleanup handlers on the way out */
-    bool wake_pending;        /* a waker fired since the last cw_park */
+    bool aborting;     /* asked to end at its next suspension point */
+    bool unwinding;    /* running its cleanup handlers on the way out */
+    bool wake_pending; /* a waker fired since the last cw_park */
     int end_result;
     void *end_value;
     ucontext_t uc;
     jmp_buf unwind; /* set by the task's first frame; longjmp'd to on the way out */
     void *stack;
     size_t stack_len;
+    void *fiber; /* ThreadSanitizer's name for this stack */
 };
 
 cw_handle *sk_spawn(cw_ctx *ctx, cw_task_fn fn, void *arg);
@@ -168,6 +169,15 @@ void sk_wait_join(cw_wait *w, cw_handle *h, void **out);
 bool sk_stack_alloc(sk_task *t, size_t size, bool guard);
 void sk_stack_free(sk_task *t);
 
+/* ---- Switching stacks (switch.c) ----------------------------------------- */
+void sk_fiber_init(sk_rt *rt);
+void sk_fiber_new(sk_task *t);
+void sk_fiber_free(sk_task *t);
+void sk_switch_to_task(sk_rt *rt, sk_task *t);
+void sk_switch_to_sched(sk_task *t);
+void sk_task_arrived(sk_task *t);
+_Noreturn void sk_exit_to_sched(sk_task *t);
+
 /* ---- Scheduler (sched.c) ---------------------------------------------------- */
 void sk_ready(sk_task *t);
 void sk_wake(sk_task *t);
@@ -184,9 +194,9 @@ void sk_set_current(sk_task *t);
  * their run [TASK-010]. */
 struct sk_cell {
     pthread_mutex_t lock;
-    int refs;           /* the task's one, and one per waker (atomic) */
-    sk_rt *rt;          /* NULL once the task ended: waking does nothing */
-    sk_task *task;      /* touched on the run's thread only */
+    int refs;            /* the task's one, and one per waker (atomic) */
+    sk_rt *rt;           /* NULL once the task ended: waking does nothing */
+    sk_task *task;       /* touched on the run's thread only */
     sk_cell *next_woken; /* the run's queue of woken cells, under rt->lock */
     bool queued;
 };
@@ -243,7 +253,10 @@ void sk_random(cw_ctx *ctx, void *buf, size_t len);
  * `lock` (and signal `cond`, which the idle scheduler waits on). */
 struct sk_rt {
     cw_config cfg;
-    ucontext_t sched;  /* the scheduler loop, on cw_start's own stack */
+    ucontext_t sched;         /* the scheduler loop, on cw_start's own stack */
+    const void *sched_bottom; /* that stack, for AddressSanitizer (switch.c) */
+    size_t sched_size;
+    void *sched_fiber; /* and its name for ThreadSanitizer */
     sk_task *current;  /* the task running now, NULL in the scheduler */
     sk_task *root;
     sk_task *ready_head, *ready_tail;

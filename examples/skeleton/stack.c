@@ -22,8 +22,8 @@ bool sk_stack_alloc(sk_task *t, size_t size, bool guard)
     size_t page = page_size();
     size_t usable = (size + page - 1) / page * page;
     size_t len = usable + (guard ? page : 0);
-    void *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
-                      -1, 0);
+    void *base =
+        mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (base == MAP_FAILED)
         return false;
     if (guard && mprotect(base, page, PROT_NONE) != 0) {

@@ -83,12 +83,13 @@ cw_handle *sk_spawn(cw_ctx *ctx, cw_task_fn fn, void *arg)
 static void task_main(void)
 {
     sk_task *t = sk_current();
+    sk_task_arrived(t);
     if (setjmp(t->unwind) == 0) {
         t->end_value = t->fn((cw_ctx *)t->ctx, t->arg);
         t->end_result = CW_OK;
     }
     sk_task_finish(t, t->end_result, t->end_result == CW_OK ? t->end_value : NULL);
-    setcontext(&t->rt->sched);
+    sk_exit_to_sched(t);
 }
 
 /* Called by the scheduler before a task first runs. False when the task
@@ -108,6 +109,7 @@ bool sk_task_start(sk_task *t)
     t->uc.uc_stack.ss_size = t->stack_len;
     t->uc.uc_link = NULL;
     makecontext(&t->uc, task_main, 0);
+    sk_fiber_new(t);
     t->started = true;
     return true;
 }
@@ -148,6 +150,7 @@ void sk_task_finish(sk_task *t, int result, void *value)
 /* By the scheduler, off the task's stack. */
 void sk_task_free(sk_task *t)
 {
+    sk_fiber_free(t);
     sk_stack_free(t);
     free(t);
 }

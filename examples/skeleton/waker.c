@@ -137,6 +137,6 @@ void sk_yield(cw_ctx *ctx)
         return;
     sk_check_abort(t);
     sk_ready(t);
-    swapcontext(&t->uc, &t->rt->sched);
+    sk_switch_to_sched(t);
     sk_check_abort(t);
 }
