@@ -4,8 +4,8 @@
 set -eu
 cd "$(dirname "$0")/.."
 sh ci/deps.sh lint
-flags="-std=c11 -D_GNU_SOURCE -Ispec/include -Ireference -Ireference/include -Iconformance -Ibuild/release/gen"
-make -s build/release/gen/reqs.inc >/dev/null
+flags="-std=c11 -D_GNU_SOURCE -Ispec/include -Ireference -Ireference/include -Iconformance -Iconformance/include -Ibuild/release/gen"
+make -s build/release/gen/reqs.inc build/release/gen/suiteinfo.inc >/dev/null
 files=$(git ls-files 'reference/*.c' 'conformance/*.c')
 # Checks left out, and why: sizeof-expression flags `sizeof *p` on arrays of
 # pointers, which is the project's idiom; not-null-terminated-result flags
@@ -20,5 +20,5 @@ echo "== cppcheck"
 cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
   --suppress=missingIncludeSystem --std=c11 -D_GNU_SOURCE -D__x86_64__ \
   "-D_Noreturn=__attribute__((noreturn))" \
-  -Ispec/include -Ireference -Ireference/include -Iconformance $files
+  -Ispec/include -Ireference -Ireference/include -Iconformance -Iconformance/include $files
 echo "lint: clean"

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cases/golden.h"
 #include "cases/util.h"
 
 #define DET CW_CAP_DETERMINISTIC
@@ -103,7 +104,7 @@ CWC_CASE(golden_digest, "deterministic", "DET-003 DET-004", DET)
     memset(&out, 0, sizeof out);
     cw_run_result res;
     ck_assert_int_eq(cw_start(cwc_backend, &cfg, race_root, &out, &res), CW_OK);
-    ck_assert_str_eq(res.digest, GOLDEN_DIGEST);
+    cwc_golden("golden_digest", res.digest, GOLDEN_DIGEST);
 }
 
 static void *stall_root(cw_ctx *ctx, void *arg)
@@ -171,18 +172,4 @@ CWC_CASE(bad_config, "runner", "RUN-002", 0)
     cfg.stack_size = 0;
     ck_assert_int_eq(cwc_run(&cfg, cwc_return_42, NULL, &res), CW_ERR_INVALID);
     ck_assert_ptr_nonnull(strstr(res.message, "stack"));
-    cfg.stack_size = ((size_t)1 << 30) + 1;
-    ck_assert_int_eq(cwc_run(&cfg, cwc_return_42, NULL, &res), CW_ERR_INVALID);
-    ck_assert_ptr_nonnull(strstr(res.message, "stack"));
-    /* Refused by every backend, storage or not. */
-    cfg = cwc_config();
-    cfg.blob_layouts = cw_blob_range_of(CW_BLOB_LAYOUT_V1, CW_BLOB_LAYOUT_V0);
-    ck_assert_int_eq(cwc_run(&cfg, cwc_return_42, NULL, &res), CW_ERR_INVALID);
-    cfg.blob_layouts = cw_blob_range_of(CW_BLOB_LAYOUT_V0, CW_BLOB_LAYOUT_LATEST + 1);
-    ck_assert_int_eq(cwc_run(&cfg, cwc_return_42, NULL, &res), CW_ERR_INVALID);
-    cfg = cwc_config();
-    cfg.size = offsetof(cw_config, blocking_threads);
-    ck_assert_int_eq(cwc_run(&cfg, cwc_return_42, NULL, &res), CW_ERR_INVALID);
-    /* No configuration at all is the defaults. */
-    ck_assert_ptr_eq(cwc_run_ok(NULL, cwc_return_42, NULL), (void *)(intptr_t)42);
 }

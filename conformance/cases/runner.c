@@ -1,60 +1,75 @@
 /*
- * runner.c - how a run ends, checked on every backend (spec/02-runner.md).
- * The deterministic cases pin the virtual clock as well; these hold for
- * any clock.
+ * runner.c - rules of the run as a whole (spec/02-runner.md) that any
+ * backend obeys, whatever its clock: the run timeout, and the
+ * configurations refused before anything runs.
  */
+#include <string.h>
+
 #include "cases/util.h"
 
-/* The clock as the root last read it, before the run was cut. */
-static cw_time last_seen;
-
-static void *sleep_loop(cw_ctx *ctx, void *arg)
+static void *sleep_forever_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
-    for (;;) {
-        last_seen = cw_current(ctx);
-        cw_sleep(ctx, CW_MSEC);
-    }
+    for (;;)
+        cw_sleep(ctx, CW_SEC);
     return NULL;
 }
 
-/* Never idle: a timeout must not wait for the run to go quiet. */
-static void *yield_loop(cw_ctx *ctx, void *arg)
+static void *yield_forever_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
-    cw_handle_release(cw_spawn(cw_child(ctx, "spinner"), cwc_spin_task, NULL));
-    for (;;) {
-        last_seen = cw_current(ctx);
+    for (;;)
         cw_yield(ctx);
-    }
     return NULL;
 }
 
-static void *sleep_then_return(cw_ctx *ctx, void *arg)
-{
-    (void)arg;
-    ck_assert_int_eq(cw_sleep(ctx, 10 * CW_MSEC), CW_OK);
-    return (void *)(intptr_t)7;
-}
-
-static void expect_timeout(cw_task_fn root)
-{
-    cw_config cfg = cwc_config();
-    cfg.timeout = 50 * CW_MSEC;
-    cw_run_result res;
-    last_seen = 0;
-    ck_assert_int_eq(cwc_run(&cfg, root, NULL, &res), CW_ERR_RUN_TIMEOUT);
-    ck_assert_str_eq(res.message, "runtime timeout");
-    ck_assert_uint_gt(last_seen, 0);
-    ck_assert_uint_ge(res.end_time, last_seen);
-}
-
+/* The run timeout ends a run that sleeps and one that never suspends for
+ * long, on the runtime's clock, virtual or not: 100 ms of it. */
 CWC_CASE(run_timeout_ends_any_run, "runner", "RUN-005", 0)
 {
-    expect_timeout(sleep_loop);
-    expect_timeout(yield_loop);
-    /* A timeout not yet due changes nothing. */
+    cw_task_fn roots[] = {sleep_forever_root, yield_forever_root};
+    for (int i = 0; i < 2; i++) {
+        cw_config cfg = cwc_config();
+        cfg.timeout = 100 * CW_MSEC;
+        cw_run_result res;
+        ck_assert_int_eq(cwc_run(&cfg, roots[i], NULL, &res), CW_ERR_RUN_TIMEOUT);
+        ck_assert_str_eq(res.message, "runtime timeout");
+    }
+}
+
+static void *must_not_run(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    *(int *)arg = 1;
+    return NULL;
+}
+
+/* `cfg` is refused with CW_ERR_INVALID and a reason, and nothing runs. */
+static void expect_refused(const cw_config *cfg)
+{
+    int ran = 0;
+    cw_run_result res;
+    ck_assert_int_eq(cw_start(cwc_backend, cfg, must_not_run, &ran, &res), CW_ERR_INVALID);
+    ck_assert_int_eq(res.status, CW_ERR_INVALID);
+    ck_assert_msg(res.message[0] != '\0', "a refused configuration without a reason");
+    ck_assert_int_eq(ran, 0);
+}
+
+CWC_CASE(config_bounds_refused, "runner", "RUN-002", 0)
+{
     cw_config cfg = cwc_config();
-    cfg.timeout = 10 * CW_SEC;
-    ck_assert_ptr_eq(cwc_run_ok(&cfg, sleep_then_return, NULL), (void *)(intptr_t)7);
+    cfg.stack_size = ((size_t)1 << 30) + 1;
+    expect_refused(&cfg);
+    cfg = cwc_config();
+    cfg.stack_size = SIZE_MAX;
+    expect_refused(&cfg);
+    cfg = cwc_config();
+    cfg.blob_layouts = cw_blob_range_of(CW_BLOB_LAYOUT_LATEST, CW_BLOB_LAYOUT_V0);
+    expect_refused(&cfg);
+    cfg = cwc_config();
+    cfg.blob_layouts = cw_blob_range_of(CW_BLOB_LAYOUT_V0, CW_BLOB_LAYOUT_LATEST + 1);
+    expect_refused(&cfg);
+    cfg = cwc_config();
+    cfg.size = 8;
+    expect_refused(&cfg);
 }

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 
+#include "cases/golden.h"
 #include "cases/storage.h"
 
 #define S(str) str, strlen(str) /* a C string as a blob name: bytes and length */
@@ -1011,5 +1012,5 @@ CWC_CASE(storage_audit_events, "storage", "STOR-029", CW_CAP_DETERMINISTIC | CW_
     ck_assert_str_eq(first, again);
     ck_assert_str_ne(first, changed); /* the bytes written are in the events */
     ck_assert_str_ne(first, split);   /* partition and name are separate fields */
-    ck_assert_str_eq(first, STORAGE_GOLDEN_DIGEST);
+    cwc_golden("storage_audit_events", first, STORAGE_GOLDEN_DIGEST);
 }

@@ -27,20 +27,26 @@ static const profile_def profiles[CWC_NPROFILES] = {
     [CWC_P_METRICS] = {"metrics", "metrics", 0},
     [CWC_P_STORAGE] = {"storage", "storage", BIT(CWC_P_BUFFERS)},
     [CWC_P_NETWORK] = {"network", "network", BIT(CWC_P_BUFFERS)},
-    [CWC_P_DETERMINISTIC] = {"deterministic", "deterministic", 0},
+    [CWC_P_DETERMINISTIC] = {"deterministic", "deterministic", BIT(CWC_P_AUDIT)},
     [CWC_P_AUDIT] = {"audit", "audit", 0},
     [CWC_P_PARALLEL] = {"parallel", "native", 0},
     [CWC_P_PERSISTENT] = {"persistent-storage", "persistent-storage", BIT(CWC_P_STORAGE)},
     [CWC_P_RECOVER] = {"recover", "recover", BIT(CWC_P_DETERMINISTIC)},
 };
 
-/* Requirement areas, by ID prefix. DET is split: its crash-and-recovery
+/* Requirement areas, by ID prefix; the first entry that holds an ID wins.
+ * The rules of other areas that only a deterministic, audited or
+ * persistent backend obeys come first; DET is split: its crash-and-recovery
  * rules (DET-008 on) are the recover profile's. */
 static const struct {
     const char *area;
     int first, last; /* numbers of the area in this profile */
     int profile;
 } areas[] = {
+    {"PAR", 5, 5, CWC_P_DETERMINISTIC},   {"MET", 15, 15, CWC_P_DETERMINISTIC},
+    {"NET", 7, 7, CWC_P_DETERMINISTIC},   {"NET", 17, 17, CWC_P_DETERMINISTIC},
+    {"NET", 27, 27, CWC_P_DETERMINISTIC}, {"MET", 18, 18, CWC_P_AUDIT},
+    {"STOR", 29, 29, CWC_P_AUDIT},        {"STOR", 27, 27, CWC_P_PERSISTENT},
     {"ERR", 0, 999, CWC_P_CORE},        {"RUN", 0, 999, CWC_P_CORE},
     {"CTX", 0, 999, CWC_P_CORE},        {"TASK", 0, 999, CWC_P_CORE},
     {"SIG", 0, 999, CWC_P_CORE},        {"PAN", 0, 999, CWC_P_CORE},

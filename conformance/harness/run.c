@@ -80,9 +80,9 @@ static const char *left_out(const cwc_options *opt, const env_filter *e, const c
     if (opt->filter && !strstr(c->name, opt->filter) && !strstr(c->group, opt->filter) &&
         !cwc_has_req(c->reqs, opt->filter))
         return "not selected by --filter";
-    if (e->suite && strcmp(e->suite, "cwrt"))
+    if (e->suite && strcmp(e->suite, "cwrt") != 0)
         return "not selected by CK_RUN_SUITE";
-    if (e->name && strcmp(e->name, c->name))
+    if (e->name && strcmp(e->name, c->name) != 0)
         return "not selected by CK_RUN_CASE";
     if (e->include && !any_tag(c, e->include))
         return "not selected by CK_INCLUDE_TAGS";
@@ -94,6 +94,11 @@ static const char *left_out(const cwc_options *opt, const env_filter *e, const c
 /* Not applicable, not run, or to run (returns 1). */
 static int classify(const cwc_options *opt, const env_filter *e, cwc_report *r, cwc_result *x)
 {
+    if (cwc_case_profile(x->c) < 0) {
+        x->status = CWC_NOT_RUN; /* an error of the suite: the run cannot be complete */
+        snprintf(x->reason, sizeof x->reason, "group '%s' belongs to no profile", x->c->group);
+        return 0;
+    }
     cwc_profiles missing = cwc_case_needs(x->c) & ~r->declared;
     if (missing) {
         char names[160];
@@ -201,30 +206,35 @@ static void decide(cwc_report *r)
     r->verdict = r->partial_why[0] ? CWC_PARTIAL : CWC_CONFORMANT;
 }
 
-int cwc_run_suite(const cwc_options *opt, cwc_report *r)
+/* Give every case of the suite a result slot and decide which run; returns
+ * how many will, or -1 on exhausted memory. */
+static long select_cases(const cwc_options *opt, cwc_report *r)
 {
     env_filter e;
-    take_env(&e, r);
     size_t total = 0, torun = 0;
     for (const cwc_case *c = cwc_cases(); c; c = c->next)
         total++;
     r->results = calloc(total ? total : 1, sizeof(cwc_result));
-    if (!r->results) {
-        free_env(&e);
-        return -1;
-    }
-    for (const cwc_case *c = cwc_cases(); c; c = c->next) {
+    take_env(&e, r);
+    for (const cwc_case *c = cwc_cases(); c && r->results; c = c->next) {
         cwc_result *x = &r->results[r->n++];
         x->c = c;
         x->selected = classify(opt, &e, r, x) == 1;
-        torun += x->selected;
-        if (!x->selected)
-            r->counts[x->status]++;
+        torun += (size_t)x->selected;
+        r->counts[x->status] += (size_t)!x->selected;
     }
     free_env(&e);
+    return r->results ? (long)torun : -1;
+}
+
+int cwc_run_suite(const cwc_options *opt, cwc_report *r)
+{
+    long torun = select_cases(opt, r);
+    if (torun < 0)
+        return -1;
     r->started = time(NULL);
     double t0 = now_seconds();
-    cwc_progress *pg = opt->progress ? cwc_progress_start(torun) : NULL;
+    cwc_progress *pg = opt->quiet ? NULL : cwc_progress_start((size_t)torun);
     for (size_t i = 0; i < r->n; i++) {
         cwc_result *x = &r->results[i];
         if (!x->selected)

@@ -68,5 +68,31 @@ print("odd-name: the backend's name survives as %r" % name)
 PYEOF
 grep -q '"status": "timeout"' "$OUT/hang.json" || { echo "FAIL hang: no timeout"; failures=$((failures + 1)); }
 
+# The suite's power, as a build with a mutation score states it.
+"$B/bin/cw-conformance-power" --backend deterministic --filter clock_sleep --certificate \
+  --json "$OUT/power.json" > "$OUT/power.txt"
+line="suite power:  95.0% of 400 mutants killed (seed 1, 2026-12-03)"
+if grep -qxF "$line" "$OUT/power.txt" &&
+  "$PY" ci/check-reports.py --expect PARTIAL "$OUT/power.json" &&
+  "$PY" -c 'import json,sys; p=json.load(open(sys.argv[1]))["suite_power"]; sys.exit(not (p["measured"] and p["killed"] == 380 and p["folders"]["storage"]["survived"] == 15))' "$OUT/power.json"; then
+  echo "power: $line"
+else
+  echo "FAIL power: the certificate or the JSON misstates the suite's power"; failures=$((failures + 1))
+fi
+"$CWC" --backend deterministic --filter clock_sleep --certificate > "$OUT/own-power.txt"
+if [ -f conformance/mutation-score.json ]; then
+  grep -q "^suite power:  [0-9.]*% of [0-9]* mutants killed" "$OUT/own-power.txt"
+else
+  grep -qxF "suite power:  not measured" "$OUT/own-power.txt"
+fi || { echo "FAIL power: the build's own power is misstated"; failures=$((failures + 1)); }
+
+# The digest quoted is the spec's, computed as spec/00-conventions.md says.
+want=$(cd spec && cat $(ls ./*.md include/cw/*.h | sed 's|^\./||' | LC_ALL=C sort) | sha256sum | cut -c1-64)
+if "$CWC" --version | grep -q "(sha256 $want)"; then
+  echo "spec digest: $want"
+else
+  echo "FAIL spec digest: --version does not quote $want"; failures=$((failures + 1))
+fi
+
 [ "$failures" -eq 0 ] && echo "== harness: verdicts, exit statuses and reports as expected"
 [ "$failures" -eq 0 ]
