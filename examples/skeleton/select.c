@@ -34,6 +34,18 @@ static int try_all(cw_wait *waits, size_t n)
     return -1;
 }
 
+/* One pass in index order. Only a stop changes anything without completing
+ * (SIG-006), and it may let a wait before it complete, so a pass that
+ * started the stop is tried once more [SEL-001]. */
+static int try_pass(sk_rt *rt, cw_wait *waits, size_t n)
+{
+    bool was_stopping = rt->stopping;
+    int i = try_all(waits, n);
+    if (i < 0 && !was_stopping && rt->stopping)
+        i = try_all(waits, n);
+    return i;
+}
+
 static void arm_all(cw_wait *waits, size_t n, sk_task *t)
 {
     for (size_t i = 0; i < n; i++) {
@@ -56,7 +68,7 @@ int sk_select(cw_wait *waits, size_t n, bool block)
 {
     sk_task *t = sk_current_of(SK_RT_OF(waits[0].object), block ? "cw_select" : "cw_poll");
     for (;;) {
-        int i = try_all(waits, n);
+        int i = try_pass(t->rt, waits, n);
         if (i >= 0 || !block)
             return i >= 0 ? i : CW_ERR_WOULD_BLOCK;
         if (t->unwinding)

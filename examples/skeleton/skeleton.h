@@ -59,7 +59,8 @@ sk_task *sk_wait_task(const cw_wait *w);
 typedef struct sk_wait_ops {
     const char *name;
     /* Complete the operation now if it can: set w->result and return true.
-     * Returning false must leave everything as it was [SEL-002]. */
+     * Returning false must leave everything as it was [SEL-002], except
+     * for the stop, which a try makes (SIG-006). */
     bool (*try_now)(cw_wait *w);
     /* The list a blocked task waits on, or NULL for a wait that nothing
      * completes (cw_wait_pending, a sleep until CW_TIME_MAX). */
