@@ -70,7 +70,7 @@ CWC_CASE(buffer_empty_handles_name_backend, "buffers", "BUF-029", 0)
     CWC_OK(cw_iobuf_mut_with_capacity(cwc_backend, 16, &m));
     CWC_OK(cw_iobuf_mut_put(&m, "xy", 2));
     cw_iobuf_mut_freeze(&m, &b);
-    assert_empty_mut(&m); /* a freeze leaves the mutable buffer empty */
+    assert_empty_mut(&m);                     /* a freeze leaves the mutable buffer empty */
     ck_assert(cw_iobuf_try_into_mut(&b, &m)); /* ... and try_into_mut the view */
     assert_empty(&b);
     cw_iobuf_mut_release(&m);

@@ -176,6 +176,12 @@ static void *read_past_length_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(cwc_read_rc(b, 0, 10), CW_ERR_BLOB_INSUFFICIENT_LENGTH); /* empty blob */
     cwc_write(b, 0, "Hello, Storage!", 15);
     ck_assert_int_eq(cwc_read_rc(b, 0, 20), CW_ERR_BLOB_INSUFFICIENT_LENGTH);
+    cw_iobuf_mut out, unset;
+    memset(&out, 0xA5, sizeof out);
+    memset(&unset, 0, sizeof unset);
+    ck_assert_int_eq(cw_blob_read_at(b, 10, 6, CW_READ_DEFAULT, &out, NULL),
+                     CW_ERR_BLOB_INSUFFICIENT_LENGTH);
+    ck_assert_mem_eq(&out, &unset, sizeof out); /* a failed read leaves `out` unset */
     cw_blob_close(b);
     return NULL;
 }
