@@ -98,7 +98,12 @@ $(B)/gen/suiteinfo.inc: $(SPEC_MD) $(SPEC_H) ci/suite-info.py $(wildcard conform
 	@mkdir -p $(dir $@)
 	$(PYTHON) ci/suite-info.py spec $(wildcard conformance/mutation-score.json) > $@.tmp && mv $@.tmp $@
 
+# Each requirement's profile, from the profile table of spec/10-backend.md.
+$(B)/gen/req-profiles.inc: spec/10-backend.md $(B)/gen/reqs.inc ci/req-profiles.py
+	$(PYTHON) ci/req-profiles.py spec/10-backend.md $(B)/gen/reqs.inc > $@.tmp && mv $@.tmp $@
+
 $(B)/obj/conformance/harness/requirements.o: $(B)/gen/reqs.inc
+$(B)/obj/conformance/harness/profile.o: $(B)/gen/req-profiles.inc
 $(B)/obj/conformance/harness/suiteinfo.o: $(B)/gen/suiteinfo.inc
 $(B)/obj/conformance/%.o: ALL_CFLAGS += -I$(B)/gen -DCWC_WITH_REFERENCE
 

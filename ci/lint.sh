@@ -5,7 +5,8 @@ set -eu
 cd "$(dirname "$0")/.."
 sh ci/deps.sh lint
 flags="-std=c11 -D_GNU_SOURCE -Ispec/include -Ireference -Ireference/include -Iconformance -Iconformance/include -Ibuild/release/gen"
-make -s build/release/gen/reqs.inc build/release/gen/suiteinfo.inc >/dev/null
+make -s build/release/gen/reqs.inc build/release/gen/suiteinfo.inc \
+  build/release/gen/req-profiles.inc >/dev/null
 files=$(git ls-files 'reference/*.c' 'conformance/*.c')
 # Checks left out, and why: sizeof-expression flags `sizeof *p` on arrays of
 # pointers, which is the project's idiom; not-null-terminated-result flags
