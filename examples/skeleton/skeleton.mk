@@ -46,7 +46,7 @@ SK_COV_OBJ := $(SK_SRC:examples/skeleton/%.c=$(SK_COV)/obj/%.o)
 
 $(SK_COV)/obj/%.o: examples/skeleton/%.c $(SK_HDR)
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; $(CC) $(SK_CFLAGS) -O0 --coverage -fprofile-update=atomic \
+	@echo "  CC $@"; $(CC) $(SK_CFLAGS) -O0 --coverage -fprofile-update=atomic -DSK_COVERAGE \
 	  -Ispec/include -c $< -o $@
 
 $(SK_COV)/libskeleton.so: $(SK_COV_OBJ)
