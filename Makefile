@@ -14,6 +14,8 @@
 #   make layers     the layer check of reference/ alone (ci/layers.sh)
 #   make install PREFIX=/usr/local   (kit-check: install and use it as a third party)
 #   make report-check   the harness's verdicts and reports, read back
+#   make skeleton-run / skeleton-kit-check / skeleton-coverage
+#                   the skeleton backend of examples/skeleton/ (its own README)
 #
 # VARIANT selects a build flavour in its own directory: release (default),
 # asan (ASan+UBSan), tsan (ThreadSanitizer, with clang), coverage.
@@ -225,9 +227,10 @@ requirements: $(B)/bin/cw-conformance
 
 check: deps
 	rm -f build/*/reports/*.json
-	$(MAKE) all layers unit requirements conformance-run plugin-run report-check kit-check negative
-	$(MAKE) VARIANT=asan unit conformance-run
-	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run
+	$(MAKE) all layers unit requirements conformance-run plugin-run report-check kit-check negative \
+	  skeleton-kit-check
+	$(MAKE) VARIANT=asan unit conformance-run skeleton-run
+	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run skeleton-run
 	$(MAKE) valgrind
 	@$(MAKE) -s -C fuzz replay > build/fuzz-replay.txt || { cat build/fuzz-replay.txt; exit 1; }
 	@cat build/fuzz-replay.txt
@@ -314,3 +317,6 @@ kit-check: all
 clean:
 	rm -rf build
 	$(MAKE) -C fuzz clean
+
+# The skeleton backend (examples/skeleton/): a core backend from spec/ alone.
+include examples/skeleton/skeleton.mk

@@ -269,7 +269,8 @@ static void *storage_root(cw_ctx *ctx, void *arg)
     return cwc_pending_task(ctx, NULL);
 }
 
-CWC_CASE(det_storage_calls_do_not_suspend, "deterministic", "DET-014 DET-015", AUDITED)
+CWC_CASE(det_storage_calls_do_not_suspend, "deterministic", "DET-014 DET-015",
+         AUDITED | CWC_NEEDS_STORAGE)
 {
     cw_run_result res;
     ck_assert_int_eq(cwc_run(NULL, storage_root, NULL, &res), CW_ERR_STALLED);

@@ -37,7 +37,8 @@ static const profile_def profiles[CWC_NPROFILES] = {
 /* Requirement areas, by ID prefix; the first entry that holds an ID wins.
  * The rules of other areas that only a deterministic, audited or
  * persistent backend obeys come first; DET is split: its crash-and-recovery
- * rules (DET-008 on) are the recover profile's. */
+ * rules (DET-008 to DET-011) are the recover profile's, and a new recovery
+ * rule must be added here. */
 static const struct {
     const char *area;
     int first, last; /* numbers of the area in this profile */
@@ -47,15 +48,15 @@ static const struct {
     {"NET", 7, 7, CWC_P_DETERMINISTIC},   {"NET", 17, 17, CWC_P_DETERMINISTIC},
     {"NET", 27, 27, CWC_P_DETERMINISTIC}, {"MET", 18, 18, CWC_P_AUDIT},
     {"STOR", 29, 29, CWC_P_AUDIT},        {"STOR", 27, 27, CWC_P_PERSISTENT},
-    {"ERR", 0, 999, CWC_P_CORE},        {"RUN", 0, 999, CWC_P_CORE},
-    {"CTX", 0, 999, CWC_P_CORE},        {"TASK", 0, 999, CWC_P_CORE},
-    {"SIG", 0, 999, CWC_P_CORE},        {"PAN", 0, 999, CWC_P_CORE},
-    {"CLK", 0, 999, CWC_P_CORE},        {"SEL", 0, 999, CWC_P_CORE},
-    {"CHN", 0, 999, CWC_P_CORE},        {"ABI", 0, 999, CWC_P_CORE},
-    {"PAR", 0, 999, CWC_P_STRATEGY},    {"RATE", 0, 999, CWC_P_RATELIMIT},
-    {"BUF", 0, 999, CWC_P_BUFFERS},     {"MET", 0, 999, CWC_P_METRICS},
-    {"STOR", 0, 999, CWC_P_STORAGE},    {"NET", 0, 999, CWC_P_NETWORK},
-    {"DET", 0, 7, CWC_P_DETERMINISTIC}, {"DET", 8, 999, CWC_P_RECOVER},
+    {"ERR", 0, 999, CWC_P_CORE},          {"RUN", 0, 999, CWC_P_CORE},
+    {"CTX", 0, 999, CWC_P_CORE},          {"TASK", 0, 999, CWC_P_CORE},
+    {"SIG", 0, 999, CWC_P_CORE},          {"PAN", 0, 999, CWC_P_CORE},
+    {"CLK", 0, 999, CWC_P_CORE},          {"SEL", 0, 999, CWC_P_CORE},
+    {"CHN", 0, 999, CWC_P_CORE},          {"ABI", 0, 999, CWC_P_CORE},
+    {"PAR", 0, 999, CWC_P_STRATEGY},      {"RATE", 0, 999, CWC_P_RATELIMIT},
+    {"BUF", 0, 999, CWC_P_BUFFERS},       {"MET", 0, 999, CWC_P_METRICS},
+    {"STOR", 0, 999, CWC_P_STORAGE},      {"NET", 0, 999, CWC_P_NETWORK},
+    {"DET", 8, 11, CWC_P_RECOVER},        {"DET", 0, 999, CWC_P_DETERMINISTIC},
     {"NAT", 0, 999, CWC_P_PARALLEL},
 };
 
@@ -143,6 +144,11 @@ int cwc_case_profile(const cwc_case *c)
         if (has_word(profiles[p].groups, c->group))
             return p;
     return -1;
+}
+
+cwc_profiles cwc_case_excludes(const cwc_case *c)
+{
+    return (c->needs & CWC_UNLESS_DETERMINISTIC) ? BIT(CWC_P_DETERMINISTIC) : 0;
 }
 
 cwc_profiles cwc_case_needs(const cwc_case *c)

@@ -6,9 +6,12 @@
  * not applicable, one left out by a filter is not run; neither counts as
  * passed, and a run that left out any applicable case is PARTIAL.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness/progress.h"
 #include "harness/report.h"
@@ -107,6 +110,15 @@ static int classify(const cwc_options *opt, const env_filter *e, cwc_report *r, 
         snprintf(x->reason, sizeof x->reason, "not applicable: needs %s, not declared", names);
         return 0;
     }
+    cwc_profiles excluded = cwc_case_excludes(x->c) & r->declared;
+    if (excluded) {
+        char names[160];
+        cwc_profiles_text(excluded, ", ", names, sizeof names);
+        x->status = CWC_NA;
+        snprintf(x->reason, sizeof x->reason, "not applicable: a rule for backends without %s",
+                 names);
+        return 0;
+    }
     const char *why = left_out(opt, e, r, x->c);
     if (why) {
         x->status = CWC_NOT_RUN;
@@ -133,9 +145,28 @@ static void take_result(TestResult *tr, unsigned timeout, cwc_result *x)
     }
 }
 
+/* A case Check saw pass must also have marked its end (cwc_case_done). */
+static void require_end(int fd, cwc_result *x)
+{
+    char mark;
+    if (x->status == CWC_PASS && read(fd, &mark, 1) != 1) {
+        x->status = CWC_FAIL;
+        snprintf(x->reason, sizeof x->reason,
+                 "the case's process ended with status 0 before the case did "
+                 "(an exit() in the backend?)");
+    }
+}
+
 /* Run one case in a child process of its own (Check's fork mode). */
 static void run_case(const cwc_options *opt, cwc_result *x)
 {
+    int done[2];
+    if (pipe2(done, O_NONBLOCK) != 0) {
+        x->status = CWC_FAIL;
+        snprintf(x->reason, sizeof x->reason, "cannot run the case: %s", strerror(errno));
+        return;
+    }
+    cwc_done_fd = done[1];
     Suite *s = suite_create("cwrt");
     TCase *tc = tcase_create(x->c->name);
     tcase_set_timeout(tc, opt->timeout);
@@ -155,6 +186,10 @@ static void run_case(const cwc_options *opt, cwc_result *x)
     }
     free(tr);
     srunner_free(sr);
+    cwc_done_fd = -1;
+    close(done[1]);
+    require_end(done[0], x);
+    close(done[0]);
 }
 
 /* Requirements of the selected profiles that no case names: the spec has a

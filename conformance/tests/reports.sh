@@ -49,6 +49,7 @@ expect 3 ck-run-suite CK_RUN_SUITE=other -- --backend deterministic
 expect 3 ck-tags CK_INCLUDE_TAGS=CLK-001 -- --backend deterministic
 expect 3 profile-core -- --backend deterministic --profile core
 expect 1 odd-name -- --backend "$B/lib/cwc-odd.so" --profile core --filter backend_
+expect 1 exit0 CWC_ODD_EXIT=1 -- --backend "$B/lib/cwc-odd.so" --filter clock_sleep
 expect 1 hang CWC_ODD_HANG=1 -- --backend "$B/lib/cwc-odd.so" --filter clock_sleep_until --timeout 1
 usage unknown-backend --backend nosuchbackend
 usage bad-timeout --backend deterministic --timeout 0
@@ -66,6 +67,8 @@ if name != want:
     sys.exit("FAIL odd-name: backend name %r, expected %r" % (name, want))
 print("odd-name: the backend's name survives as %r" % name)
 PYEOF
+grep -q "ended with status 0 before the case did" "$OUT/exit0.json" ||
+  { echo "FAIL exit0: a case ended by exit(0) was not failed"; failures=$((failures + 1)); }
 grep -q '"status": "timeout"' "$OUT/hang.json" || { echo "FAIL hang: no timeout"; failures=$((failures + 1)); }
 
 # The suite's power, as a build with a mutation score states it.

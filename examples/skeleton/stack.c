@@ -1,0 +1,43 @@
+/*
+ * stack.c - task stacks: mmap'd, with an inaccessible guard page below so
+ * that an overflow faults instead of writing over a neighbour.
+ *
+ * Stacks are made when a task first runs, not at spawn, so tasks aborted
+ * before they start cost no stack. A failure here ends the task with
+ * CW_ERR_NOMEM (spec/04-tasks.md).
+ */
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "skeleton.h"
+
+static size_t page_size(void)
+{
+    long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? (size_t)p : 4096;
+}
+
+bool sk_stack_alloc(sk_task *t, size_t size, bool guard)
+{
+    size_t page = page_size();
+    size_t usable = (size + page - 1) / page * page;
+    size_t len = usable + (guard ? page : 0);
+    void *base =
+        mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (base == MAP_FAILED)
+        return false;
+    if (guard && mprotect(base, page, PROT_NONE) != 0) {
+        munmap(base, len);
+        return false;
+    }
+    t->stack = base;
+    t->stack_len = len;
+    return true;
+}
+
+void sk_stack_free(sk_task *t)
+{
+    if (t->stack)
+        munmap(t->stack, t->stack_len);
+    t->stack = NULL;
+}
