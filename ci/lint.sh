@@ -1,7 +1,6 @@
 #!/bin/sh
 # Static analysis: clang-tidy over every C file of the library, the suite and
-# the skeleton backend,
-# then cppcheck. Fails on any finding.
+# the skeleton backend, then cppcheck. Fails on any finding.
 set -eu
 cd "$(dirname "$0")/.."
 sh ci/deps.sh lint
