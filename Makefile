@@ -236,7 +236,7 @@ check: deps
 	  skeleton-kit-check
 	$(MAKE) VARIANT=asan unit conformance-run skeleton-run
 	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run skeleton-run
-	$(MAKE) valgrind
+	$(MAKE) valgrind skeleton-valgrind
 	@$(MAKE) -s -C fuzz replay > build/fuzz-replay.txt || { cat build/fuzz-replay.txt; exit 1; }
 	@cat build/fuzz-replay.txt
 	@sh ci/summary.sh $$(sed -n 's/^fuzz replay: \([0-9]*\) passed.*/\1/p' build/fuzz-replay.txt)

@@ -46,7 +46,7 @@ done
 # packages are Multi-Arch: same, so dpkg wants one version for every
 # architecture, and bookworm-security (which updates amd64 and arm64)
 # publishes no s390x. An unpacked copy under $CROSS_ROOT/<arch> needs no
-# matching version; the cross build links its static libcrypto.
+# matching version; the cross build links it there, with an rpath.
 CROSS_ROOT=/opt/cwrt-cross
 unpack=""
 for a in ${foreign:-}; do

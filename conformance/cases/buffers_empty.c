@@ -76,6 +76,17 @@ CWC_CASE(buffer_empty_handles_name_backend, "buffers", "BUF-029", 0)
     cw_iobuf_mut_release(&m);
     assert_empty_mut(&m);
 
+    /* Failed constructors and allocations leave `*out` empty. */
+    memset(&m, 0xA5, sizeof m);
+    ck_assert_int_eq(cw_iobuf_mut_with_alignment(cwc_backend, 8, 3, &m), CW_ERR_INVALID);
+    assert_empty_mut(&m);
+    cw_bufpool *p = cwc_small_pool(1);
+    int why = 0;
+    memset(&m, 0xA5, sizeof m);
+    ck_assert_int_eq(cw_bufpool_try_alloc(p, 4096, &m, &why), CW_ERR_POOL);
+    assert_empty_mut(&m);
+    cw_bufpool_release(p);
+
     /* A failed try_into_mut leaves `*out` empty. */
     CWC_OK(cw_iobuf_copy(cwc_backend, "ab", 2, &b));
     cw_iobuf c = cw_iobuf_clone(&b);

@@ -33,6 +33,9 @@ typedef struct cwc_case {
 #define CWC_NEEDS_METRICS (UINT64_C(1) << 33)
 #define CWC_NEEDS_STORAGE (UINT64_C(1) << 34)
 #define CWC_NEEDS_NETWORK (UINT64_C(1) << 35)
+/* The case checks a rule stated for backends without CW_CAP_DETERMINISTIC
+ * ("on a backend without ..."): not applicable to one that declares it. */
+#define CWC_UNLESS_DETERMINISTIC (UINT64_C(1) << 40)
 
 void cwc_register(cwc_case *c);
 /* Called by every case as its body returns. A case's process that ends

@@ -130,6 +130,11 @@ int cwc_case_profile(const cwc_case *c)
     return -1;
 }
 
+cwc_profiles cwc_case_excludes(const cwc_case *c)
+{
+    return (c->needs & CWC_UNLESS_DETERMINISTIC) ? BIT(CWC_P_DETERMINISTIC) : 0;
+}
+
 cwc_profiles cwc_case_needs(const cwc_case *c)
 {
     int own = cwc_case_profile(c);

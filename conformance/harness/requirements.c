@@ -117,8 +117,11 @@ int cwc_list(const cwc_options *opt)
         cwc_profiles more = cwc_case_needs(c) & ~(own >= 0 ? (cwc_profiles)1u << own : 0);
         char needs[160];
         cwc_profiles_text(more, " ", needs, sizeof needs);
-        printf("%-48s %-14s %-13s [%s]%s%s\n", c->name, cwc_profile_name(own), c->group, c->reqs,
-               more ? " needs: " : "", more ? needs : "");
+        char unless[160];
+        cwc_profiles_text(cwc_case_excludes(c), " ", unless, sizeof unless);
+        printf("%-48s %-14s %-13s [%s]%s%s%s%s\n", c->name, cwc_profile_name(own), c->group,
+               c->reqs, more ? " needs: " : "", more ? needs : "",
+               cwc_case_excludes(c) ? " unless: " : "", cwc_case_excludes(c) ? unless : "");
         bad += own < 0;
     }
     if (bad)

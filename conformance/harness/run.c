@@ -110,6 +110,15 @@ static int classify(const cwc_options *opt, const env_filter *e, cwc_report *r, 
         snprintf(x->reason, sizeof x->reason, "not applicable: needs %s, not declared", names);
         return 0;
     }
+    cwc_profiles excluded = cwc_case_excludes(x->c) & r->declared;
+    if (excluded) {
+        char names[160];
+        cwc_profiles_text(excluded, ", ", names, sizeof names);
+        x->status = CWC_NA;
+        snprintf(x->reason, sizeof x->reason, "not applicable: a rule for backends without %s",
+                 names);
+        return 0;
+    }
     const char *why = left_out(opt, e, r, x->c);
     if (why) {
         x->status = CWC_NOT_RUN;

@@ -12,6 +12,10 @@
 
 #include "skeleton.h"
 
+#ifdef SK_COVERAGE
+void __gcov_dump(void);
+#endif
+
 _Noreturn void sk_fatal(const char *fmt, ...)
 {
     va_list ap;
@@ -20,6 +24,9 @@ _Noreturn void sk_fatal(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+#ifdef SK_COVERAGE
+    __gcov_dump(); /* abort() skips the counters' write at exit */
+#endif
     abort();
 }
 

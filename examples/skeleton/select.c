@@ -41,6 +41,7 @@ static int try_pass(sk_rt *rt, cw_wait *waits, size_t n)
 {
     bool was_stopping = rt->stopping;
     int i = try_all(waits, n);
+    /* cppcheck-suppress incorrectLogicOperator ; try_all may start the stop */
     if (i < 0 && !was_stopping && rt->stopping)
         i = try_all(waits, n);
     return i;

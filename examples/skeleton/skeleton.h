@@ -138,7 +138,8 @@ struct sk_task {
     jmp_buf unwind; /* set by the task's first frame; longjmp'd to on the way out */
     void *stack;
     size_t stack_len;
-    void *fiber; /* ThreadSanitizer's name for this stack */
+    void *fiber;       /* ThreadSanitizer's name for this stack */
+    unsigned stack_id; /* valgrind's */
 };
 
 cw_handle *sk_spawn(cw_ctx *ctx, cw_task_fn fn, void *arg);

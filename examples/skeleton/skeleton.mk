@@ -3,6 +3,7 @@
 #
 #   make skeleton             $(B)/lib/libskeleton.so, from spec/include only
 #   make skeleton-run         certify it with this tree's cw-conformance
+#   make skeleton-valgrind    the same under valgrind: no memory error, no leak
 #   make skeleton-kit-check   build it against an installed kit with pkg-config
 #                             alone and certify it with the installed suite
 #   make skeleton-coverage    which lines of it the suite reaches: gcovr HTML
@@ -16,7 +17,7 @@ SK_HDR := $(wildcard examples/skeleton/*.h)
 SK_CFLAGS := -std=c11 -D_GNU_SOURCE -g -fPIC -fvisibility=hidden $(WARN)
 SK_LIBS := -lpthread
 
-.PHONY: skeleton skeleton-run skeleton-kit-check skeleton-coverage
+.PHONY: skeleton skeleton-run skeleton-valgrind skeleton-kit-check skeleton-coverage
 
 skeleton: $(B)/lib/libskeleton.so
 
@@ -34,6 +35,13 @@ skeleton-run: $(B)/bin/cw-conformance $(B)/lib/libskeleton.so
 	  { cat $(B)/reports/skeleton.txt; exit 1; }
 	@sed -n '/====/,/====/p' $(B)/reports/skeleton.txt
 
+# Each case's process exits non-zero on a memory error or a definite leak.
+skeleton-valgrind: $(B)/bin/cw-conformance $(B)/lib/libskeleton.so
+	@echo "== conformance on the skeleton backend under valgrind"
+	@$(VALGRIND) $(B)/bin/cw-conformance --backend $(B)/lib/libskeleton.so -q \
+	  > $(B)/skeleton-valgrind.txt 2>&1 || { cat $(B)/skeleton-valgrind.txt; exit 1; }
+	@grep '^verdict:' $(B)/skeleton-valgrind.txt
+
 SK_KIT := $(abspath $(B))/skeleton-kit
 skeleton-kit-check: all
 	@rm -rf $(SK_KIT) && $(MAKE) -s install PREFIX=$(SK_KIT) > /dev/null
@@ -46,7 +54,7 @@ SK_COV_OBJ := $(SK_SRC:examples/skeleton/%.c=$(SK_COV)/obj/%.o)
 
 $(SK_COV)/obj/%.o: examples/skeleton/%.c $(SK_HDR)
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; $(CC) $(SK_CFLAGS) -O0 --coverage -fprofile-update=atomic \
+	@echo "  CC $@"; $(CC) $(SK_CFLAGS) -O0 --coverage -fprofile-update=atomic -DSK_COVERAGE \
 	  -Ispec/include -c $< -o $@
 
 $(SK_COV)/libskeleton.so: $(SK_COV_OBJ)

@@ -11,6 +11,15 @@
 
 #include "skeleton.h"
 
+/* Valgrind takes a jump to another stack for a huge frame unless the stack
+ * is registered; the macros do nothing outside valgrind. */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define SK_VALGRIND 1
+#endif
+#endif
+
 static size_t page_size(void)
 {
     long p = sysconf(_SC_PAGESIZE);
@@ -32,12 +41,19 @@ bool sk_stack_alloc(sk_task *t, size_t size, bool guard)
     }
     t->stack = base;
     t->stack_len = len;
+#ifdef SK_VALGRIND
+    t->stack_id = VALGRIND_STACK_REGISTER((char *)base, (char *)base + len);
+#endif
     return true;
 }
 
 void sk_stack_free(sk_task *t)
 {
-    if (t->stack)
-        munmap(t->stack, t->stack_len);
+    if (!t->stack)
+        return;
+#ifdef SK_VALGRIND
+    VALGRIND_STACK_DEREGISTER(t->stack_id);
+#endif
+    munmap(t->stack, t->stack_len);
     t->stack = NULL;
 }
