@@ -4,14 +4,20 @@
 #   make check      every test: unit tests, the suite on each backend (plain and
 #                   under ASan+UBSan), fuzz corpus replay, requirement coverage
 #   make certify    run the suite against every reference backend, print certificates
+#   make negative   certify every wrong backend of conformance/mutants/: all must be refused
+#   make cross-check the library and the suite built for aarch64 and s390x (big-endian),
+#                   run under qemu-user: every golden digest equal to this host's
 #   make fuzz       build the fuzz targets for libFuzzer and AFL++ (FUZZ_SECONDS to run)
 #   make coverage   gcovr reports (HTML, JSON, Cobertura) for reference/
 #   make bench      the benchmarks in bench/
-#   make lint       clang-tidy and cppcheck
+#   make lint       the layer check, clang-tidy and cppcheck
+#   make layers     the layer check of reference/ alone (ci/layers.sh)
 #   make mutation   the suite's power: mutants of reference/ it rejects
 #                   (N=400 SEED=1 JOBS=cores TIMEOUT=60, RERUN=1 for the last survivors)
 #   make install PREFIX=/usr/local   (kit-check: install and use it as a third party)
 #   make report-check   the harness's verdicts and reports, read back
+#   make skeleton-run / skeleton-kit-check / skeleton-coverage
+#                   the skeleton backend of examples/skeleton/ (its own README)
 #
 # VARIANT selects a build flavour in its own directory: release (default),
 # asan (ASan+UBSan), tsan (ThreadSanitizer, with clang), coverage.
@@ -48,7 +54,7 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubu
 LIBS := -lcrypto -lpthread -ldl
 JSON_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
-LIB_SRC := $(sort $(wildcard reference/core/*.c reference/deterministic/*.c reference/native/*.c reference/buffers/*.c reference/metrics/*.c reference/parallel/*.c reference/ratelimit/*.c reference/storage/*.c reference/network/*.c))
+LIB_SRC := $(sort $(wildcard reference/core/*.c reference/cwrt/*.c reference/deterministic/*.c reference/native/*.c reference/buffers/*.c reference/metrics/*.c reference/parallel/*.c reference/ratelimit/*.c reference/storage/*.c reference/network/*.c))
 LIB_ASM := $(sort $(wildcard reference/core/*.S))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o) $(LIB_ASM:%.S=$(B)/obj/%.o)
 CWC_SRC := $(sort $(wildcard conformance/harness/*.c conformance/cases/*.c))
@@ -61,8 +67,8 @@ SPEC_MD := $(sort $(wildcard spec/*.md))
 SPEC_H := $(sort $(wildcard spec/include/cw/*.h))
 
 .PHONY: all libs check certify fuzz coverage bench lint install clean deps \
-        unit conformance-run plugin-run requirements format valgrind report-check kit-check \
-        mutation mutation-selftest
+        unit conformance-run plugin-run negative requirements format valgrind report-check \
+        kit-check cross-check layers mutation mutation-selftest
 
 all: libs $(B)/bin/cw-conformance
 
@@ -94,7 +100,12 @@ $(B)/gen/suiteinfo.inc: $(SPEC_MD) $(SPEC_H) ci/suite-info.py $(wildcard conform
 	@mkdir -p $(dir $@)
 	$(PYTHON) ci/suite-info.py spec $(wildcard conformance/mutation-score.json) > $@.tmp && mv $@.tmp $@
 
+# Each requirement's profile, from the profile table of spec/10-backend.md.
+$(B)/gen/req-profiles.inc: spec/10-backend.md $(B)/gen/reqs.inc ci/req-profiles.py
+	$(PYTHON) ci/req-profiles.py spec/10-backend.md $(B)/gen/reqs.inc > $@.tmp && mv $@.tmp $@
+
 $(B)/obj/conformance/harness/requirements.o: $(B)/gen/reqs.inc
+$(B)/obj/conformance/harness/profile.o: $(B)/gen/req-profiles.inc
 $(B)/obj/conformance/harness/suiteinfo.o: $(B)/gen/suiteinfo.inc
 $(B)/obj/conformance/%.o: ALL_CFLAGS += -I$(B)/gen -DCWC_WITH_REFERENCE
 
@@ -126,6 +137,30 @@ $(B)/bin/cw-conformance: $(CWC_OBJ) $(B)/lib/libcwrt.a
 $(B)/lib/cwrt-plugin.so: examples/plugin.c $(B)/lib/libcwrt.a
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -shared -o $@ $< $(B)/lib/libcwrt.a $(SAN_LD) $(LIBS)
+
+# The negative corpus: deliberately wrong backends, each the reference
+# with entries replaced through a derived table (conformance/mutants/).
+MUTANT_SRC := $(sort $(filter-out %/mutant.h,$(wildcard conformance/mutants/*.c)))
+MUTANT_SO := $(MUTANT_SRC:conformance/mutants/%.c=$(B)/mutants/%.so)
+
+$(B)/mutants/%.so: conformance/mutants/%.c conformance/mutants/mutant.h $(B)/lib/libcwrt.a
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -DCWM_NAME='"$*"' -shared -o $@ $< \
+	  $(B)/lib/libcwrt.a $(SAN_LD) -lm $(LIBS)
+
+# cw-conformance as built when a mutation run left its score: the same
+# objects but suiteinfo.o, made from a sample score (conformance/tests/).
+$(B)/gen-power/suiteinfo.inc: $(SPEC_MD) $(SPEC_H) ci/suite-info.py conformance/tests/mutation-score.sample.json
+	@mkdir -p $(dir $@)
+	$(PYTHON) ci/suite-info.py spec conformance/tests/mutation-score.sample.json > $@
+
+$(B)/obj/power/suiteinfo.o: conformance/harness/suiteinfo.c $(B)/gen-power/suiteinfo.inc
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -I$(B)/gen-power -c $< -o $@
+
+$(B)/bin/cw-conformance-power: $(filter-out %/harness/suiteinfo.o,$(CWC_OBJ)) $(B)/obj/power/suiteinfo.o $(B)/lib/libcwrt.a
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) -o $@ $^ $(SAN_LD) $(CHECK_LIBS) $(JSON_LIBS) $(LIBS)
 
 # A backend made to test the reports (conformance/tests/).
 $(B)/lib/cwc-odd.so: conformance/tests/odd_backend.c $(B)/lib/libcwrt.a
@@ -180,9 +215,16 @@ plugin-run: $(B)/bin/cw-conformance $(B)/lib/cwrt-plugin.so $(B)/lib/cwrt-wrap.s
 	  $(PYTHON) ci/check-reports.py --expect CONFORMANT $(B)/reports/wrap-$$b.json || exit 1; \
 	done
 
+# Every wrong backend must be refused: NOT CONFORMANT, a named failing case.
+NEGATIVE_JOBS ?= 2
+negative: $(B)/bin/cw-conformance $(B)/lib/cwrt-wrap.so $(MUTANT_SO)
+	@echo "== the negative corpus: every wrong backend refused"
+	@sh ci/negative.sh $(B)/bin/cw-conformance $(B)/negative $(NEGATIVE_JOBS) \
+	  $(B)/lib/cwrt-wrap.so $(MUTANT_SO)
+
 # The harness itself: verdicts, exit statuses, and every report format read
 # back by independent readers.
-report-check: $(B)/bin/cw-conformance $(B)/lib/cwc-odd.so
+report-check: $(B)/bin/cw-conformance $(B)/bin/cw-conformance-power $(B)/lib/cwc-odd.so
 	@sh conformance/tests/reports.sh $(B) $(PYTHON)
 
 requirements: $(B)/bin/cw-conformance
@@ -192,14 +234,20 @@ requirements: $(B)/bin/cw-conformance
 
 check: deps
 	rm -f build/*/reports/*.json
-	$(MAKE) all unit requirements conformance-run plugin-run report-check kit-check \
-	  mutation-selftest
-	$(MAKE) VARIANT=asan unit conformance-run
-	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run
-	$(MAKE) valgrind
+	$(MAKE) all layers unit requirements conformance-run plugin-run report-check kit-check negative \
+	  skeleton-kit-check mutation-selftest
+	$(MAKE) VARIANT=asan unit conformance-run skeleton-run
+	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run skeleton-run
+	$(MAKE) valgrind skeleton-valgrind
 	@$(MAKE) -s -C fuzz replay > build/fuzz-replay.txt || { cat build/fuzz-replay.txt; exit 1; }
 	@cat build/fuzz-replay.txt
 	@sh ci/summary.sh $$(sed -n 's/^fuzz replay: \([0-9]*\) passed.*/\1/p' build/fuzz-replay.txt)
+
+# Other architectures, through Debian's cross compilers and qemu-user
+# (ci/cross-check.sh; what cannot run under emulation: ci/README.md).
+cross-check:
+	@sh ci/deps.sh cross
+	@sh ci/cross-check.sh
 
 # The suite on the deterministic backend under valgrind: each case's child
 # process exits non-zero on any memory error or definite leak.
@@ -242,7 +290,11 @@ coverage: deps
 bench: all
 	$(MAKE) -C bench run
 
-lint:
+# Which folder of reference/ may use which: includes and linked symbols.
+layers: libs
+	@sh ci/layers.sh $(B)/obj
+
+lint: layers
 	sh ci/lint.sh
 
 format:
@@ -285,3 +337,6 @@ kit-check: all
 clean:
 	rm -rf build
 	$(MAKE) -C fuzz clean
+
+# The skeleton backend (examples/skeleton/): a core backend from spec/ alone.
+include examples/skeleton/skeleton.mk

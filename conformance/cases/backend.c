@@ -57,6 +57,8 @@ CWC_CASE(backend_declares_whole_profiles, "backend", "ABI-004", 0)
     ck_assert_int_eq(CW_BACKEND_HAS(b, checkpoint_free), recover);
     if (recover)
         ck_assert_msg(b->capabilities & CW_CAP_DETERMINISTIC, "recover needs deterministic");
+    if (b->capabilities & CW_CAP_DETERMINISTIC)
+        ck_assert_msg(b->capabilities & CW_CAP_AUDIT, "deterministic needs audit");
     if (CW_BACKEND_HAS(b, storage) || CW_BACKEND_HAS(b, network))
         ck_assert_msg(CW_BACKEND_HAS(b, buffers), "storage and network need buffers");
     if (b->capabilities & CW_CAP_PERSISTENT_STORAGE)

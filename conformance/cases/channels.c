@@ -103,3 +103,81 @@ CWC_CASE(oneshot_send_recv_and_drops, "channels", "CHN-005", 0)
 {
     cwc_run_ok(NULL, oneshot_root, NULL);
 }
+
+/* An unbounded channel takes any number of values without a receive:
+ * every try_send succeeds, then the values come out in order. */
+#define MANY_VALUES 10000
+
+static void *unbounded_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_chan *c = cw_chan_new(ctx, sizeof(int), 0);
+    ck_assert_ptr_nonnull(c);
+    for (int i = 0; i < MANY_VALUES; i++)
+        ck_assert_int_eq(cw_chan_try_send(c, &i), CW_OK);
+    cw_chan_sender_drop(c);
+    int v, got = 0;
+    while (cw_chan_recv(c, &v) == CW_OK)
+        ck_assert_int_eq(v, got++);
+    ck_assert_int_eq(got, MANY_VALUES);
+    cw_chan_receiver_drop(c);
+    return NULL;
+}
+
+CWC_CASE(channel_unbounded_never_waits, "channels", "CHN-002 CHN-001", 0)
+{
+    cwc_run_ok(NULL, unbounded_root, NULL);
+}
+
+/* Values are copied whole, however large their element size. */
+#define LARGE_ELEM 4096
+
+static void fill_elem(uint8_t *e, unsigned seed)
+{
+    for (size_t i = 0; i < LARGE_ELEM; i++)
+        e[i] = (uint8_t)(seed * 131u + i * 7u + (i >> 8));
+}
+
+static void check_elem(const uint8_t *e, unsigned seed)
+{
+    uint8_t want[LARGE_ELEM];
+    fill_elem(want, seed);
+    ck_assert_msg(memcmp(e, want, LARGE_ELEM) == 0, "element %u changed in the channel", seed);
+}
+
+static void large_through_channel(cw_ctx *ctx, size_t capacity)
+{
+    static uint8_t in[LARGE_ELEM], out[LARGE_ELEM];
+    cw_chan *c = cw_chan_new(ctx, LARGE_ELEM, capacity);
+    ck_assert_ptr_nonnull(c);
+    for (unsigned i = 0; i < 2; i++) {
+        fill_elem(in, i);
+        ck_assert_int_eq(cw_chan_send(c, in), CW_OK);
+    }
+    for (unsigned i = 0; i < 2; i++) {
+        memset(out, 0, sizeof out);
+        ck_assert_int_eq(cw_chan_recv(c, out), CW_OK);
+        check_elem(out, i);
+    }
+    cw_chan_sender_drop(c);
+    cw_chan_receiver_drop(c);
+}
+
+static void *large_elements_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    large_through_channel(ctx, 0);
+    large_through_channel(ctx, 2);
+    static uint8_t in[LARGE_ELEM], out[LARGE_ELEM];
+    cw_oneshot *o = cw_oneshot_new(ctx, LARGE_ELEM);
+    fill_elem(in, 7);
+    ck_assert_int_eq(cw_oneshot_send(o, in), CW_OK);
+    ck_assert_int_eq(cw_oneshot_recv(o, out), CW_OK);
+    check_elem(out, 7);
+    return NULL;
+}
+
+CWC_CASE(channel_large_elements, "channels", "CHN-001 CHN-005", 0)
+{
+    cwc_run_ok(NULL, large_elements_root, NULL);
+}

@@ -85,3 +85,23 @@ CWC_CASE(clock_never_goes_back, "clock", "CLK-005", 0)
 {
     cwc_run_ok(NULL, monotonic_root, NULL);
 }
+
+/* At the end of time: a deterministic clock jumps to the alarm due at
+ * CW_TIME_MAX - 1 (DET-005), and the sleep until CW_TIME_MAX beside it,
+ * tried first, still does not complete. */
+static void *end_of_time_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_wait w[2] = {cw_wait_sleep_until(ctx, CW_TIME_MAX),
+                    cw_wait_sleep_until(ctx, CW_TIME_MAX - 1)};
+    ck_assert_int_eq(cw_select(w, 2), 1);
+    ck_assert_uint_eq(cw_current(ctx), CW_TIME_MAX - 1);
+    return NULL;
+}
+
+CWC_CASE(clock_sleep_until_max_at_the_end_of_time, "clock", "CLK-003 DET-005", CW_CAP_DETERMINISTIC)
+{
+    cw_config cfg = cwc_config();
+    cfg.start_time = CW_TIME_MAX - 10 * CW_SEC;
+    cwc_run_ok(&cfg, end_of_time_root, NULL);
+}

@@ -17,14 +17,19 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Spin without ever suspending until `flag` is set, for at most 10 s. */
-static int spin_until(atomic_int *flag)
+/* Spin without ever suspending until `flag` is set, for at most `limit` ns. */
+static int spin_within(atomic_int *flag, uint64_t limit)
 {
-    uint64_t give_up = mono_ns() + 10ull * 1000000000u;
+    uint64_t give_up = mono_ns() + limit;
     while (!atomic_load(flag))
         if (mono_ns() > give_up)
             return 0;
     return 1;
+}
+
+static int spin_until(atomic_int *flag)
+{
+    return spin_within(flag, 10ull * 1000000000u);
 }
 
 struct meet {
@@ -79,6 +84,12 @@ static void *hog(cw_ctx *ctx, void *arg)
     return (void *)(intptr_t)spin_until(arg);
 }
 
+static void *spin_task_within_2s(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    return (void *)(intptr_t)spin_within(arg, 2ull * 1000000000u);
+}
+
 static void *release_hog(cw_ctx *ctx, void *arg)
 {
     (void)ctx;
@@ -114,6 +125,83 @@ CWC_CASE(native_blocking_and_dedicated_leave_workers_free, "native", "NAT-002", 
     cfg.worker_threads = 1;
     cwc_run_ok(&cfg, off_worker_root, (void *)(intptr_t)CW_EXEC_SHARED_BLOCKING);
     cwc_run_ok(&cfg, off_worker_root, (void *)(intptr_t)CW_EXEC_DEDICATED);
+}
+
+/* Blocking tasks that hold their thread 20 ms each, as a blocking system
+ * call would, counting how many hold one at once. */
+struct pool_load {
+    atomic_int inside, most;
+};
+
+static void *hold_thread(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    struct pool_load *p = arg;
+    int now = atomic_fetch_add(&p->inside, 1) + 1;
+    int most = atomic_load(&p->most);
+    while (now > most && !atomic_compare_exchange_weak(&p->most, &most, now))
+        ;
+    struct timespec hold = {0, 20 * 1000000L};
+    nanosleep(&hold, NULL);
+    atomic_fetch_sub(&p->inside, 1);
+    return NULL;
+}
+
+#define HOLDERS 6
+
+static void *bounded_pool_root(cw_ctx *ctx, void *arg)
+{
+    struct pool_load *p = arg;
+    cw_handle *h[HOLDERS];
+    for (int i = 0; i < HOLDERS; i++) {
+        cw_ctx *c = cw_child(ctx, "holder");
+        cw_shared(c, true);
+        h[i] = cw_spawn(c, hold_thread, p);
+    }
+    for (int i = 0; i < HOLDERS; i++) {
+        ck_assert_int_eq(cw_join(h[i], NULL), CW_OK);
+        cw_handle_release(h[i]);
+    }
+    return NULL;
+}
+
+/* A dedicated task has a thread of its own even while every thread of the
+ * blocking pool is held: here it releases the one blocking task. */
+static void *pool_full_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    atomic_int flag;
+    atomic_init(&flag, 0);
+    cw_ctx *c = cw_child(ctx, "hog");
+    cw_shared(c, true);
+    cw_handle *hog = cw_spawn(c, spin_task_within_2s, &flag);
+    cw_sleep(ctx, CW_MSEC); /* let the hog take the pool's one thread */
+    cw_ctx *d = cw_child(ctx, "release");
+    cw_dedicated(d);
+    cw_handle *r = cw_spawn(d, release_hog, &flag);
+    void *v = NULL;
+    ck_assert_int_eq(cw_join(hog, &v), CW_OK);
+    ck_assert_msg(v != NULL, "a dedicated task waited for the blocking pool");
+    ck_assert_int_eq(cw_join(r, NULL), CW_OK);
+    cw_handle_release(hog);
+    cw_handle_release(r);
+    return NULL;
+}
+
+CWC_CASE(native_blocking_pool_is_bounded, "native", "NAT-002", PAR)
+{
+    cw_config cfg = cwc_config();
+    cfg.worker_threads = 2;
+    cfg.blocking_threads = 2;
+    struct pool_load p;
+    atomic_init(&p.inside, 0);
+    atomic_init(&p.most, 0);
+    cwc_run_ok(&cfg, bounded_pool_root, &p);
+    ck_assert_int_ge(atomic_load(&p.most), 1);
+    ck_assert_msg(atomic_load(&p.most) <= 2, "%d blocking tasks held a thread at once, bound 2",
+                  atomic_load(&p.most));
+    cfg.blocking_threads = 1;
+    cwc_run_ok(&cfg, pool_full_root, NULL);
 }
 
 static void *clock_root(cw_ctx *ctx, void *arg)

@@ -190,3 +190,30 @@ CWC_CASE(unfulfilled_shutdown, "signals", "SIG-001 RUN-003", 0)
 {
     cwc_run_ok(NULL, unfulfilled_root, NULL);
 }
+
+/* A stop value is any int32_t: a signal held before the stop and one taken
+ * after it both resolve with exactly the value given. The held signal's
+ * wait comes first in the select that makes the stop, so it can complete
+ * as soon as the stop takes effect there (SEL-001). */
+static void *value_range_root(cw_ctx *ctx, void *arg)
+{
+    int32_t want = *(const int32_t *)arg, before = 0, after = 0;
+    cw_signal *early = cw_stopped(ctx);
+    cw_wait w[2] = {cw_wait_signal(early, &before), cw_wait_stop(ctx, want)};
+    ck_assert_int_eq(cw_select(w, 2), 0);
+    ck_assert_int_eq(before, want);
+    cw_signal_release(early);
+    ck_assert_int_eq(cw_wait_one(&w[1]), CW_OK);
+    cw_signal *late = cw_stopped(ctx);
+    ck_assert_int_eq(cw_signal_wait(late, &after), CW_OK);
+    ck_assert_int_eq(after, want);
+    cw_signal_release(late);
+    return NULL;
+}
+
+CWC_CASE(stop_values_full_range, "signals", "SIG-001 SIG-003 SIG-006 SEL-001", 0)
+{
+    static const int32_t values[] = {INT32_MIN, -1, 0, 100000, INT32_MAX};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
+        cwc_run_ok(NULL, value_range_root, (void *)&values[i]);
+}

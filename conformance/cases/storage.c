@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 
+#include "cases/golden.h"
 #include "cases/storage.h"
 
 #define S(str) str, strlen(str) /* a C string as a blob name: bytes and length */
@@ -175,6 +176,12 @@ static void *read_past_length_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(cwc_read_rc(b, 0, 10), CW_ERR_BLOB_INSUFFICIENT_LENGTH); /* empty blob */
     cwc_write(b, 0, "Hello, Storage!", 15);
     ck_assert_int_eq(cwc_read_rc(b, 0, 20), CW_ERR_BLOB_INSUFFICIENT_LENGTH);
+    cw_iobuf_mut out, unset;
+    memset(&out, 0xA5, sizeof out);
+    memset(&unset, 0, sizeof unset);
+    ck_assert_int_eq(cw_blob_read_at(b, 10, 6, CW_READ_DEFAULT, &out, NULL),
+                     CW_ERR_BLOB_INSUFFICIENT_LENGTH);
+    ck_assert_mem_eq(&out, &unset, sizeof out); /* a failed read leaves `out` unset */
     cw_blob_close(b);
     return NULL;
 }
@@ -1011,5 +1018,5 @@ CWC_CASE(storage_audit_events, "storage", "STOR-029", CW_CAP_DETERMINISTIC | CW_
     ck_assert_str_eq(first, again);
     ck_assert_str_ne(first, changed); /* the bytes written are in the events */
     ck_assert_str_ne(first, split);   /* partition and name are separate fields */
-    ck_assert_str_eq(first, STORAGE_GOLDEN_DIGEST);
+    cwc_golden("storage_audit_events", first, STORAGE_GOLDEN_DIGEST);
 }

@@ -387,3 +387,37 @@ CWC_CASE(storage_layout_setting, "storage", "STOR-025", 0)
     cwc_run_ok(&s.cfg, layout_v0_root, NULL);
     cwc_store_end(&s);
 }
+
+/* Fewer than 8 bytes: fresh, no fault, and no field left from a parse
+ * (whatever the caller had in `h`), for every length and content. */
+CWC_CASE(header_short_is_fresh_and_clean, "storage", "STOR-023", 0)
+{
+    static const uint8_t v1[7] = {'C', 'W', 'I', 'K', 0, 1, 0};
+    static const uint8_t junk[7] = {0xFF, 0x01, 0x80, 0x7F, 0xAA, 0x55, 0x33};
+    const uint8_t *contents[2] = {v1, junk};
+    for (int c = 0; c < 2; c++) {
+        for (uint64_t len = 0; len < 8; len++) {
+            cw_blob_header h;
+            memset(&h, 0xA5, sizeof h);
+            ck_assert_int_eq(cw_blob_header_resolve(cwc_backend, contents[c], len,
+                                                    cw_blob_range_of(0, 1),
+                                                    cw_blob_range_of(0, 9), &h),
+                             CW_OK);
+            ck_assert(h.fresh && !h.healed);
+            ck_assert_int_eq(h.fault, CW_HEADER_OK);
+            ck_assert_uint_eq(h.raw_len, len);
+            ck_assert_uint_eq(h.layout, 0);
+            ck_assert_uint_eq(h.version, 0);
+            ck_assert_uint_eq(h.data_offset, 0);
+            ck_assert_uint_eq(h.size, 0);
+            for (int i = 0; i < 4; i++)
+                ck_assert_uint_eq(h.magic[i], 0);
+            ck_assert_uint_eq(h.runtime_expected, 0);
+            ck_assert_uint_eq(h.runtime_found, 0);
+            ck_assert_uint_eq(h.required_len, 0);
+            ck_assert_uint_eq(h.expected.first, 0);
+            ck_assert_uint_eq(h.expected.last, 0);
+            ck_assert_uint_eq(h.found, 0);
+        }
+    }
+}

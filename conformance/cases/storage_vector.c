@@ -42,6 +42,7 @@
 
 #include "cases/vrng.h"
 #include "cases/storage.h"
+#include "cases/golden.h"
 
 enum { CASES = 4096, ROOM = 4200 };
 
@@ -188,5 +189,5 @@ CWC_CASE(header_vector, "storage", "STOR-026", 0)
         snprintf(hex + 2 * i, 3, "%02x", digest[i]);
     ck_assert_int_gt(outcomes[0], 100);
     ck_assert_int_gt(outcomes[1], 100);
-    ck_assert_msg(!strcmp(hex, golden), "header vector digest %s, expected %s", hex, golden);
+    cwc_golden("header_vector", hex, golden);
 }

@@ -614,3 +614,74 @@ CWC_CASE(abort_while_parked_ends_at_the_suspension_point, "tasks", "TASK-002 PAN
     ck_assert_int_eq(atomic_load(&p.ran_past), 0);
     ck_assert_int_eq(atomic_load(&p.cleaned), 1);
 }
+
+/* ---- what is a suspension point ------------------------------------------------ */
+
+/* A select that can complete at once does not suspend, so it is not where an
+ * aborted task ends, and it still works while the task unwinds; a wait that
+ * would have to suspend is where both stop [TASK-002, PAN-005]. */
+struct completing {
+    cw_ctx *ctx;
+    cw_oneshot *self;   /* the task's own handle, from the root */
+    cw_chan *unbounded; /* a send never waits */
+    cw_chan *quiet;     /* empty, with a sender kept: a receive would wait */
+    atomic_int steps;   /* how far the aborted task went */
+    int cleanup_send, cleanup_sleep0, cleanup_recv;
+};
+
+static void completing_cleanup(void *arg)
+{
+    struct completing *s = arg;
+    int v = 2;
+    s->cleanup_send = cw_chan_send(s->unbounded, &v);
+    s->cleanup_sleep0 = cw_sleep(s->ctx, 0);
+    s->cleanup_recv = cw_chan_recv(s->quiet, &v);
+}
+
+static void *completing_task(cw_ctx *ctx, void *arg)
+{
+    struct completing *s = arg;
+    cw_handle *self;
+    s->ctx = ctx;
+    ck_assert_int_eq(cw_oneshot_recv(s->self, &self), CW_OK);
+    CW_CLEANUP_PUSH(ctx, completing_cleanup, s);
+    cw_abort(self);
+    int v = 1;
+    ck_assert_int_eq(cw_chan_send(s->unbounded, &v), CW_OK);
+    atomic_store(&s->steps, 1);
+    ck_assert_int_eq(cw_sleep(ctx, 0), CW_OK); /* its deadline has passed */
+    atomic_store(&s->steps, 2);
+    cw_yield(ctx); /* always suspends: the task ends here */
+    atomic_store(&s->steps, 3);
+    CW_CLEANUP_POP(ctx, false);
+    return NULL;
+}
+
+static void *completing_root(cw_ctx *ctx, void *arg)
+{
+    struct completing *s = arg;
+    s->self = cw_oneshot_new(ctx, sizeof(cw_handle *));
+    s->unbounded = cw_chan_new(ctx, sizeof(int), 0);
+    s->quiet = cw_chan_new(ctx, sizeof(int), 0);
+    cw_handle *h = cw_spawn(cw_child(ctx, "aborted"), completing_task, s);
+    ck_assert_int_eq(cw_oneshot_send(s->self, &h), CW_OK);
+    ck_assert_int_eq(cw_join(h, NULL), CW_ERR_CLOSED);
+    cw_handle_release(h);
+    int v = 0;
+    ck_assert_int_eq(cw_chan_try_recv(s->unbounded, &v), CW_OK);
+    ck_assert_int_eq(v, 1);
+    ck_assert_int_eq(cw_chan_try_recv(s->unbounded, &v), CW_OK);
+    ck_assert_int_eq(v, 2); /* sent by the cleanup handler */
+    return NULL;
+}
+
+CWC_CASE(completing_calls_are_not_suspension_points, "tasks", "TASK-002 PAN-005", 0)
+{
+    struct completing s;
+    memset(&s, 0, sizeof s);
+    cwc_run_ok(NULL, completing_root, &s);
+    ck_assert_int_eq(atomic_load(&s.steps), 2);
+    ck_assert_int_eq(s.cleanup_send, CW_OK);
+    ck_assert_int_eq(s.cleanup_sleep0, CW_OK);
+    ck_assert_int_eq(s.cleanup_recv, CW_ERR_CLOSED);
+}

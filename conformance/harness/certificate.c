@@ -55,6 +55,27 @@ void cwc_print_summary(FILE *f, const cwc_report *r)
     print_verdict(f, r);
 }
 
+/* Rules of the profiles that this backend's run could not check, because
+ * every case of theirs needs a profile it does not declare: a certificate
+ * says so rather than count them as passed. */
+static void print_unchecked(FILE *f, const cwc_report *r)
+{
+    int column = 0;
+    fputs("unchecked:    ", f);
+    for (size_t i = 0; i < cwc_nrequirements; i++) {
+        const char *id = cwc_requirements[i].id;
+        int p = cwc_req_profile(id);
+        if (p < 0 || !(r->selected & ((cwc_profiles)1u << p)) ||
+            strcmp(cwc_req_status(r, id), "n/a") != 0)
+            continue;
+        if (column == 7)
+            fputs("\n              ", f), column = 0;
+        fprintf(f, "%s%s", column ? " " : "", id);
+        column++;
+    }
+    fputs("\n              (each of their cases needs a profile not declared)\n", f);
+}
+
 /* Requirements of the selected profiles, by status. */
 static void print_requirements(FILE *f, const cwc_report *r)
 {
@@ -75,6 +96,8 @@ static void print_requirements(FILE *f, const cwc_report *r)
             "requirements: %zu of the profiles' %zu passed, %zu failed, %zu not applicable, "
             "%zu not run, %zu without a case\n",
             pass, total, fail, na, notrun, none);
+    if (na)
+        print_unchecked(f, r);
 }
 
 static void print_identity(FILE *f, const cwc_report *r)
@@ -111,6 +134,10 @@ void cwc_print_certificate(FILE *f, const cwc_report *r)
     print_cases(f, r);
     print_requirements(f, r);
     print_problems(f, r);
+    char certified[256];
+    cwc_profiles_text(r->verdict == CWC_CONFORMANT ? r->selected : 0, " ", certified,
+                      sizeof certified);
+    fprintf(f, "certified:    %s\n", certified);
     print_verdict(f, r);
     fprintf(f, "======================================\n");
 }

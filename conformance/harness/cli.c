@@ -103,61 +103,57 @@ static const struct option long_options[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* The option `ch` sets a string or a flag of `opt`: where, or NULL. */
+static const char **string_option(int ch, cwc_options *opt)
+{
+    const char **slots[] = {&opt->backend, &opt->profiles, &opt->filter,
+                            &opt->json,    &opt->xml,      &opt->tap};
+    const char *at = strchr("bpfJXT", ch);
+    return ch && at ? slots[at - "bpfJXT"] : NULL;
+}
+
+static int *flag_option(int ch, cwc_options *opt)
+{
+    int *slots[] = {&opt->certificate, &opt->quiet, &opt->list, &opt->requirements};
+    const char *at = strchr("cqlr", ch);
+    return ch && at ? slots[at - "cqlr"] : NULL;
+}
+
+/* --seed and --timeout: whole numbers in range, or a usage error. */
+static int take_number(int ch, cwc_options *opt)
+{
+    unsigned long long n;
+    if (parse_number(optarg, ch == 's' ? UINT64_MAX : 86400, &n) != 0 || (ch == 't' && !n)) {
+        fprintf(stderr, "cw-conformance: bad number '%s' for --%s\n", optarg,
+                ch == 's' ? "seed" : "timeout");
+        return -1;
+    }
+    if (ch == 's')
+        cwc_seed = n;
+    else
+        opt->timeout = (unsigned)n;
+    return 0;
+}
+
 /* One option into `opt`; 1 to exit 0 at once, -1 on a usage error. */
 static int take_option(int ch, cwc_options *opt)
 {
-    unsigned long long n;
-    switch (ch) {
-    case 'b':
-        opt->backend = optarg;
-        return 0;
-    case 'p':
-        opt->profiles = optarg;
-        return 0;
-    case 'f':
-        opt->filter = optarg;
-        return 0;
-    case 'J':
-        opt->json = optarg;
-        return 0;
-    case 'X':
-        opt->xml = optarg;
-        return 0;
-    case 'T':
-        opt->tap = optarg;
-        return 0;
-    case 'c':
-        opt->certificate = 1;
-        return 0;
-    case 'q':
-        opt->progress = 0;
-        return 0;
-    case 'l':
-        opt->list = 1;
-        return 0;
-    case 'r':
-        opt->requirements = 1;
-        return 0;
-    case 'h':
+    const char **text = string_option(ch, opt);
+    int *flag = flag_option(ch, opt);
+    if (text)
+        *text = optarg;
+    else if (flag)
+        *flag = 1;
+    else if (ch == 'h')
         usage(stdout, 1);
-        return 1;
-    case 'V':
+    else if (ch == 'V')
         print_version();
+    if (text || flag)
+        return 0;
+    if (ch == 'h' || ch == 'V')
         return 1;
-    case 's':
-        if (parse_number(optarg, UINT64_MAX, &n) != 0)
-            break;
-        cwc_seed = n;
+    if ((ch == 's' || ch == 't') && take_number(ch, opt) == 0)
         return 0;
-    case 't':
-        if (parse_number(optarg, 86400, &n) != 0 || n == 0)
-            break;
-        opt->timeout = (unsigned)n;
-        return 0;
-    }
-    if (ch == 's' || ch == 't')
-        fprintf(stderr, "cw-conformance: bad number '%s' for --%s\n", optarg,
-                ch == 's' ? "seed" : "timeout");
     usage(stderr, 0);
     return -1;
 }
@@ -235,9 +231,26 @@ static int run_and_report(const cwc_options *opt, cwc_report *r)
     return rc;
 }
 
+/* The backend under test: the caller's, or the one --backend names. */
+static int find_backend(const cwc_options *opt, const cw_backend *given, cwc_report *r)
+{
+    static cwc_loaded loaded; /* its path outlives the run's report */
+    char why[512];
+    r->backend = given;
+    if (!given && cwc_load_backend(opt->backend, &loaded, why, sizeof why) == 0) {
+        r->backend = loaded.backend;
+        r->path = loaded.path[0] ? loaded.path : NULL;
+        memcpy(r->so_sha256, loaded.sha256, sizeof r->so_sha256);
+    }
+    if (r->backend && cwc_check_abi(r->backend, why, sizeof why) == 0)
+        return 0;
+    fprintf(stderr, "cw-conformance: %s\n", why);
+    return -1;
+}
+
 int cwc_main(int argc, char **argv, const cw_backend *backend)
 {
-    cwc_options opt = {.timeout = 60, .progress = 1};
+    cwc_options opt = {.timeout = 60};
     int rc = parse_args(argc, argv, &opt);
     if (rc != 0)
         return rc > 0 ? 0 : CWC_USAGE;
@@ -252,22 +265,9 @@ int cwc_main(int argc, char **argv, const cw_backend *backend)
         usage(stderr, 0);
         return CWC_USAGE;
     }
-    char why[512];
-    static cwc_loaded loaded; /* its path outlives the run's report */
-    cwc_report r = {.backend = backend, .filter = opt.filter, .timeout = opt.timeout};
-    if (!backend) {
-        if (cwc_load_backend(opt.backend, &loaded, why, sizeof why) != 0) {
-            fprintf(stderr, "cw-conformance: %s\n", why);
-            return CWC_USAGE;
-        }
-        r.backend = loaded.backend;
-        r.path = loaded.path[0] ? loaded.path : NULL;
-        memcpy(r.so_sha256, loaded.sha256, sizeof r.so_sha256);
-    }
-    if (cwc_check_abi(r.backend, why, sizeof why) != 0) {
-        fprintf(stderr, "cw-conformance: %s\n", why);
+    cwc_report r = {.filter = opt.filter, .timeout = opt.timeout};
+    if (find_backend(&opt, backend, &r) != 0)
         return CWC_USAGE;
-    }
     cwc_backend = r.backend;
     return run_and_report(&opt, &r);
 }

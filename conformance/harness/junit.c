@@ -32,6 +32,8 @@ static void properties(FILE *f, const cwc_report *r)
     char text[256], when[32];
     fputs("    <properties>\n", f);
     property(f, "verdict", cwc_verdict_name(r->verdict));
+    cwc_profiles_text(r->verdict == CWC_CONFORMANT ? r->selected : 0, " ", text, sizeof text);
+    property(f, "certified", text);
     if (r->verdict == CWC_PARTIAL)
         property(f, "partial_reason", r->partial_why);
     property(f, "backend", r->backend->name);

@@ -1,7 +1,7 @@
 /*
  * profile.c - the profiles of spec/10-backend.md as tables: how a backend
- * declares each, which groups of cases and which requirement areas belong
- * to it, and what it depends on. The spec's table and these must agree.
+ * declares each, which groups of cases belong to it, and what it depends
+ * on. Which requirements belong to it comes from the spec's own table.
  */
 #include <stdio.h>
 #include <string.h>
@@ -27,30 +27,21 @@ static const profile_def profiles[CWC_NPROFILES] = {
     [CWC_P_METRICS] = {"metrics", "metrics", 0},
     [CWC_P_STORAGE] = {"storage", "storage", BIT(CWC_P_BUFFERS)},
     [CWC_P_NETWORK] = {"network", "network", BIT(CWC_P_BUFFERS)},
-    [CWC_P_DETERMINISTIC] = {"deterministic", "deterministic", 0},
+    [CWC_P_DETERMINISTIC] = {"deterministic", "deterministic", BIT(CWC_P_AUDIT)},
     [CWC_P_AUDIT] = {"audit", "audit", 0},
     [CWC_P_PARALLEL] = {"parallel", "native", 0},
     [CWC_P_PERSISTENT] = {"persistent-storage", "persistent-storage", BIT(CWC_P_STORAGE)},
     [CWC_P_RECOVER] = {"recover", "recover", BIT(CWC_P_DETERMINISTIC)},
 };
 
-/* Requirement areas, by ID prefix. DET is split: its crash-and-recovery
- * rules (DET-008 on) are the recover profile's. */
+/* Each requirement's profile, read from the profile table of
+ * spec/10-backend.md at build time (ci/req-profiles.py). */
 static const struct {
-    const char *area;
-    int first, last; /* numbers of the area in this profile */
-    int profile;
-} areas[] = {
-    {"ERR", 0, 999, CWC_P_CORE},        {"RUN", 0, 999, CWC_P_CORE},
-    {"CTX", 0, 999, CWC_P_CORE},        {"TASK", 0, 999, CWC_P_CORE},
-    {"SIG", 0, 999, CWC_P_CORE},        {"PAN", 0, 999, CWC_P_CORE},
-    {"CLK", 0, 999, CWC_P_CORE},        {"SEL", 0, 999, CWC_P_CORE},
-    {"CHN", 0, 999, CWC_P_CORE},        {"ABI", 0, 999, CWC_P_CORE},
-    {"PAR", 0, 999, CWC_P_STRATEGY},    {"RATE", 0, 999, CWC_P_RATELIMIT},
-    {"BUF", 0, 999, CWC_P_BUFFERS},     {"MET", 0, 999, CWC_P_METRICS},
-    {"STOR", 0, 999, CWC_P_STORAGE},    {"NET", 0, 999, CWC_P_NETWORK},
-    {"DET", 0, 7, CWC_P_DETERMINISTIC}, {"DET", 8, 999, CWC_P_RECOVER},
-    {"NAT", 0, 999, CWC_P_PARALLEL},
+    const char *id, *profile;
+} req_profiles[] = {
+#define CWC_REQ_PROFILE(id, profile) {id, profile},
+#include "req-profiles.inc"
+#undef CWC_REQ_PROFILE
 };
 
 /* The capability bits and case needs that stand for a profile. */
@@ -139,6 +130,11 @@ int cwc_case_profile(const cwc_case *c)
     return -1;
 }
 
+cwc_profiles cwc_case_excludes(const cwc_case *c)
+{
+    return (c->needs & CWC_UNLESS_DETERMINISTIC) ? BIT(CWC_P_DETERMINISTIC) : 0;
+}
+
 cwc_profiles cwc_case_needs(const cwc_case *c)
 {
     int own = cwc_case_profile(c);
@@ -152,17 +148,9 @@ cwc_profiles cwc_case_needs(const cwc_case *c)
 
 int cwc_req_profile(const char *id)
 {
-    const char *dash = strchr(id, '-');
-    if (!dash)
-        return -1;
-    size_t len = (size_t)(dash - id);
-    int num = 0;
-    if (sscanf(dash + 1, "%d", &num) != 1)
-        return -1;
-    for (size_t i = 0; i < NELEM(areas); i++)
-        if (strlen(areas[i].area) == len && !strncmp(areas[i].area, id, len) &&
-            num >= areas[i].first && num <= areas[i].last)
-            return areas[i].profile;
+    for (size_t i = 0; i < NELEM(req_profiles); i++)
+        if (!strcmp(req_profiles[i].id, id))
+            return cwc_profile_by_name(req_profiles[i].profile);
     return -1;
 }
 

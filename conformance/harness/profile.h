@@ -42,6 +42,9 @@ cwc_profiles cwc_profiles_missing_deps(cwc_profiles set);
 int cwc_case_profile(const cwc_case *c);
 /* Every profile a case needs to apply: its own and those its needs name. */
 cwc_profiles cwc_case_needs(const cwc_case *c);
+/* The profiles whose declaration makes a case not applicable (its rule is
+ * stated for backends without them), 0 for most cases. */
+cwc_profiles cwc_case_excludes(const cwc_case *c);
 /* The profile a requirement ID belongs to (by its area), or -1. */
 int cwc_req_profile(const char *id);
 /* Parse "core,buffers" into a set; -1 with a message for an unknown name. */

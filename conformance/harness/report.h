@@ -27,7 +27,7 @@ enum cwc_verdict {
 typedef struct cwc_options {
     const char *backend, *filter, *json, *tap, *xml, *profiles;
     unsigned timeout;
-    int list, requirements, certificate, progress;
+    int list, requirements, certificate, quiet;
 } cwc_options;
 
 enum cwc_status { CWC_PASS, CWC_FAIL, CWC_TIMEOUT, CWC_NA, CWC_NOT_RUN, CWC_NSTATUS };

@@ -6,9 +6,12 @@
  * not applicable, one left out by a filter is not run; neither counts as
  * passed, and a run that left out any applicable case is PARTIAL.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness/progress.h"
 #include "harness/report.h"
@@ -80,9 +83,9 @@ static const char *left_out(const cwc_options *opt, const env_filter *e, const c
     if (opt->filter && !strstr(c->name, opt->filter) && !strstr(c->group, opt->filter) &&
         !cwc_has_req(c->reqs, opt->filter))
         return "not selected by --filter";
-    if (e->suite && strcmp(e->suite, "cwrt"))
+    if (e->suite && strcmp(e->suite, "cwrt") != 0)
         return "not selected by CK_RUN_SUITE";
-    if (e->name && strcmp(e->name, c->name))
+    if (e->name && strcmp(e->name, c->name) != 0)
         return "not selected by CK_RUN_CASE";
     if (e->include && !any_tag(c, e->include))
         return "not selected by CK_INCLUDE_TAGS";
@@ -94,12 +97,26 @@ static const char *left_out(const cwc_options *opt, const env_filter *e, const c
 /* Not applicable, not run, or to run (returns 1). */
 static int classify(const cwc_options *opt, const env_filter *e, cwc_report *r, cwc_result *x)
 {
+    if (cwc_case_profile(x->c) < 0) {
+        x->status = CWC_NOT_RUN; /* an error of the suite: the run cannot be complete */
+        snprintf(x->reason, sizeof x->reason, "group '%s' belongs to no profile", x->c->group);
+        return 0;
+    }
     cwc_profiles missing = cwc_case_needs(x->c) & ~r->declared;
     if (missing) {
         char names[160];
         cwc_profiles_text(missing, ", ", names, sizeof names);
         x->status = CWC_NA;
         snprintf(x->reason, sizeof x->reason, "not applicable: needs %s, not declared", names);
+        return 0;
+    }
+    cwc_profiles excluded = cwc_case_excludes(x->c) & r->declared;
+    if (excluded) {
+        char names[160];
+        cwc_profiles_text(excluded, ", ", names, sizeof names);
+        x->status = CWC_NA;
+        snprintf(x->reason, sizeof x->reason, "not applicable: a rule for backends without %s",
+                 names);
         return 0;
     }
     const char *why = left_out(opt, e, r, x->c);
@@ -128,9 +145,28 @@ static void take_result(TestResult *tr, unsigned timeout, cwc_result *x)
     }
 }
 
+/* A case Check saw pass must also have marked its end (cwc_case_done). */
+static void require_end(int fd, cwc_result *x)
+{
+    char mark;
+    if (x->status == CWC_PASS && read(fd, &mark, 1) != 1) {
+        x->status = CWC_FAIL;
+        snprintf(x->reason, sizeof x->reason,
+                 "the case's process ended with status 0 before the case did "
+                 "(an exit() in the backend?)");
+    }
+}
+
 /* Run one case in a child process of its own (Check's fork mode). */
 static void run_case(const cwc_options *opt, cwc_result *x)
 {
+    int done[2];
+    if (pipe2(done, O_NONBLOCK) != 0) {
+        x->status = CWC_FAIL;
+        snprintf(x->reason, sizeof x->reason, "cannot run the case: %s", strerror(errno));
+        return;
+    }
+    cwc_done_fd = done[1];
     Suite *s = suite_create("cwrt");
     TCase *tc = tcase_create(x->c->name);
     tcase_set_timeout(tc, opt->timeout);
@@ -150,6 +186,10 @@ static void run_case(const cwc_options *opt, cwc_result *x)
     }
     free(tr);
     srunner_free(sr);
+    cwc_done_fd = -1;
+    close(done[1]);
+    require_end(done[0], x);
+    close(done[0]);
 }
 
 /* Requirements of the selected profiles that no case names: the spec has a
@@ -201,30 +241,35 @@ static void decide(cwc_report *r)
     r->verdict = r->partial_why[0] ? CWC_PARTIAL : CWC_CONFORMANT;
 }
 
-int cwc_run_suite(const cwc_options *opt, cwc_report *r)
+/* Give every case of the suite a result slot and decide which run; returns
+ * how many will, or -1 on exhausted memory. */
+static long select_cases(const cwc_options *opt, cwc_report *r)
 {
     env_filter e;
-    take_env(&e, r);
     size_t total = 0, torun = 0;
     for (const cwc_case *c = cwc_cases(); c; c = c->next)
         total++;
     r->results = calloc(total ? total : 1, sizeof(cwc_result));
-    if (!r->results) {
-        free_env(&e);
-        return -1;
-    }
-    for (const cwc_case *c = cwc_cases(); c; c = c->next) {
+    take_env(&e, r);
+    for (const cwc_case *c = cwc_cases(); c && r->results; c = c->next) {
         cwc_result *x = &r->results[r->n++];
         x->c = c;
         x->selected = classify(opt, &e, r, x) == 1;
-        torun += x->selected;
-        if (!x->selected)
-            r->counts[x->status]++;
+        torun += (size_t)x->selected;
+        r->counts[x->status] += (size_t)!x->selected;
     }
     free_env(&e);
+    return r->results ? (long)torun : -1;
+}
+
+int cwc_run_suite(const cwc_options *opt, cwc_report *r)
+{
+    long torun = select_cases(opt, r);
+    if (torun < 0)
+        return -1;
     r->started = time(NULL);
     double t0 = now_seconds();
-    cwc_progress *pg = opt->progress ? cwc_progress_start(torun) : NULL;
+    cwc_progress *pg = opt->quiet ? NULL : cwc_progress_start((size_t)torun);
     for (size_t i = 0; i < r->n; i++) {
         cwc_result *x = &r->results[i];
         if (!x->selected)

@@ -4,7 +4,8 @@
  * as it is (bytes that are not UTF-8, controls, markup and quotes), in a
  * copied table, which breaks ABI-002 (the objects still point at the
  * original) so that a case fails. With CWC_ODD_HANG set, every run hangs,
- * so that a case times out.
+ * so that a case times out; with CWC_ODD_EXIT, every run ends the process
+ * with status 0, which Check alone would take for a pass.
  */
 #include <stdlib.h>
 #include <unistd.h>
@@ -20,6 +21,12 @@ static const char odd_name[] = "\xff\xfe odd \xc0\xaf \xed\xa0\x80 \xe2\x82 \xf0
 
 static cw_backend odd;
 
+static int exiting_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out)
+{
+    (void)cfg, (void)root, (void)arg, (void)out;
+    exit(0);
+}
+
 static int hanging_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out)
 {
     (void)cfg, (void)root, (void)arg, (void)out;
@@ -34,5 +41,7 @@ const cw_backend *cw_backend_entry(void)
     odd.name = odd_name;
     if (getenv("CWC_ODD_HANG"))
         odd.start = hanging_start;
+    if (getenv("CWC_ODD_EXIT"))
+        odd.start = exiting_start;
     return &odd;
 }

@@ -49,6 +49,7 @@ expect 3 ck-run-suite CK_RUN_SUITE=other -- --backend deterministic
 expect 3 ck-tags CK_INCLUDE_TAGS=CLK-001 -- --backend deterministic
 expect 3 profile-core -- --backend deterministic --profile core
 expect 1 odd-name -- --backend "$B/lib/cwc-odd.so" --profile core --filter backend_
+expect 1 exit0 CWC_ODD_EXIT=1 -- --backend "$B/lib/cwc-odd.so" --filter clock_sleep
 expect 1 hang CWC_ODD_HANG=1 -- --backend "$B/lib/cwc-odd.so" --filter clock_sleep_until --timeout 1
 usage unknown-backend --backend nosuchbackend
 usage bad-timeout --backend deterministic --timeout 0
@@ -66,7 +67,35 @@ if name != want:
     sys.exit("FAIL odd-name: backend name %r, expected %r" % (name, want))
 print("odd-name: the backend's name survives as %r" % name)
 PYEOF
+grep -q "ended with status 0 before the case did" "$OUT/exit0.json" ||
+  { echo "FAIL exit0: a case ended by exit(0) was not failed"; failures=$((failures + 1)); }
 grep -q '"status": "timeout"' "$OUT/hang.json" || { echo "FAIL hang: no timeout"; failures=$((failures + 1)); }
+
+# The suite's power, as a build with a mutation score states it.
+"$B/bin/cw-conformance-power" --backend deterministic --filter clock_sleep --certificate \
+  --json "$OUT/power.json" > "$OUT/power.txt"
+line="suite power:  95.0% of 400 mutants killed (seed 1, 2026-12-03)"
+if grep -qxF "$line" "$OUT/power.txt" &&
+  "$PY" ci/check-reports.py --expect PARTIAL "$OUT/power.json" &&
+  "$PY" -c 'import json,sys; p=json.load(open(sys.argv[1]))["suite_power"]; sys.exit(not (p["measured"] and p["killed"] == 380 and p["folders"]["storage"]["survived"] == 15))' "$OUT/power.json"; then
+  echo "power: $line"
+else
+  echo "FAIL power: the certificate or the JSON misstates the suite's power"; failures=$((failures + 1))
+fi
+"$CWC" --backend deterministic --filter clock_sleep --certificate > "$OUT/own-power.txt"
+if [ -f conformance/mutation-score.json ]; then
+  grep -q "^suite power:  [0-9.]*% of [0-9]* mutants killed" "$OUT/own-power.txt"
+else
+  grep -qxF "suite power:  not measured" "$OUT/own-power.txt"
+fi || { echo "FAIL power: the build's own power is misstated"; failures=$((failures + 1)); }
+
+# The digest quoted is the spec's, computed as spec/00-conventions.md says.
+want=$(cd spec && cat $(ls ./*.md include/cw/*.h | sed 's|^\./||' | LC_ALL=C sort) | sha256sum | cut -c1-64)
+if "$CWC" --version | grep -q "(sha256 $want)"; then
+  echo "spec digest: $want"
+else
+  echo "FAIL spec digest: --version does not quote $want"; failures=$((failures + 1))
+fi
 
 [ "$failures" -eq 0 ] && echo "== harness: verdicts, exit statuses and reports as expected"
 [ "$failures" -eq 0 ]

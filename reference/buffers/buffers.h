@@ -20,7 +20,7 @@
 
 #include <stdatomic.h>
 
-#include "core/internal.h"
+#include "core/ext.h"
 
 /* ---- Owner records (owner.c) ------------------------------------------------ */
 
@@ -220,5 +220,18 @@ void cw_cache_flush_pool(cw_bufpool *pool);
 uint32_t cw_cache_count(const cw_bufpool_class *cls);
 /* Take up to `max` parked slots of `cls` as a chain (lock held inside). */
 uint32_t cw_class_take(cw_bufpool_class *cls, uint32_t max, cw_bufpool_slot **chain);
+
+/* ---- table.c: what a backend takes: the table, and each run's two pools ---- */
+
+extern const cw_buffer_ops cw_buffer_entries;
+/* Make the network and storage pools of a run of backend `b` from `cfg`.
+ * CW_ERR_INVALID or CW_ERR_NOMEM with the reason in `why`: nothing is left. */
+int cw_rt_pools_open(const cw_backend *b, const cw_config *cfg, cw_bufpool *pools[2], char *why,
+                     size_t whylen);
+/* The same for a cw_start: the failure goes to out->status and out->message. */
+int cw_run_pools_open(const cw_backend *b, const cw_config *cfg, cw_bufpool *pools[2],
+                      cw_run_result *out);
+/* The owner's release of both: buffers still out keep their pool alive. */
+void cw_rt_pools_close(cw_bufpool *pools[2]);
 
 #endif

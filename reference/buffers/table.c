@@ -71,7 +71,7 @@ cw_bufpool *cw_buf_runtime_pool(cw_ctx *ctx, int kind)
 {
     if (kind != CW_BUFPOOL_NETWORK && kind != CW_BUFPOOL_STORAGE)
         return NULL;
-    return ctx->rt->pools[kind];
+    return cw_rt_pool(cw_ctx_rt(ctx), kind);
 }
 
 int cw_rt_pools_open(const cw_backend *b, const cw_config *cfg, cw_bufpool *pools[2], char *why,
@@ -96,6 +96,12 @@ int cw_rt_pools_open(const cw_backend *b, const cw_config *cfg, cw_bufpool *pool
         }
     }
     return CW_OK;
+}
+
+int cw_run_pools_open(const cw_backend *b, const cw_config *cfg, cw_bufpool *pools[2],
+                      cw_run_result *out)
+{
+    return out->status = cw_rt_pools_open(b, cfg, pools, out->message, sizeof out->message);
 }
 
 void cw_rt_pools_close(cw_bufpool *pools[2])

@@ -16,22 +16,18 @@
 
 #include "core/internal.h"
 
-/* A wait's words while it sleeps: arg = deadline, state = index + 1,
- * link[0] = sequence number, link[2] = task (NULL: ops is a cw_alarm_ops). */
-static uint64_t seq_of(const cw_wait *w)
-{
-    return (uint64_t)(uintptr_t)w->link[0];
-}
-
+/* A sleeping wait's words (cw_waitv): its deadline, its heap_pos, its seq,
+ * and its task (NULL: its ops are a cw_alarm_ops). */
 static bool before(const cw_wait *x, const cw_wait *y)
 {
-    return x->arg < y->arg || (x->arg == y->arg && seq_of(x) < seq_of(y));
+    const cw_waitv *a = cw_waitv_of_const(x), *b = cw_waitv_of_const(y);
+    return a->deadline < b->deadline || (a->deadline == b->deadline && a->seq < b->seq);
 }
 
 static void place(cw_alarms *a, size_t i, cw_wait *w)
 {
     a->heap[i] = w;
-    w->state = i + 1;
+    cw_waitv_of(w)->heap_pos = i + 1;
 }
 
 static void sift_up(cw_alarms *a, size_t i)
@@ -74,24 +70,25 @@ void cw_alarms_push(cw_alarms *a, cw_wait *w, cw_task *t)
         a->heap = heap;
         a->cap = cap;
     }
-    w->link[0] = (void *)(uintptr_t)a->seq++;
-    w->link[2] = t;
+    cw_waitv_of(w)->seq = (uintptr_t)a->seq++;
+    cw_waitv_of(w)->task = t;
     a->heap[a->len] = w;
     sift_up(a, a->len++);
 }
 
 void cw_alarms_remove(cw_alarms *a, cw_wait *w)
 {
-    if (w->state == 0)
+    cw_waitv *v = cw_waitv_of(w);
+    if (v->heap_pos == 0)
         return;
-    size_t i = (size_t)w->state - 1;
-    w->state = 0;
+    size_t i = (size_t)v->heap_pos - 1;
+    v->heap_pos = 0;
     cw_wait *last = a->heap[--a->len];
     if (i == a->len)
         return;
     place(a, i, last);
     sift_down(a, i);
-    sift_up(a, (size_t)last->state - 1);
+    sift_up(a, (size_t)cw_waitv_of(last)->heap_pos - 1);
 }
 
 cw_wait *cw_alarms_peek(const cw_alarms *a)
@@ -121,7 +118,7 @@ void cw_alarm_fire(cw_rt *rt, cw_wait *w)
 void cw_alarms_clear(cw_alarms *a)
 {
     for (size_t i = 0; i < a->len; i++)
-        a->heap[i]->state = 0;
+        cw_waitv_of(a->heap[i])->heap_pos = 0;
     a->len = 0;
 }
 

@@ -174,14 +174,14 @@ static const cw_wait_ops recv_ops = {recv_try, recv_arm, cw_waiters_remove};
 void cw_core_wait_send(cw_wait *w, cw_chan *c, const void *elem)
 {
     cw_wait_init(w, c->hdr.backend, &send_ops, c);
-    w->link[3] = c->rt;
+    cw_waitv_of(w)->rt = c->rt;
     w->out = (void *)(uintptr_t)elem; /* only read: the send copies from it */
 }
 
 void cw_core_wait_recv(cw_wait *w, cw_chan *c, void *elem)
 {
     cw_wait_init(w, c->hdr.backend, &recv_ops, c);
-    w->link[3] = c->rt;
+    cw_waitv_of(w)->rt = c->rt;
     w->out = elem;
 }
 

@@ -12,7 +12,7 @@ cw_time cw_core_current(cw_ctx *ctx)
 static bool sleep_try(cw_wait *w)
 {
     cw_rt *rt = cw_wait_rt(w);
-    if (rt->sched->now(rt) < w->arg)
+    if (rt->sched->now(rt) < cw_waitv_of(w)->deadline)
         return false;
     w->result = CW_OK;
     return true;
@@ -32,11 +32,16 @@ static void sleep_disarm(cw_wait *w)
 
 static const cw_wait_ops sleep_ops = {sleep_try, sleep_arm, sleep_disarm};
 
+void cw_wait_sleep_at(cw_wait *w, cw_rt *rt, const cw_backend *b, cw_time deadline)
+{
+    cw_wait_init(w, b, &sleep_ops, NULL);
+    cw_waitv_of(w)->rt = rt;
+    cw_waitv_of(w)->deadline = deadline;
+}
+
 void cw_core_wait_sleep_until(cw_wait *w, cw_ctx *ctx, cw_time deadline)
 {
-    cw_wait_init(w, ctx->hdr.backend, &sleep_ops, NULL);
-    w->link[3] = ctx->rt;
-    w->arg = deadline;
+    cw_wait_sleep_at(w, ctx->rt, ctx->hdr.backend, deadline);
 }
 
 void cw_core_random(cw_ctx *ctx, void *buf, size_t len)

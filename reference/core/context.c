@@ -90,6 +90,27 @@ const char *cw_core_label(const cw_ctx *ctx)
     return ctx->label;
 }
 
+cw_rt *cw_ctx_rt(const cw_ctx *ctx)
+{
+    return ctx->rt;
+}
+
+const cw_backend *cw_ctx_backend(const cw_ctx *ctx)
+{
+    return ctx->hdr.backend;
+}
+
+size_t cw_ctx_attributes(const cw_ctx *ctx, const cw_attribute **out)
+{
+    *out = ctx->attrs;
+    return ctx->nattrs;
+}
+
+int cw_ctx_execution(const cw_ctx *ctx)
+{
+    return ctx->execution;
+}
+
 void cw_core_set_execution(cw_ctx *ctx, int execution)
 {
     ctx->execution = execution;

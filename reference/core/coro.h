@@ -114,6 +114,26 @@ void cw_stack_free(cw_stack *s);
 void cw_stack_recycle(cw_stack *s);
 
 /*
+ * Stacks of ended coroutines, kept for the next ones: mapping and unmapping
+ * a stack costs far more than a switch.  Not thread-safe: its owner guards
+ * it (the core: with the runtime's lock).
+ */
+typedef struct cw_stack_cache {
+	cw_stack *stacks;
+	size_t n, cap;
+} cw_stack_cache;
+
+/* Room for `cap` stacks: 0, or ENOMEM with nothing allocated. */
+int cw_stack_cache_init(cw_stack_cache *c, size_t cap);
+/* Move a kept stack into `*s` and return 1, or return 0 when none is kept. */
+int cw_stack_cache_take(cw_stack_cache *c, cw_stack *s);
+/* Keep the stack of an ended coroutine, or free it when the cache is full
+ * (a zeroed `*s` is left alone); `*s` is zeroed either way. */
+void cw_stack_cache_put(cw_stack_cache *c, cw_stack *s);
+/* Free every kept stack and the cache's own array. */
+void cw_stack_cache_free(cw_stack_cache *c);
+
+/*
  * A saved execution context.  The caller owns the struct and must keep it
  * at a fixed address from cw_coro_init (or from the switch that saves into
  * it) until the context has been resumed, or for a coroutine until it has

@@ -36,6 +36,11 @@ void cw_handle_free(cw_handle *h)
     free(h);
 }
 
+void cw_handle_ref(cw_handle *h)
+{
+    h->refs++;
+}
+
 void cw_handle_unref(cw_handle *h)
 {
     if (--h->refs == 0)
@@ -100,6 +105,6 @@ static const cw_wait_ops join_ops = {join_try, join_arm, cw_waiters_remove};
 void cw_core_wait_join(cw_wait *w, cw_handle *h, void **out)
 {
     cw_wait_init(w, h->hdr.backend, &join_ops, h);
-    w->link[3] = h->rt;
+    cw_waitv_of(w)->rt = h->rt;
     w->out = out;
 }

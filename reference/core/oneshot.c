@@ -126,7 +126,7 @@ static const cw_wait_ops recv_ops = {recv_try, recv_arm, cw_waiters_remove};
 void cw_core_wait_oneshot(cw_wait *w, cw_oneshot *o, void *elem)
 {
     cw_wait_init(w, o->hdr.backend, &recv_ops, o);
-    w->link[3] = o->rt;
+    cw_waitv_of(w)->rt = o->rt;
     w->out = elem;
 }
 

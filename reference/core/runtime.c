@@ -37,14 +37,10 @@ int cw_config_resolve(const cw_config *in, cw_config *cfg, char *why, size_t why
     return CW_OK;
 }
 
-int cw_run_begin(const cw_backend *b, const cw_config *cfg, cw_config *resolved,
-                 cw_bufpool *pools[2], cw_run_result *out)
+int cw_run_begin(const cw_config *cfg, cw_config *resolved, cw_run_result *out)
 {
     memset(out, 0, sizeof *out);
-    int rc = cw_config_resolve(cfg, resolved, out->message, sizeof out->message);
-    if (rc == CW_OK)
-        rc = cw_rt_pools_open(b, resolved, pools, out->message, sizeof out->message);
-    return out->status = rc;
+    return out->status = cw_config_resolve(cfg, resolved, out->message, sizeof out->message);
 }
 
 void cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
@@ -55,8 +51,8 @@ void cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
     rt->backend = backend;
     rt->sched = sched;
     rt->cfg = *cfg;
-    rt->stack_cache_cap = 64;
-    rt->stack_cache = cw_xcalloc(rt->stack_cache_cap, sizeof *rt->stack_cache);
+    if (cw_stack_cache_init(&rt->stacks, 64) != 0)
+        cw_fatal("out of memory allocating the stack cache");
     cw_list_init(&rt->tasks);
     cw_list_init(&rt->contexts);
     cw_list_init(&rt->handles);
@@ -66,7 +62,6 @@ void cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
     cw_list_init(&rt->nodes);
     cw_list_init(&rt->stop_waiters);
     cw_list_init(&rt->signal_waiters);
-    cw_rt_metrics_open(rt);
 }
 
 #define FREE_ALL(head, type, fn)                                                                   \
@@ -83,8 +78,8 @@ static void node_free(cw_node *n)
 
 void cw_rt_free_objects(cw_rt *rt)
 {
-    cw_rt_storage_close(rt); /* first: a sync in flight may still complete a handle */
-    cw_rt_net_close(rt);
+    for (int id = 0; id < CW_EXT_COUNT; id++) /* in slot order: see cw_ext_id */
+        cw_ext_close(rt, (cw_ext_id)id);
     FREE_ALL(&rt->contexts, cw_ctx, cw_ctx_free);
     FREE_ALL(&rt->handles, cw_handle, cw_handle_free);
     cw_chan_free_all(&rt->chans);
@@ -92,8 +87,7 @@ void cw_rt_free_objects(cw_rt *rt)
     cw_signal_free_all(&rt->signals);
     /* Last: freeing contexts above may already have released some nodes. */
     FREE_ALL(&rt->nodes, cw_node, node_free);
-    cw_stack_cache_free(rt);
-    cw_rt_metrics_close(rt);
+    cw_stack_cache_free(&rt->stacks);
     pthread_mutex_destroy(&rt->lock);
 }
 

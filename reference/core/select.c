@@ -7,91 +7,9 @@
  * inside "try" is what guarantees that a losing wait has no effect (a
  * message is never taken by a receive that lost).
  *
- * A wait's link words: [0..1] its node in a waiter list, [2] the waiting
- * task, [3] the runtime it belongs to.
+ * The waiter lists the waits arm themselves on are in waiters.c.
  */
-#include <string.h>
-
 #include "core/internal.h"
-
-void cw_wait_init(cw_wait *w, const cw_backend *b, const cw_wait_ops *ops, void *object)
-{
-    memset(w, 0, sizeof *w);
-    w->backend = b;
-    w->ops = ops;
-    w->object = object;
-}
-
-cw_rt *cw_wait_rt(const cw_wait *w)
-{
-    return w->link[3];
-}
-
-static cw_list *wait_node(cw_wait *w)
-{
-    return (cw_list *)(void *)&w->link[0];
-}
-
-cw_task *cw_wait_task(cw_wait *w)
-{
-    return w->link[2];
-}
-
-void cw_waiters_add(cw_list *waiters, cw_wait *w, cw_task *t)
-{
-    w->link[2] = t;
-    cw_list_push_back(waiters, wait_node(w));
-}
-
-void cw_waiters_remove(cw_wait *w)
-{
-    cw_list *node = wait_node(w);
-    if (node->next)
-        cw_list_remove(node);
-    w->link[2] = NULL;
-}
-
-void cw_waiters_wake(cw_rt *rt, cw_list *waiters)
-{
-    for (cw_list *it = waiters->next; it != waiters; it = it->next) {
-        cw_wait *w = (cw_wait *)(void *)((char *)it - offsetof(cw_wait, link));
-        rt->sched->wake(cw_wait_task(w));
-    }
-}
-
-/* What a wait becomes when its object ends under it: done, with the result
- * it was given, and nothing to arm or disarm. */
-static bool ended_try(cw_wait *w)
-{
-    (void)w;
-    return true;
-}
-
-static void ended_arm(cw_wait *w, cw_task *t)
-{
-    (void)w;
-    (void)t;
-}
-
-static void ended_disarm(cw_wait *w)
-{
-    (void)w;
-}
-
-static const cw_wait_ops ended_ops = {ended_try, ended_arm, ended_disarm};
-
-void cw_waiters_end(cw_rt *rt, cw_list *waiters, int result)
-{
-    while (waiters->next != waiters) {
-        cw_wait *w = (cw_wait *)(void *)((char *)waiters->next - offsetof(cw_wait, link));
-        cw_task *t = cw_wait_task(w);
-        cw_waiters_remove(w);
-        w->ops = &ended_ops;
-        w->object = NULL;
-        w->result = result;
-        rt->sched->wake(t);
-    }
-}
 
 int cw_core_select(cw_wait *waits, size_t n, bool block)
 {
@@ -145,9 +63,11 @@ out:
     return rc;
 }
 
+/* ---- Waits that need no object ------------------------------------------------------- */
+
 static bool ready_try(cw_wait *w)
 {
-    w->result = (int)(int64_t)w->arg;
+    w->result = (int)(int64_t)cw_waitv_of(w)->code;
     return true;
 }
 
@@ -174,12 +94,12 @@ static const cw_wait_ops pending_ops = {pending_try, no_arm, no_disarm};
 void cw_core_wait_ready(cw_wait *w, cw_ctx *ctx, int result)
 {
     cw_wait_init(w, ctx->hdr.backend, &ready_ops, NULL);
-    w->link[3] = ctx->rt;
-    w->arg = (uint64_t)(int64_t)result;
+    cw_waitv_of(w)->rt = ctx->rt;
+    cw_waitv_of(w)->code = (uint64_t)(int64_t)result;
 }
 
 void cw_core_wait_pending(cw_wait *w, cw_ctx *ctx)
 {
     cw_wait_init(w, ctx->hdr.backend, &pending_ops, NULL);
-    w->link[3] = ctx->rt;
+    cw_waitv_of(w)->rt = ctx->rt;
 }

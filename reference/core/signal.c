@@ -71,8 +71,20 @@ static const cw_wait_ops signal_ops = {signal_try, signal_arm, cw_waiters_remove
 void cw_core_wait_signal(cw_wait *w, cw_signal *s, int32_t *value)
 {
     cw_wait_init(w, s->hdr.backend, &signal_ops, s);
-    w->link[3] = s->rt;
+    cw_waitv_of(w)->rt = s->rt;
     w->out = value;
+}
+
+/* A signal wait earlier in the select making this stop was tried before
+ * the stop took effect, and is not armed yet: the waiters just woken miss
+ * it. Waking the caller makes its select try again instead of parking
+ * (SEL-001); a park may return early, so a wake it turns out not to need
+ * is harmless. */
+static void wake_own_select(cw_rt *rt)
+{
+    cw_task *self = rt->sched->current(rt);
+    if (self && rt->stop_outstanding)
+        rt->sched->wake(self);
 }
 
 /* The stop takes effect the first time its wait is tried, not when the wait
@@ -80,9 +92,10 @@ void cw_core_wait_signal(cw_wait *w, cw_signal *s, int32_t *value)
 static bool stop_try(cw_wait *w)
 {
     cw_rt *rt = w->object;
-    if (!w->state) {
-        w->state = 1;
-        int32_t value = (int32_t)(uint32_t)w->arg;
+    cw_waitv *v = cw_waitv_of(w);
+    if (!v->done) {
+        v->done = 1;
+        int32_t value = (int32_t)(uint32_t)v->value;
         uint8_t be[8];
         cw_be64(be, (uint32_t)value);
         cw_field f = {be + 4, 4};
@@ -91,6 +104,7 @@ static bool stop_try(cw_wait *w)
             rt->stop_called = true;
             rt->stop_value = value;
             cw_waiters_wake(rt, &rt->signal_waiters);
+            wake_own_select(rt);
         }
     }
     if (rt->stop_outstanding)
@@ -110,8 +124,8 @@ static const cw_wait_ops stop_ops = {stop_try, stop_arm, cw_waiters_remove};
 void cw_core_wait_stop(cw_wait *w, cw_ctx *ctx, int32_t value)
 {
     cw_wait_init(w, ctx->hdr.backend, &stop_ops, ctx->rt);
-    w->link[3] = ctx->rt;
-    w->arg = (uint32_t)value;
+    cw_waitv_of(w)->rt = ctx->rt;
+    cw_waitv_of(w)->value = (uint32_t)value;
 }
 
 void cw_signal_free_all(cw_list *head)

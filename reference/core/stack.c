@@ -1,5 +1,6 @@
 /*
- * Task stacks: private anonymous mappings with a guard page below.
+ * Task stacks: private anonymous mappings with a guard page below, and
+ * the cache of stacks kept for reuse.
  *
  * Each stack is its own mapping rather than a slice of a shared arena, so
  * freeing one returns its memory to the system at once and an overflow
@@ -9,6 +10,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -105,4 +107,42 @@ void cw_stack_free(cw_stack *s)
 #endif
 	munmap(s->map, s->map_size);
 	*s = (cw_stack){ 0 };
+}
+
+int cw_stack_cache_init(cw_stack_cache *c, size_t cap)
+{
+	c->stacks = calloc(cap ? cap : 1, sizeof *c->stacks);
+	c->n = 0;
+	c->cap = c->stacks ? cap : 0;
+	return c->stacks ? 0 : ENOMEM;
+}
+
+int cw_stack_cache_take(cw_stack_cache *c, cw_stack *s)
+{
+	if (!c->n)
+		return 0;
+	*s = c->stacks[--c->n];
+	return 1;
+}
+
+void cw_stack_cache_put(cw_stack_cache *c, cw_stack *s)
+{
+	if (!s->map)
+		return;
+	if (c->n < c->cap) {
+		cw_stack_recycle(s);
+		c->stacks[c->n++] = *s;
+		*s = (cw_stack){ 0 };
+	} else {
+		cw_stack_free(s);
+	}
+}
+
+void cw_stack_cache_free(cw_stack_cache *c)
+{
+	while (c->n)
+		cw_stack_free(&c->stacks[--c->n]);
+	free(c->stacks);
+	c->stacks = NULL;
+	c->cap = 0;
 }

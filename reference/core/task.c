@@ -17,6 +17,25 @@
 
 #include "core/internal.h"
 
+/* What the run's task observer (ext.h; the runtime's metrics) is told. */
+static void observe_admitted(cw_task *t)
+{
+    if (t->rt->observer)
+        t->rt->observer->admitted(t);
+}
+
+static void observe_refused(cw_rt *rt, const cw_ctx *ctx)
+{
+    if (rt->observer)
+        rt->observer->refused(rt, ctx);
+}
+
+static void observe_stopped(cw_task *t)
+{
+    if (t->rt->observer)
+        t->rt->observer->stopped(t);
+}
+
 static cw_task *task_new(cw_rt *rt, cw_ctx *parent_ctx, cw_node *own_node, cw_task_fn fn,
                          void *arg)
 {
@@ -43,7 +62,7 @@ cw_task *cw_task_new_root(cw_rt *rt, cw_task_fn fn, void *arg)
 {
     cw_task *t = task_new(rt, NULL, cw_node_root(rt), fn, arg);
     rt->root = t;
-    cw_task_metrics_begin(t);
+    observe_admitted(t);
     return t;
 }
 
@@ -65,7 +84,7 @@ cw_handle *cw_core_spawn(cw_ctx *ctx, cw_task_fn fn, void *arg)
     if (owner->aborted || rt->ending) {
         cw_handle *h = cw_handle_new(rt);
         cw_handle_complete(h, CW_ERR_CLOSED, NULL);
-        cw_task_metrics_refused(rt, ctx);
+        observe_refused(rt, ctx);
         consume_context(ctx);
         cw_rt_unlock(rt);
         return h;
@@ -76,7 +95,7 @@ cw_handle *cw_core_spawn(cw_ctx *ctx, cw_task_fn fn, void *arg)
     t->handle->refs++; /* one for the task, one for the caller */
     cw_handle *h = t->handle;
     consume_context(ctx);
-    cw_task_metrics_begin(t);
+    observe_admitted(t);
     cw_node_set_task(owner, t);
     rt->sched->spawned(t);
     cw_rt_unlock(rt);
@@ -91,42 +110,11 @@ cw_task *cw_task_self(cw_rt *rt, const char *what)
     return t;
 }
 
-/* With rt->lock held: a cached stack, or false. */
-static bool take_cached_stack(cw_rt *rt, cw_stack *s)
-{
-    if (!rt->nstacks)
-        return false;
-    *s = rt->stack_cache[--rt->nstacks];
-    return true;
-}
-
-/* With rt->lock held: keep the stack of an ended task, or free it. */
-static void cache_stack(cw_rt *rt, cw_stack *s)
-{
-    if (!s->map)
-        return;
-    if (rt->nstacks < rt->stack_cache_cap) {
-        cw_stack_recycle(s);
-        rt->stack_cache[rt->nstacks++] = *s;
-        *s = (cw_stack){0};
-    } else {
-        cw_stack_free(s);
-    }
-}
-
-void cw_stack_cache_free(cw_rt *rt)
-{
-    while (rt->nstacks)
-        cw_stack_free(&rt->stack_cache[--rt->nstacks]);
-    free(rt->stack_cache);
-    rt->stack_cache = NULL;
-}
-
 int cw_task_prepare(cw_task *t)
 {
     cw_rt *rt = t->rt;
     cw_rt_lock(rt);
-    bool cached = take_cached_stack(rt, &t->stack);
+    bool cached = cw_stack_cache_take(&rt->stacks, &t->stack);
     cw_rt_unlock(rt);
     if (!cached && cw_stack_map(&t->stack, rt->cfg.stack_size, rt->cfg.stack_guard) != 0)
         return CW_ERR_NOMEM;
@@ -186,7 +174,7 @@ void cw_task_abort(cw_task *t)
     if (t->state == CW_TASK_DONE || t->aborted)
         return;
     t->aborted = true;
-    cw_task_metrics_end(t);
+    observe_stopped(t);
     t->rt->sched->wake(t);
 }
 
@@ -195,7 +183,7 @@ void cw_task_finish(cw_task *t)
     cw_rt_lock(t->rt);
     t->state = CW_TASK_DONE;
     t->cleanups = NULL;
-    cw_task_metrics_end(t); /* before the result is seen: a joiner reads it dropped */
+    observe_stopped(t); /* before the result is seen: a joiner reads it dropped */
     /* An aborted task reports CW_ERR_CLOSED even if it got to return. */
     int result = t->aborted && t->exit_result == CW_OK ? CW_ERR_CLOSED : t->exit_result;
     cw_handle_complete(t->handle, result, result == CW_OK ? t->exit_value : NULL);
@@ -216,7 +204,7 @@ void cw_task_finish(cw_task *t)
     }
     cw_waker_detach(t->waker);
     t->waker = NULL;
-    cache_stack(t->rt, &t->stack);
+    cw_stack_cache_put(&t->rt->stacks, &t->stack);
     cw_rt_unlock(t->rt);
 }
 
@@ -283,4 +271,34 @@ void cw_core_park(cw_ctx *ctx)
         return;
     ctx->rt->sched->park(t);
     cw_task_check_abort(t);
+}
+
+bool cw_task_unwinding(const cw_task *t)
+{
+    return t->unwinding;
+}
+
+cw_rt *cw_task_rt(const cw_task *t)
+{
+    return t->rt;
+}
+
+const char *cw_task_label(const cw_task *t)
+{
+    return t->label;
+}
+
+int cw_task_execution(const cw_task *t)
+{
+    return t->execution;
+}
+
+void cw_rt_observe_tasks(cw_rt *rt, const cw_task_observer *o)
+{
+    rt->observer = o;
+}
+
+void **cw_task_observer_word(cw_task *t)
+{
+    return &t->observed;
 }

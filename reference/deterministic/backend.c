@@ -2,8 +2,10 @@
  * backend.c - the deterministic backend's table: the core's functions plus
  * this folder's scheduler.
  */
+#include "buffers/buffers.h"
 #include "cwrt/cwrt.h"
 #include "deterministic/det.h"
+#include "metrics/metrics.h"
 
 static const cw_backend det_backend;
 
@@ -33,6 +35,8 @@ static const cw_backend det_backend = {
     .start = det_start,
 
     CW_CORE_ENTRIES,
+    .metrics = &cw_metric_entries,
+    .storage = &cw_storage_entries,
     .audit_digest = cw_det_audit_digest,
     .buffers = &cw_buffer_entries,
     .network = &cw_network_memory_entries,

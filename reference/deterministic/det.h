@@ -1,6 +1,6 @@
 /*
  * det.h - private to the deterministic backend: its PRNG, audit chain,
- * alarm heap and scheduler state. The algorithm is specified in
+ * alarm heap and scheduler state, and its storage, network and recovery. The algorithm is specified in
  * spec/11-deterministic.md, which this folder follows step by step.
  */
 #ifndef CW_DET_H
@@ -9,7 +9,9 @@
 #include <sched.h>
 #include <stdatomic.h>
 
-#include "core/internal.h"
+#include "core/sched.h"
+#include "network/net.h"
+#include "storage/storage.h"
 
 /* ---- PRNG (prng.c): xoshiro256** seeded through splitmix64 ---- */
 typedef struct cw_prng {
@@ -71,7 +73,20 @@ typedef struct cw_det {
     /* runtime_iterations and runtime_task_polls; a task's polls series is
      * kept in its sched_data, found on its first resumption. */
     cw_metric *iterations_metric, *task_polls;
+    /* What a run recovered from a checkpoint inherits (recover.c): the
+     * storage and the network adopt their part when they are made; the
+     * run's own checkpoint takes back what was not adopted. */
+    struct cw_mem_image *inherit_storage;
+    struct cw_hosts_image *inherit_hosts;
 } cw_det;
+
+/* The run `rt` is (every run of this backend is a cw_det). */
+static inline cw_det *cw_det_of(cw_rt *rt)
+{
+    return (cw_det *)(void *)rt;
+}
+
+extern const cw_origin cw_det_origin; /* backend.c */
 
 /* Runs whose objects name `self`: the deterministic table or one derived
  * from it (backend.c gives the table's own entries). */
@@ -93,5 +108,51 @@ const cw_config *cw_det_checkpoint_config(const cw_checkpoint *cp);
 /* Start `d` where `cp`'s run crashed; frees `cp`'s shell. */
 void cw_det_resume(cw_det *d, cw_checkpoint *cp);
 void cw_det_checkpoint_free(cw_checkpoint *cp);
+
+/* ---- Memory storage (memory_storage.c) ---- */
+extern const cw_storage_driver cw_memory_driver;
+
+/* What a crash of memory storage keeps of the unsynced changes, numbered in
+ * issue order: each byte of a write, and each resize, that the policy
+ * answers true for. */
+typedef struct cw_crash_policy {
+    bool (*keep_byte)(void *arg, size_t change, uint64_t byte);
+    bool (*keep_resize)(void *arg, size_t change);
+    void *arg;
+} cw_crash_policy;
+
+/* Crash memory storage `st`: apply what `policy` keeps of the unsynced
+ * changes to the durable bytes, forget the rest, and retire every open
+ * file (their syncs fail with CW_ERR_BLOB_MISSING). Opening a blob
+ * afterwards reads what survived. */
+void cw_memory_crash(cw_storage *st, const cw_crash_policy *policy);
+
+/* The crash at the end of a checkpointed deterministic run: memory storage
+ * keeps what was durable, and of the unsynced changes what the run's
+ * storage faults say survives a crash (none without faults). */
+void cw_storage_crash(cw_storage *st);
+
+/* What memory storage made durable, between a run's crash and the next
+ * run's start: cw_memory_take crashes the run's storage (cw_storage_crash)
+ * and takes its durable contents, or the inheritance itself when the run
+ * made no storage. Never NULL; the caller owns it. */
+typedef struct cw_mem_image cw_mem_image;
+cw_mem_image *cw_memory_take(cw_rt *rt);
+void cw_mem_image_free(cw_mem_image *img);
+
+/* ---- Network (memory_network.c, resolver.c) ---- */
+extern const cw_net_driver cw_memory_net_driver;
+extern const cw_network_ops cw_network_memory_entries;
+int cw_mem_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size_t *n,
+                   cw_resolve_error *err);
+int cw_mem_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs, size_t n);
+/* A recovered run's network takes the table its checkpoint carried. */
+void cw_hosts_adopt(cw_net *net);
+void cw_hosts_free(cw_net *net);
+/* The resolver's table between runs: taken from a run's network (or its
+ * inheritance, when it made none); never NULL. */
+typedef struct cw_hosts_image cw_hosts_image;
+cw_hosts_image *cw_hosts_take(cw_rt *rt);
+void cw_hosts_image_free(cw_hosts_image *img);
 
 #endif

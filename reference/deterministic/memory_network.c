@@ -7,8 +7,8 @@
  */
 #include <string.h>
 
+#include "deterministic/det.h"
 #include "metrics/metrics.h"
-#include "network/net.h"
 
 static cw_listener *find(cw_net *net, const cw_addr *addr)
 {
@@ -36,9 +36,9 @@ static bool pick_port(cw_net *net, cw_addr *addr)
     return false;
 }
 
-int cw_mem_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out)
+static int mem_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out)
 {
-    cw_rt *rt = ctx->rt;
+    cw_rt *rt = cw_ctx_rt(ctx);
     cw_task_self(rt, "cw_bind");
     if (addr->family != CW_ADDR_IPV4 && addr->family != CW_ADDR_IPV6)
         return CW_ERR_INVALID;
@@ -52,7 +52,7 @@ int cw_mem_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out)
     int rc = reserved || taken ? CW_ERR_BIND_FAILED : CW_OK;
     cw_net_audit_result(rt, "bind", addr, rc);
     if (rc == CW_OK)
-        *out = cw_listener_new(rt, ctx->hdr.backend, &a);
+        *out = cw_listener_new(rt, cw_ctx_backend(ctx), &a);
     cw_rt_unlock(rt);
     return rc;
 }
@@ -72,9 +72,9 @@ static void connect_pair(cw_rt *rt, const cw_backend *b, const cw_addr *dialer,
     cw_pipe_delay(theirs->stream);
 }
 
-int cw_mem_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **stream)
+static int mem_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **stream)
 {
-    cw_rt *rt = ctx->rt;
+    cw_rt *rt = cw_ctx_rt(ctx);
     cw_task_self(rt, "cw_dial");
     cw_rt_lock(rt);
     cw_net *net = cw_net_of(rt);
@@ -92,7 +92,7 @@ int cw_mem_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **st
     cw_net_audit_result(rt, "dial", addr, rc);
     if (l) {
         cw_pending *p = cw_xcalloc(1, sizeof *p);
-        connect_pair(rt, ctx->hdr.backend, &dialer, addr, &p->conn, sink, stream);
+        connect_pair(rt, cw_ctx_backend(ctx), &dialer, addr, &p->conn, sink, stream);
         cw_list_push_back(&l->pending, &p->link);
         cw_waiters_wake(rt, &l->waiters);
         cw_metric_counter_add(net->outbound, 1);
@@ -101,13 +101,19 @@ int cw_mem_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **st
     return rc;
 }
 
+/* Its connections are pipes: no socket, so no transport entries. */
+const cw_net_driver cw_memory_net_driver = {
+    .open = cw_hosts_adopt,
+    .close = cw_hosts_free,
+};
+
 const cw_network_ops cw_network_memory_entries = {
     .size = sizeof(cw_network_ops),
-    .bind = cw_mem_bind,
+    .bind = mem_bind,
     .local_addr = cw_net_local_addr,
     .wait_accept = cw_net_wait_accept,
     .listener_close = cw_net_listener_close,
-    .dial = cw_mem_dial,
+    .dial = mem_dial,
     .wait_sink_send = cw_net_sink_wait_send,
     .sink_send = cw_net_sink_send,
     .sink_close = cw_net_sink_close,

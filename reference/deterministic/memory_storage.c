@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "storage/storage.h"
+#include "deterministic/det.h"
 
 /* ---- Growing byte strings ----------------------------------------------------------- */
 
@@ -390,7 +390,7 @@ static int mem_init(cw_storage *st, char *why, size_t whylen)
     (void)why;
     (void)whylen;
     mem_storage *ms = cw_xcalloc(1, sizeof *ms);
-    cw_mem_image *img = st->rt->inherit_storage;
+    cw_mem_image *img = cw_det_of(st->rt)->inherit_storage;
     if (img) {
         /* A recovered run: its storage is what the crashed one made durable. */
         ms->parts = img->parts;
@@ -398,7 +398,7 @@ static int mem_init(cw_storage *st, char *why, size_t whylen)
         ms->cap = img->cap;
         ms->generations = img->generations;
         free(img);
-        st->rt->inherit_storage = NULL;
+        cw_det_of(st->rt)->inherit_storage = NULL;
     }
     st->impl = ms;
     return 0;
@@ -474,10 +474,10 @@ static void partition_free(mem_partition *p)
 
 cw_mem_image *cw_memory_take(cw_rt *rt)
 {
-    cw_storage *st = rt->storage;
+    cw_storage *st = cw_ext_state(rt, CW_EXT_STORAGE);
     if (!st) {
-        cw_mem_image *img = rt->inherit_storage;
-        rt->inherit_storage = NULL;
+        cw_mem_image *img = cw_det_of(rt)->inherit_storage;
+        cw_det_of(rt)->inherit_storage = NULL;
         return img ? img : cw_xcalloc(1, sizeof *img);
     }
     if (st->driver != &cw_memory_driver)

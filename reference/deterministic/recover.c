@@ -59,8 +59,8 @@ void cw_det_resume(cw_det *d, cw_checkpoint *cp)
     d->deadline = cp->deadline;
     d->prng = cp->prng;
     memcpy(d->auditor.digest, cp->digest, sizeof cp->digest);
-    d->rt.inherit_storage = cp->storage;
-    d->rt.inherit_hosts = cp->hosts;
+    d->inherit_storage = cp->storage;
+    d->inherit_hosts = cp->hosts;
     free(cp);
 }
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "network/net.h"
+#include "deterministic/det.h"
 
 static cw_host *find(cw_net *net, const char *name)
 {
@@ -46,7 +46,7 @@ static void fail_message(cw_resolve_error *err, const char *host)
 int cw_mem_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size_t *n,
                    cw_resolve_error *err)
 {
-    cw_rt *rt = ctx->rt;
+    cw_rt *rt = cw_ctx_rt(ctx);
     cw_task_self(rt, "cw_resolve");
     if (!host || (cap > 0 && !out))
         return CW_ERR_INVALID;
@@ -74,7 +74,7 @@ static void host_clear(cw_host *h)
 
 int cw_mem_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs, size_t n)
 {
-    cw_rt *rt = ctx->rt;
+    cw_rt *rt = cw_ctx_rt(ctx);
     if (!host || (n > 0 && !addrs))
         return CW_ERR_INVALID;
     cw_rt_lock(rt);
@@ -122,22 +122,23 @@ struct cw_hosts_image {
 
 void cw_hosts_adopt(cw_net *net)
 {
-    cw_hosts_image *img = net->rt->inherit_hosts;
+    cw_det *d = cw_det_of(net->rt);
+    cw_hosts_image *img = d->inherit_hosts;
     if (!img)
         return;
     net->hosts = img->hosts;
     net->nhosts = img->n;
     net->cap_hosts = img->cap;
     free(img);
-    net->rt->inherit_hosts = NULL;
+    d->inherit_hosts = NULL;
 }
 
 cw_hosts_image *cw_hosts_take(cw_rt *rt)
 {
-    cw_net *net = rt->net;
+    cw_net *net = cw_ext_state(rt, CW_EXT_NETWORK);
     if (!net) {
-        cw_hosts_image *img = rt->inherit_hosts;
-        rt->inherit_hosts = NULL;
+        cw_hosts_image *img = cw_det_of(rt)->inherit_hosts;
+        cw_det_of(rt)->inherit_hosts = NULL;
         return img ? img : cw_xcalloc(1, sizeof *img);
     }
     cw_hosts_image *img = cw_xcalloc(1, sizeof *img);

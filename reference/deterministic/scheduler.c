@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffers/buffers.h"
 #include "deterministic/det.h"
 #include "metrics/metrics.h"
 
@@ -277,13 +278,13 @@ static run_state advance(cw_det *d)
         cw_spin_lock(&d->lock);
         bool idle = d->nready == 0;
         cw_spin_unlock(&d->lock);
-        if (idle && next && next->arg > d->now)
-            d->now = next->arg;
+        if (idle && next && cw_waitv_of(next)->deadline > d->now)
+            d->now = cw_waitv_of(next)->deadline;
         if (d->now >= d->deadline)
             return RUN_TIMED_OUT;
         /* An alarm with no task (bytes in flight arriving) acts here, in
          * the same order as the wakes; it may arm itself again, later. */
-        while ((next = cw_alarms_peek(&d->alarms)) && next->arg <= d->now) {
+        while ((next = cw_alarms_peek(&d->alarms)) && cw_waitv_of(next)->deadline <= d->now) {
             cw_alarms_pop(&d->alarms);
             cw_alarm_fire(&d->rt, next);
         }
@@ -359,10 +360,10 @@ static void teardown(cw_det *d, cw_checkpoint **cp)
     cw_rt_free_objects(&d->rt);
     /* An inheritance never adopted (a run that made no storage or network)
      * was handed on to *cp; without a checkpoint it ends here. */
-    if (d->rt.inherit_storage)
-        cw_mem_image_free(d->rt.inherit_storage);
-    if (d->rt.inherit_hosts)
-        cw_hosts_image_free(d->rt.inherit_hosts);
+    if (d->inherit_storage)
+        cw_mem_image_free(d->inherit_storage);
+    if (d->inherit_hosts)
+        cw_hosts_image_free(d->inherit_hosts);
 }
 
 static void fill_result(cw_det *d, run_state how, cw_run_result *out)
@@ -416,7 +417,8 @@ static int det_run(const cw_backend *self, const cw_config *cfg, cw_checkpoint *
     cw_bufpool *pools[2];
     if (cp)
         *cp = NULL;
-    if (cw_run_begin(self, cfg, &resolved, pools, out) != CW_OK) {
+    if (cw_run_begin(cfg, &resolved, out) != CW_OK ||
+        cw_run_pools_open(self, &resolved, pools, out) != CW_OK) {
         if (from)
             cw_det_checkpoint_free(from);
         return out->status;
@@ -424,6 +426,9 @@ static int det_run(const cw_backend *self, const cw_config *cfg, cw_checkpoint *
 
     cw_det *d = cw_xcalloc(1, sizeof *d);
     cw_rt_init(&d->rt, self, &det_sched, &resolved);
+    cw_rt_metrics_open(&d->rt);
+    cw_ext_set_driver(&d->rt, CW_EXT_STORAGE, &cw_memory_driver);
+    cw_ext_set_driver(&d->rt, CW_EXT_NETWORK, &cw_memory_net_driver);
     memcpy(d->rt.pools, pools, sizeof pools);
     open_metrics(d);
     d->thread = pthread_self();
@@ -493,8 +498,8 @@ int cw_det_recover_as(const cw_backend *self, cw_checkpoint *from, cw_task_fn ro
 
 int cw_det_audit_digest(cw_ctx *ctx, char out[65])
 {
-    if (!ctx->rt->cfg.audit)
+    if (!cw_ctx_rt(ctx)->cfg.audit)
         return CW_ERR_UNSUPPORTED;
-    cw_auditor_hex(&det_of(ctx->rt)->auditor, out);
+    cw_auditor_hex(&det_of(cw_ctx_rt(ctx))->auditor, out);
     return CW_OK;
 }

@@ -17,17 +17,20 @@
 
 static void audit_register(cw_ctx *ctx, const char *name, const char *help)
 {
-    if (!cw_audited(ctx->rt))
+    cw_rt *rt = cw_ctx_rt(ctx);
+    if (!cw_audited(rt))
         return;
-    size_t n = 2 + 2 * ctx->nattrs;
+    const cw_attribute *attrs;
+    size_t nattrs = cw_ctx_attributes(ctx, &attrs);
+    size_t n = 2 + 2 * nattrs;
     cw_field *fields = cw_xcalloc(n, sizeof *fields);
     fields[0] = (cw_field){name, strlen(name)};
     fields[1] = (cw_field){help, strlen(help)};
-    for (size_t i = 0; i < ctx->nattrs; i++) {
-        fields[2 + 2 * i] = (cw_field){ctx->attrs[i].key, strlen(ctx->attrs[i].key)};
-        fields[3 + 2 * i] = (cw_field){ctx->attrs[i].value, strlen(ctx->attrs[i].value)};
+    for (size_t i = 0; i < nattrs; i++) {
+        fields[2 + 2 * i] = (cw_field){attrs[i].key, strlen(attrs[i].key)};
+        fields[3 + 2 * i] = (cw_field){attrs[i].value, strlen(attrs[i].value)};
     }
-    cw_audit(ctx->rt, "register", fields, n);
+    cw_audit(rt, "register", fields, n);
     free(fields);
 }
 
@@ -35,8 +38,10 @@ static void audit_register(cw_ctx *ctx, const char *name, const char *help)
  * context attribute: a label block names each label once. NULL or why. */
 static const char *label_clash(const cw_ctx *ctx, const cw_metric_type *type)
 {
-    for (size_t i = 0; i < ctx->nattrs; i++) {
-        const char *key = ctx->attrs[i].key;
+    const cw_attribute *attrs;
+    size_t nattrs = cw_ctx_attributes(ctx, &attrs);
+    for (size_t i = 0; i < nattrs; i++) {
+        const char *key = attrs[i].key;
         if (type->kind == CW_METRIC_HISTOGRAM && strcmp(key, "le") == 0)
             return "attribute le is reserved for histogram buckets";
         for (size_t j = 0; j < type->nlabels; j++)
@@ -55,15 +60,17 @@ static cw_metric *core_register(cw_ctx *ctx, const char *name, const char *help,
     const char *why = cw_label_check(name);
     if (why)
         cw_panic(ctx, "metric name: %s: %s", why, name);
-    char *full = cw_label_join(ctx->label, name);
+    char *full = cw_label_join(cw_core_label(ctx), name);
     char reason[512];
     if (strncmp(full, "runtime", 7) == 0) {
         snprintf(reason, sizeof reason, "using runtime label is not allowed: %s", full);
     } else if ((why = cw_mtype_check(type)) != NULL || (why = label_clash(ctx, type)) != NULL) {
         snprintf(reason, sizeof reason, "metric `%s`: %s", full, why);
     } else {
-        cw_metric *m = cw_registry_add(ctx->rt->metrics->reg, full, help, type, ctx->attrs,
-                                       ctx->nattrs, reason, sizeof reason);
+        const cw_attribute *attrs;
+        size_t nattrs = cw_ctx_attributes(ctx, &attrs);
+        cw_metric *m = cw_registry_add(cw_metrics_of(cw_ctx_rt(ctx))->reg, full, help, type,
+                                       attrs, nattrs, reason, sizeof reason);
         if (m) {
             free(full);
             return m;
@@ -75,13 +82,14 @@ static cw_metric *core_register(cw_ctx *ctx, const char *name, const char *help,
 
 static char *core_encode(cw_ctx *ctx)
 {
-    cw_audit(ctx->rt, "encode", NULL, 0);
-    return cw_registry_encode(ctx->rt->metrics->reg);
+    cw_rt *rt = cw_ctx_rt(ctx);
+    cw_audit(rt, "encode", NULL, 0);
+    return cw_registry_encode(cw_metrics_of(rt)->reg);
 }
 
 static int core_endpoint(cw_ctx *ctx, char *out, size_t len)
 {
-    const char *at = ctx->rt->metrics->endpoint;
+    const char *at = cw_metrics_of(cw_ctx_rt(ctx))->endpoint;
     if (!at[0])
         return CW_ERR_UNSUPPORTED;
     if (!out || strlen(at) >= len)

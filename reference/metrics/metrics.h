@@ -21,7 +21,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "core/internal.h"
+#include "core/ext.h"
 
 typedef struct cw_registry cw_registry;
 typedef struct cw_name cw_name;
@@ -180,8 +180,16 @@ typedef struct cw_rt_metrics {
     char endpoint[64];        /* the HTTP address served, "" when none */
 } cw_rt_metrics;
 
-/* cw_rt_metrics_open/_close and the task hooks are declared in
- * core/internal.h, for the core to call. */
+extern const cw_metric_ops cw_metric_entries;
+/* Make the registry of a run and its own metrics, kept in the run's
+ * CW_EXT_METRICS slot and freed with the run; the registry observes the
+ * run's tasks. A backend calls it right after cw_rt_init. */
+void cw_rt_metrics_open(cw_rt *rt);
+/* The run's registry and the runtime's handles on it. */
+static inline cw_rt_metrics *cw_metrics_of(const cw_rt *rt)
+{
+    return (cw_rt_metrics *)cw_ext_state(rt, CW_EXT_METRICS);
+}
 
 /* Register a metric of the runtime itself (no prefix, no audit). */
 cw_metric *cw_rt_metric(cw_rt *rt, const char *name, const char *help, int kind,

@@ -26,7 +26,7 @@ cw_metric *cw_rt_metric(cw_rt *rt, const char *name, const char *help, int kind,
 {
     cw_metric_type type = {kind, NULL, 0, labels, nlabels};
     char why[256];
-    cw_metric *m = cw_registry_add(rt->metrics->reg, name, help, &type, NULL, 0, why, sizeof why);
+    cw_metric *m = cw_registry_add(cw_metrics_of(rt)->reg, name, help, &type, NULL, 0, why, sizeof why);
     if (!m)
         cw_fatal("registering the runtime's metric %s: %s", name, why);
     return m;
@@ -45,13 +45,14 @@ static cw_metric *pool_metric(cw_rt *rt, int pool, const char *name, const char 
 static void collect_pools(void *arg)
 {
     cw_rt *rt = arg;
-    cw_rt_metrics *rm = rt->metrics;
+    cw_rt_metrics *rm = cw_metrics_of(rt);
     for (int k = 0; k < 2; k++) {
-        if (!rt->pools[k])
+        cw_bufpool *pool = cw_rt_pool(rt, k);
+        if (!pool)
             continue;
         cw_bufpool_stats st;
         uint64_t oversized = 0;
-        for (size_t i = 0; cw_bufpool_class_stats(rt->pools[k], i, &st) == CW_OK; i++) {
+        for (size_t i = 0; cw_bufpool_class_stats(pool, i, &st) == CW_OK; i++) {
             oversized = st.oversized;
             if (!st.created && !st.exhausted)
                 continue;
@@ -63,40 +64,6 @@ static void collect_pools(void *arg)
         }
         cw_series_store(rm->pool_oversized[k], oversized);
     }
-}
-
-void cw_rt_metrics_open(cw_rt *rt)
-{
-    cw_rt_metrics *rm = cw_xcalloc(1, sizeof *rm);
-    rm->reg = cw_registry_new(rt->backend);
-    rt->metrics = rm;
-    rm->tasks_spawned = cw_rt_metric(rt, "runtime_tasks_spawned", "Total number of tasks spawned",
-                                     CW_METRIC_COUNTER, task_labels, 3);
-    rm->tasks_running = cw_rt_metric(rt, "runtime_tasks_running",
-                                     "Number of tasks currently running", CW_METRIC_GAUGE,
-                                     task_labels, 3);
-    for (int k = 0; k < 2; k++) {
-        rm->pool_created[k] =
-            pool_metric(rt, k, "buffer_pool_created",
-                        "Number of tracked buffers created for the pool", CW_METRIC_GAUGE, 1);
-        rm->pool_exhausted[k] = pool_metric(
-            rt, k, "buffer_pool_exhausted",
-            "Total number of failed allocations due to pool exhaustion", CW_METRIC_COUNTER, 1);
-        rm->pool_oversized[k] =
-            pool_metric(rt, k, "buffer_pool_oversized",
-                        "Total number of oversized allocation requests", CW_METRIC_COUNTER, 0);
-    }
-    rm->reg->collect = collect_pools;
-    rm->reg->collect_arg = rt;
-}
-
-void cw_rt_metrics_close(cw_rt *rt)
-{
-    if (!rt->metrics)
-        return;
-    cw_registry_free(rt->metrics->reg);
-    free(rt->metrics);
-    rt->metrics = NULL;
 }
 
 static const char *execution_name(int execution)
@@ -122,34 +89,78 @@ static cw_metric *task_series(cw_registry *reg, cw_metric *family, const char *l
     return series;
 }
 
-void cw_task_metrics_begin(cw_task *t)
+/* The task observer (core/ext.h): each task's word holds its
+ * runtime_tasks_running series until it stops running. */
+static void task_admitted(cw_task *t)
 {
-    cw_rt_metrics *rm = t->rt->metrics;
-    bool root = t == t->rt->root;
-    cw_metric_counter_add(task_series(rm->reg, rm->tasks_spawned, t->label, root, t->execution), 1);
-    t->running = task_series(rm->reg, rm->tasks_running, t->label, root, t->execution);
-    cw_metric_gauge_add(t->running, 1);
+    cw_rt *rt = cw_task_rt(t);
+    cw_rt_metrics *rm = cw_metrics_of(rt);
+    bool root = t == cw_rt_root(rt);
+    const char *label = cw_task_label(t);
+    int execution = cw_task_execution(t);
+    cw_metric_counter_add(task_series(rm->reg, rm->tasks_spawned, label, root, execution), 1);
+    cw_metric *running = task_series(rm->reg, rm->tasks_running, label, root, execution);
+    *cw_task_observer_word(t) = running;
+    cw_metric_gauge_add(running, 1);
 }
 
-void cw_task_metrics_refused(cw_rt *rt, const cw_ctx *ctx)
+static void task_refused(cw_rt *rt, const cw_ctx *ctx)
 {
-    cw_rt_metrics *rm = rt->metrics;
-    cw_metric_counter_add(task_series(rm->reg, rm->tasks_spawned, ctx->label, false,
-                                      ctx->execution),
-                          1);
+    cw_rt_metrics *rm = cw_metrics_of(rt);
+    const char *label = cw_core_label(ctx);
+    int execution = cw_ctx_execution(ctx);
+    cw_metric_counter_add(task_series(rm->reg, rm->tasks_spawned, label, false, execution), 1);
     /* Its running series exists from now on, at the value it had. */
-    task_series(rm->reg, rm->tasks_running, ctx->label, false, ctx->execution);
+    task_series(rm->reg, rm->tasks_running, label, false, execution);
 }
 
-void cw_task_metrics_end(cw_task *t)
+static void task_stopped(cw_task *t)
 {
-    if (!t->running)
+    void **running = cw_task_observer_word(t);
+    if (!*running)
         return;
-    cw_metric_gauge_add(t->running, -1);
-    t->running = NULL;
+    cw_metric_gauge_add(*running, -1);
+    *running = NULL;
+}
+
+static const cw_task_observer task_observer = {task_admitted, task_refused, task_stopped};
+
+static void metrics_close(cw_rt *rt, void *state)
+{
+    (void)rt;
+    cw_rt_metrics *rm = state;
+    cw_registry_free(rm->reg);
+    free(rm);
+}
+
+void cw_rt_metrics_open(cw_rt *rt)
+{
+    cw_rt_metrics *rm = cw_xcalloc(1, sizeof *rm);
+    rm->reg = cw_registry_new(cw_rt_backend(rt));
+    cw_ext_attach(rt, CW_EXT_METRICS, rm, metrics_close);
+    cw_rt_observe_tasks(rt, &task_observer);
+    rm->tasks_spawned = cw_rt_metric(rt, "runtime_tasks_spawned", "Total number of tasks spawned",
+                                     CW_METRIC_COUNTER, task_labels, 3);
+    rm->tasks_running = cw_rt_metric(rt, "runtime_tasks_running",
+                                     "Number of tasks currently running", CW_METRIC_GAUGE,
+                                     task_labels, 3);
+    for (int k = 0; k < 2; k++) {
+        rm->pool_created[k] =
+            pool_metric(rt, k, "buffer_pool_created",
+                        "Number of tracked buffers created for the pool", CW_METRIC_GAUGE, 1);
+        rm->pool_exhausted[k] = pool_metric(
+            rt, k, "buffer_pool_exhausted",
+            "Total number of failed allocations due to pool exhaustion", CW_METRIC_COUNTER, 1);
+        rm->pool_oversized[k] =
+            pool_metric(rt, k, "buffer_pool_oversized",
+                        "Total number of oversized allocation requests", CW_METRIC_COUNTER, 0);
+    }
+    rm->reg->collect = collect_pools;
+    rm->reg->collect_arg = rt;
 }
 
 cw_metric *cw_task_metrics_polls(cw_rt *rt, cw_metric *polls, const cw_task *t)
 {
-    return task_series(rt->metrics->reg, polls, t->label, t == rt->root, t->execution);
+    return task_series(cw_metrics_of(rt)->reg, polls, cw_task_label(t), t == cw_rt_root(rt),
+                       cw_task_execution(t));
 }

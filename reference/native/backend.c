@@ -2,7 +2,9 @@
  * backend.c - the native backend's table: the core's functions plus
  * this folder's scheduler.
  */
+#include "buffers/buffers.h"
 #include "cwrt/cwrt.h"
+#include "metrics/metrics.h"
 #include "native/native.h"
 
 static const cw_backend native_backend;
@@ -21,6 +23,8 @@ static const cw_backend native_backend = {
     .start = native_start,
 
     CW_CORE_ENTRIES,
+    .metrics = &cw_metric_entries,
+    .storage = &cw_storage_entries,
     .buffers = &cw_buffer_entries,
     .network = &cw_network_tcp_entries,
 };

@@ -6,7 +6,7 @@
  * chunks, resumed after a short transfer and retried after EINTR.
  *
  * CW_WRITE_SYNC asks for RWF_DSYNC on the write itself when it fits one
- * system call, and adds an fdatasync otherwise: either way only these
+ * system call, and adds an fdatasync otherwise (or when RWF_DSYNC is refused): either way only these
  * bytes are made durable, as the option promises, not a barrier for the
  * writes before them. fdatasync is enough for sync too: it writes the
  * length along with the data, which is all a blob has.
@@ -52,7 +52,8 @@ static void advance(struct iovec *iov, int n, int *i, size_t done)
 
 /* Move every byte of iov[0 .. n) at `offset`. 0, an errno, or -1 when
  * the file ended (a read) or took nothing (a write). `*flags` loses
- * RWF_DONTCACHE when the kernel refuses it. */
+ * RWF_DONTCACHE, then RWF_DSYNC, when the kernel refuses them: Linux before
+ * 4.7, and qemu-user, take no flags at all. */
 static int transfer(int fd, bool write, struct iovec *iov, int n, uint64_t offset, int *flags)
 {
     int i = 0;
@@ -61,8 +62,8 @@ static int transfer(int fd, bool write, struct iovec *iov, int n, uint64_t offse
         int count = n - i < BATCH ? n - i : BATCH;
         ssize_t r = write ? pwritev2(fd, iov + i, count, (off_t)offset, *flags)
                           : preadv2(fd, iov + i, count, (off_t)offset, *flags);
-        if (r < 0 && errno == EOPNOTSUPP && (*flags & RWF_DONTCACHE)) {
-            *flags &= ~RWF_DONTCACHE;
+        if (r < 0 && errno == EOPNOTSUPP && (*flags & (RWF_DONTCACHE | RWF_DSYNC))) {
+            *flags &= *flags & RWF_DONTCACHE ? ~RWF_DONTCACHE : ~RWF_DSYNC;
             continue;
         }
         if (r < 0 && errno == EINTR)
@@ -170,7 +171,7 @@ static void write_fn(cw_job *job)
                                 "write failed");
     else if (e)
         j->rc = cw_fail_os(j->err, CW_ERR_IO, f->partition, f->hex, e, "writing");
-    else if (sync && !dsync && fdatasync(ff->fd) != 0)
+    else if (sync && !(flags & RWF_DSYNC) && fdatasync(ff->fd) != 0)
         j->rc = cw_fail_os(j->err, CW_ERR_BLOB_SYNC_FAILED, f->partition, f->hex, errno, NULL);
     else
         j->rc = CW_OK;

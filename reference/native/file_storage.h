@@ -8,7 +8,7 @@
 #include <stdatomic.h>
 
 #include "native/io_threads.h"
-#include "storage/storage.h"
+#include "native/native.h"
 
 typedef struct file_storage {
     char *root;           /* the directory of the partitions */

@@ -8,7 +8,7 @@
 
 #include <stdatomic.h>
 
-#include "core/internal.h"
+#include "core/sched.h"
 
 typedef struct cw_offload cw_offload;
 typedef struct cw_job cw_job;

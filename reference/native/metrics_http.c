@@ -160,7 +160,7 @@ static void serve(const cw_metrics_http *h, int fd)
         respond(h, fd, "404 Not Found", "text/plain; charset=utf-8", "", "not found\n", head_only);
         return;
     }
-    char *body = cw_registry_encode(h->rt->metrics->reg);
+    char *body = cw_registry_encode(cw_metrics_of(h->rt)->reg);
     respond(h, fd, "200 OK", "text/plain; version=0.0.4", "", body, head_only);
     free(body);
 }
@@ -202,7 +202,8 @@ static int open_listener(cw_metrics_http *h, const char *address, char *why, siz
                  strerror(errno));
         return CW_ERR_BIND_FAILED;
     }
-    format_address(h->listen_fd, h->rt->metrics->endpoint, sizeof h->rt->metrics->endpoint);
+    cw_rt_metrics *rm = cw_metrics_of(h->rt);
+    format_address(h->listen_fd, rm->endpoint, sizeof rm->endpoint);
     return CW_OK;
 }
 
@@ -228,7 +229,7 @@ int cw_metrics_http_start(cw_metrics_http *h, cw_rt *rt, const char *address, ch
         if (h->stop_fd >= 0)
             close(h->stop_fd);
         h->listen_fd = h->stop_fd = -1;
-        rt->metrics->endpoint[0] = '\0';
+        cw_metrics_of(rt)->endpoint[0] = '\0';
         return rc;
     }
     h->running = true;

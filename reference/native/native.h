@@ -13,7 +13,9 @@
 #include <inttypes.h>
 #include <pthread.h>
 
-#include "core/internal.h"
+#include "core/sched.h"
+#include "network/net.h"
+#include "storage/storage.h"
 
 typedef struct cw_native cw_native;
 
@@ -133,6 +135,20 @@ void cw_reactor_forget(cw_reactor *r, cw_reactor_source *src);
 int cw_metrics_http_start(cw_metrics_http *h, cw_rt *rt, const char *address, char *why,
                           size_t whylen);
 void cw_metrics_http_stop(cw_metrics_http *h);
+
+/* tcp.c, resolver.c: the network */
+extern const cw_net_driver cw_tcp_net_driver;
+extern const cw_network_ops cw_network_tcp_entries;
+int cw_sys_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size_t *n,
+                   cw_resolve_error *err);
+int cw_sys_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs, size_t n);
+/* The lookups whose task never ran: only at the run's end. */
+void cw_lookups_free(cw_net *net);
+
+/* file_storage.c: the storage driver */
+extern const cw_storage_driver cw_file_driver;
+
+extern const cw_origin cw_native_origin; /* backend.c */
 
 /* runner.c: a run whose objects name `self`, the native table or one
  * derived from it. */

@@ -96,11 +96,11 @@ static void fire_due(cw_reactor *r)
     pthread_mutex_lock(&r->lock);
     cw_time now = cw_native_now(n);
     cw_wait *w;
-    while ((w = cw_alarms_peek(&r->alarms)) && w->arg <= now) {
+    while ((w = cw_alarms_peek(&r->alarms)) && cw_waitv_of(w)->deadline <= now) {
         cw_alarms_pop(&r->alarms);
         cw_native_sched.wake(cw_wait_task(w));
     }
-    set_timer(r, w ? w->arg : CW_TIME_MAX);
+    set_timer(r, w ? cw_waitv_of(w)->deadline : CW_TIME_MAX);
     pthread_mutex_unlock(&r->lock);
 }
 
@@ -198,8 +198,8 @@ void cw_reactor_arm(cw_reactor *r, cw_wait *w, cw_task *t)
 {
     pthread_mutex_lock(&r->lock);
     cw_alarms_push(&r->alarms, w, t);
-    if (w->arg < r->armed)
-        set_timer(r, w->arg);
+    if (cw_waitv_of(w)->deadline < r->armed)
+        set_timer(r, cw_waitv_of(w)->deadline);
     pthread_mutex_unlock(&r->lock);
 }
 

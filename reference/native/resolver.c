@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "network/net.h"
+#include "native/native.h"
 
 /* Shared by the asking task and the lookup task, and freed by whichever is
  * done with it last: the asking task may be aborted while getaddrinfo
@@ -83,7 +83,7 @@ int cw_sys_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size
 {
     if (!host || (cap > 0 && !out))
         return CW_ERR_INVALID;
-    cw_rt *rt = ctx->rt;
+    cw_rt *rt = cw_ctx_rt(ctx);
     cw_lookup *lk = cw_xcalloc(1, sizeof *lk);
     lk->rt = rt;
     lk->refs = 2;

@@ -12,12 +12,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buffers/buffers.h"
+#include "metrics/metrics.h"
 #include "native/native.h"
 
 static cw_native *native_new(const cw_backend *self, const cw_config *cfg)
 {
     cw_native *n = cw_xcalloc(1, sizeof *n);
     cw_rt_init(&n->rt, self, &cw_native_sched, cfg);
+    cw_rt_metrics_open(&n->rt);
+    cw_ext_set_driver(&n->rt, CW_EXT_STORAGE, &cw_file_driver);
+    cw_ext_set_driver(&n->rt, CW_EXT_NETWORK, &cw_tcp_net_driver);
     n->rt.threaded = true;
     pthread_mutex_init(&n->lock, NULL);
     pthread_condattr_t attr;
@@ -94,7 +99,7 @@ static void teardown(cw_native *n)
     /* No worker is left to poll: the network's sockets can leave the
      * reactor, and the reactor can stop. */
     cw_rt_lock(&n->rt);
-    cw_rt_net_close(&n->rt);
+    cw_ext_close(&n->rt, CW_EXT_NETWORK);
     cw_rt_unlock(&n->rt);
     cw_reactor_stop(&n->reactor);
     cw_metrics_http_stop(&n->http);
@@ -139,7 +144,8 @@ int cw_native_start_as(const cw_backend *self, const cw_config *cfg, cw_task_fn 
 {
     cw_config resolved;
     cw_bufpool *pools[2];
-    if (cw_run_begin(self, cfg, &resolved, pools, out) != CW_OK)
+    if (cw_run_begin(cfg, &resolved, out) != CW_OK ||
+        cw_run_pools_open(self, &resolved, pools, out) != CW_OK)
         return out->status;
 
     cw_native *n = native_new(self, &resolved);

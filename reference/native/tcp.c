@@ -22,7 +22,6 @@
 
 #include "metrics/metrics.h"
 #include "native/native.h"
-#include "network/net.h"
 
 struct cw_sock {
     cw_reactor_source src; /* first: the reactor hands it back */
@@ -82,19 +81,19 @@ static void sock_unref(cw_sock *k)
     close(fd);
 }
 
-void cw_sock_release_listener(cw_sock *k)
+static void release_listener(cw_sock *k)
 {
     k->readers = NULL;
     sock_unref(k);
 }
 
-void cw_sock_release_stream(cw_sock *k)
+static void release_stream(cw_sock *k)
 {
     k->readers = NULL;
     sock_unref(k);
 }
 
-void cw_sock_release_sink(cw_sock *k)
+static void release_sink(cw_sock *k)
 {
     k->writers = NULL;
     if (k->refs > 1)
@@ -129,9 +128,9 @@ static void make_halves(cw_rt *rt, const cw_backend *b, cw_sock *k, const cw_add
 
 /* ---- Listening -------------------------------------------------------------------------- */
 
-int cw_tcp_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out)
+static int tcp_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out)
 {
-    cw_rt *rt = ctx->rt;
+    cw_rt *rt = cw_ctx_rt(ctx);
     cw_task_self(rt, "cw_bind");
     if (addr->family != CW_ADDR_IPV4 && addr->family != CW_ADDR_IPV6)
         return CW_ERR_INVALID;
@@ -156,7 +155,7 @@ int cw_tcp_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out)
     cw_rt_lock(rt);
     cw_sock *k = sock_new(rt, fd, 1);
     if (k) {
-        cw_listener *l = cw_listener_new(rt, ctx->hdr.backend, &bound);
+        cw_listener *l = cw_listener_new(rt, cw_ctx_backend(ctx), &bound);
         l->sock = k;
         k->readers = &l->waiters;
         *out = l;
@@ -165,7 +164,7 @@ int cw_tcp_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out)
     return k ? CW_OK : CW_ERR_BIND_FAILED;
 }
 
-int cw_tcp_accept(cw_listener *l, cw_conn *out)
+static int tcp_accept(cw_listener *l, cw_conn *out)
 {
     for (;;) {
         struct sockaddr_storage ss;
@@ -231,9 +230,9 @@ static void dialing_drop(void *arg)
     cw_rt_unlock(d->rt);
 }
 
-int cw_tcp_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **stream)
+static int tcp_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **stream)
 {
-    cw_rt *rt = ctx->rt;
+    cw_rt *rt = cw_ctx_rt(ctx);
     cw_task_self(rt, "cw_dial");
     if (addr->family != CW_ADDR_IPV4 && addr->family != CW_ADDR_IPV6)
         return CW_ERR_INVALID;
@@ -260,7 +259,7 @@ int cw_tcp_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **st
     cw_cleanup guard;
     cw_cleanup_push(ctx, &guard, dialing_drop, &d);
     cw_wait w;
-    cw_net_wait_init(&w, rt, ctx->hdr.backend, &connect_ops, &d);
+    cw_net_wait_init(&w, rt, cw_ctx_backend(ctx), &connect_ops, &d);
     int rc = cw_net_wait_bounded(rt, &w, rt->cfg.connect_timeout);
     if (rc != CW_OK) {
         cw_cleanup_pop(ctx, &guard, true);
@@ -268,7 +267,7 @@ int cw_tcp_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **st
     }
     cw_cleanup_pop(ctx, &guard, false);
     cw_rt_lock(rt);
-    make_halves(rt, ctx->hdr.backend, d.k, addr, sink, stream);
+    make_halves(rt, cw_ctx_backend(ctx), d.k, addr, sink, stream);
     cw_metric_counter_add(cw_net_of(rt)->outbound, 1);
     cw_rt_unlock(rt);
     return CW_OK;
@@ -276,7 +275,7 @@ int cw_tcp_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **st
 
 /* ---- Reading and writing ------------------------------------------------------------------ */
 
-void cw_tcp_fill(cw_stream *s, size_t want)
+static void tcp_fill(cw_stream *s, size_t want)
 {
     /* Read ahead up to the read buffer, or as much as this recv needs. */
     size_t rbs = s->rt->cfg.read_buffer_size;
@@ -296,7 +295,7 @@ void cw_tcp_fill(cw_stream *s, size_t want)
     }
 }
 
-bool cw_tcp_fill_direct(cw_stream *s, size_t want)
+static bool tcp_fill_direct(cw_stream *s, size_t want)
 {
     cw_iobuf_mut *d = &s->direct;
     if (!d->data) {
@@ -329,7 +328,7 @@ bool cw_tcp_fill_direct(cw_stream *s, size_t want)
     return true;
 }
 
-int cw_tcp_write(cw_sink *s, const cw_iobufs *bufs)
+static int tcp_write(cw_sink *s, const cw_iobufs *bufs)
 {
     size_t total = cw_iobufs_len(bufs);
     while (s->sent < total) {
@@ -358,16 +357,27 @@ int cw_tcp_write(cw_sink *s, const cw_iobufs *bufs)
     return CW_OK;
 }
 
+const cw_net_driver cw_tcp_net_driver = {
+    .close = cw_lookups_free,
+    .accept = tcp_accept,
+    .fill = tcp_fill,
+    .fill_direct = tcp_fill_direct,
+    .write = tcp_write,
+    .release_listener = release_listener,
+    .release_stream = release_stream,
+    .release_sink = release_sink,
+};
+
 /* The native backend's network table: the halves and listeners are shared,
  * the transport and the resolver are this backend's. The mock channel is an
  * in-memory pipe on every backend (network/pipe.c). */
 const cw_network_ops cw_network_tcp_entries = {
     .size = sizeof(cw_network_ops),
-    .bind = cw_tcp_bind,
+    .bind = tcp_bind,
     .local_addr = cw_net_local_addr,
     .wait_accept = cw_net_wait_accept,
     .listener_close = cw_net_listener_close,
-    .dial = cw_tcp_dial,
+    .dial = tcp_dial,
     .wait_sink_send = cw_net_sink_wait_send,
     .sink_send = cw_net_sink_send,
     .sink_close = cw_net_sink_close,

@@ -32,7 +32,7 @@ void cw_listener_free(cw_listener *l)
         free(p);
     }
     if (l->sock)
-        cw_sock_release_listener(l->sock);
+        cw_net_of(l->rt)->driver->release_listener(l->sock);
     cw_list_remove(&l->link);
     free(l);
 }
@@ -61,7 +61,7 @@ static bool accept_try(cw_wait *w)
     cw_conn *out = w->out;
     int rc;
     if (l->sock) {
-        rc = cw_tcp_accept(l, out);
+        rc = cw_net_of(l->rt)->driver->accept(l, out);
         if (rc == CW_ERR_WOULD_BLOCK)
             return false;
     } else {

@@ -20,7 +20,7 @@
 
 #include <sys/socket.h>
 
-#include "core/internal.h"
+#include "core/ext.h"
 
 typedef struct cw_net cw_net;
 typedef struct cw_sock cw_sock;
@@ -113,14 +113,45 @@ struct cw_net {
     size_t nhosts, cap_hosts;
     cw_list lookups; /* native: cw_lookup, system resolutions under way */
     cw_metric *inbound, *outbound, *inbound_bytes, *outbound_bytes;
+    const struct cw_net_driver *driver; /* the backend's (cw_ext_driver) */
     void *transport; /* TCP: the native runtime's state (native/tcp.c) */
 };
+
+/* What a backend's network does (deterministic/memory_network.c,
+ * native/tcp.c), given to the run with cw_ext_set_driver before its first
+ * task. The halves and listeners call the transport entries only for an
+ * object with a socket (sock not NULL), so a backend whose connections are
+ * in-memory pipes leaves them NULL. */
+typedef struct cw_net_driver {
+    /* The run's network was just made: adopt what the run inherited. */
+    void (*open)(cw_net *net);
+    /* Every object of the run's network was freed: free the driver's part. */
+    void (*close)(cw_net *net);
+    /* Accept one connection if one is ready: CW_OK, CW_ERR_WOULD_BLOCK, or an error. */
+    int (*accept)(cw_listener *l, cw_conn *out);
+    /* Read into the stream's buffer until `want` bytes are buffered or the
+     * socket has none: sets eof at the end of the stream or on an error. */
+    void (*fill)(cw_stream *s, size_t want);
+    /* Like fill for a stream with nothing in `buf`, reading into s->direct,
+     * made for exactly `want` bytes; false when no pooled buffer could be
+     * had (then fill is the way). */
+    bool (*fill_direct)(cw_stream *s, size_t want);
+    /* Write what is left of `bufs` after s->sent: CW_OK when all of it went,
+     * CW_ERR_WOULD_BLOCK, or CW_ERR_SEND_FAILED. */
+    int (*write)(cw_sink *s, const cw_iobufs *bufs);
+    /* The object owning the socket closes: let the socket go. */
+    void (*release_listener)(cw_sock *k);
+    void (*release_stream)(cw_sock *k);
+    void (*release_sink)(cw_sock *k);
+} cw_net_driver;
 
 /* Where a deterministic bind of port 0 starts looking. */
 #define CW_NET_PORT_FIRST 1024u
 
 /* run.c */
-cw_net *cw_net_of(cw_rt *rt); /* with rt->lock held; made on first use */
+/* With rt->lock held: the run's network, made on first use with the
+ * driver its backend chose; freed by its close hook at the run's end. */
+cw_net *cw_net_of(cw_rt *rt);
 void cw_net_audit_result(cw_rt *rt, const char *label, const cw_addr *a, int rc);
 /* A wait of the network, bound to its object's runtime. */
 void cw_net_wait_init(cw_wait *w, cw_rt *rt, const cw_backend *b, const cw_wait_ops *ops,
@@ -144,10 +175,6 @@ void cw_net_sink_wait_send(cw_wait *w, cw_sink *s, const cw_iobufs *bufs);
 int cw_net_sink_send(cw_sink *s, const cw_iobufs *bufs);
 void cw_net_sink_close(cw_sink *s);
 
-/* deterministic/memory_network.c: the deterministic network. */
-int cw_mem_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out);
-int cw_mem_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **stream);
-
 /* pipe.c: in-memory pipes, and the mock channel (one pipe). */
 int cw_mem_mock_channel(cw_ctx *ctx, cw_sink **sink, cw_stream **stream);
 /* Connect `sink` to `stream` in memory. */
@@ -170,38 +197,6 @@ int cw_net_local_addr(const cw_listener *l, cw_addr *out);
 void cw_net_wait_accept(cw_wait *w, cw_listener *l, cw_conn *out);
 void cw_net_listener_close(cw_listener *l);
 void cw_listener_free(cw_listener *l);
-
-/* native/tcp.c: the native transport. */
-int cw_tcp_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out);
-int cw_tcp_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **stream);
-/* Accept one connection if one is ready: CW_OK, CW_ERR_WOULD_BLOCK, or an error. */
-int cw_tcp_accept(cw_listener *l, cw_conn *out);
-/* Read into the stream's buffer until `want` bytes are buffered or the
- * socket has none: sets eof at the end of the stream or on an error. */
-void cw_tcp_fill(cw_stream *s, size_t want);
-/* Like cw_tcp_fill for a stream with nothing in `buf`, reading into
- * s->direct, made for exactly `want` bytes; false when no pooled buffer
- * could be had (then cw_tcp_fill is the way). */
-bool cw_tcp_fill_direct(cw_stream *s, size_t want);
-/* Write what is left of `bufs` after s->sent: CW_OK when all of it went,
- * CW_ERR_WOULD_BLOCK, or CW_ERR_SEND_FAILED. */
-int cw_tcp_write(cw_sink *s, const cw_iobufs *bufs);
-void cw_sock_release_listener(cw_sock *k);
-void cw_sock_release_stream(cw_sock *k);
-void cw_sock_release_sink(cw_sock *k);
-
-/* deterministic/resolver.c: the table; native/resolver.c: the system's. */
-int cw_mem_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size_t *n,
-                   cw_resolve_error *err);
-int cw_mem_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs, size_t n);
-int cw_sys_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size_t *n,
-                   cw_resolve_error *err);
-int cw_sys_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs, size_t n);
-void cw_hosts_free(cw_net *net);
-/* The lookups whose task never ran: only at the run's end. */
-void cw_lookups_free(cw_net *net);
-/* A recovered run's network takes the table its checkpoint carried. */
-void cw_hosts_adopt(cw_net *net);
 
 /* addr.c: cw_addr and struct sockaddr. */
 socklen_t cw_addr_to_sockaddr(const cw_addr *a, struct sockaddr_storage *out);

@@ -32,7 +32,7 @@ void cw_mem_link(cw_sink *sink, cw_stream *stream)
 
 static bool latency_on(const cw_rt *rt)
 {
-    return rt->cfg.network_latency != 0 || rt->cfg.network_jitter != 0;
+    return cw_rt_config(rt)->network_latency != 0 || cw_rt_config(rt)->network_jitter != 0;
 }
 
 static uint64_t add_saturating(uint64_t a, uint64_t b)
@@ -47,14 +47,14 @@ static uint64_t add_saturating(uint64_t a, uint64_t b)
 static cw_time arrival_time(cw_stream *s)
 {
     cw_rt *rt = s->rt;
-    cw_duration jitter = rt->cfg.network_jitter;
-    cw_duration delay = rt->cfg.network_latency;
+    cw_duration jitter = cw_rt_config(rt)->network_jitter;
+    cw_duration delay = cw_rt_config(rt)->network_latency;
     if (jitter) {
-        uint64_t r = rt->sched->draw(rt);
+        uint64_t r = cw_rt_draw(rt);
         /* next() % (jitter + 1), where jitter + 1 would wrap to 0 at the top */
         delay = add_saturating(delay, jitter == UINT64_MAX ? r : r % (jitter + 1));
     }
-    cw_time at = add_saturating(rt->sched->now(rt), delay);
+    cw_time at = add_saturating(cw_rt_now(rt), delay);
     return at > s->last_arrival ? at : s->last_arrival;
 }
 
@@ -115,8 +115,8 @@ static void arrive_due(cw_stream *s, cw_time now)
 
 static void arm_arrival(cw_stream *s)
 {
-    s->arrival.arg = segment_at(s, 0)->at;
-    s->rt->sched->alarm_arm(s->rt, &s->arrival, NULL);
+    cw_waitv_of(&s->arrival)->deadline = segment_at(s, 0)->at;
+    cw_rt_alarm_arm(s->rt, &s->arrival, NULL);
 }
 
 /* The stream's alarm is due: the oldest segments arrived. */
@@ -125,7 +125,7 @@ static void arrival_fire(cw_wait *w)
     cw_stream *s = w->object;
     cw_rt *rt = s->rt;
     cw_rt_lock(rt);
-    arrive_due(s, rt->sched->now(rt));
+    arrive_due(s, cw_rt_now(rt));
     if (s->nsegs > 0)
         arm_arrival(s);
     cw_rt_unlock(rt);
@@ -141,7 +141,7 @@ void cw_pipe_delay(cw_stream *s)
     s->arrival.backend = s->hdr.backend;
     s->arrival.ops = &arrival_ops;
     s->arrival.object = s;
-    s->arrival.link[3] = s->rt;
+    cw_waitv_of(&s->arrival)->rt = s->rt;
 }
 
 /* Put `len` bytes just copied after the buffered ones in flight. Every
@@ -151,7 +151,7 @@ void cw_pipe_delay(cw_stream *s)
 static void send_in_flight(cw_stream *s, size_t len)
 {
     cw_time at = arrival_time(s);
-    cw_time now = s->rt->sched->now(s->rt);
+    cw_time now = cw_rt_now(s->rt);
     s->last_arrival = at;
     s->flying += len;
     s->nsegs++;
@@ -199,7 +199,7 @@ void cw_mem_writer_closed(cw_stream *s)
 void cw_mem_drop_flight(cw_stream *s)
 {
     if (s->delayed)
-        s->rt->sched->alarm_disarm(s->rt, &s->arrival);
+        cw_rt_alarm_disarm(s->rt, &s->arrival);
     free(s->segs);
     s->segs = NULL;
     s->nsegs = s->seg_cap = s->seg_head = 0;
@@ -208,13 +208,13 @@ void cw_mem_drop_flight(cw_stream *s)
 
 int cw_mem_mock_channel(cw_ctx *ctx, cw_sink **sink, cw_stream **stream)
 {
-    cw_rt *rt = ctx->rt;
+    cw_rt *rt = cw_ctx_rt(ctx);
     cw_addr none;
     memset(&none, 0, sizeof none);
     none.family = CW_ADDR_IPV4;
     cw_rt_lock(rt);
-    *sink = cw_sink_new(rt, ctx->hdr.backend, &none);
-    *stream = cw_stream_new(rt, ctx->hdr.backend, &none);
+    *sink = cw_sink_new(rt, cw_ctx_backend(ctx), &none);
+    *stream = cw_stream_new(rt, cw_ctx_backend(ctx), &none);
     cw_mem_link(*sink, *stream);
     cw_rt_unlock(rt);
     return CW_OK;

@@ -25,29 +25,12 @@ static void register_metrics(cw_net *net)
                      CW_METRIC_COUNTER, NULL, 0);
 }
 
-cw_net *cw_net_of(cw_rt *rt)
+/* After the run's last task (or when the native backend's workers are
+ * gone): close every listener, connection and socket left. */
+static void net_close(cw_rt *rt, void *state)
 {
-    if (rt->net)
-        return rt->net;
-    cw_net *net = cw_xcalloc(1, sizeof *net);
-    net->rt = rt;
-    cw_list_init(&net->listeners);
-    cw_list_init(&net->sinks);
-    cw_list_init(&net->streams);
-    cw_list_init(&net->lookups);
-    net->next_ephemeral = CW_NET_EPHEMERAL_FIRST;
-    net->next_port = CW_NET_PORT_FIRST;
-    rt->net = net;
-    cw_hosts_adopt(net);
-    register_metrics(net);
-    return net;
-}
-
-void cw_rt_net_close(cw_rt *rt)
-{
-    cw_net *net = rt->net;
-    if (!net)
-        return;
+    (void)rt;
+    cw_net *net = state;
     /* Listeners first: they free the halves of connections never accepted. */
     for (cw_list *it = net->listeners.next, *next; it != &net->listeners; it = next) {
         next = it->next;
@@ -61,10 +44,30 @@ void cw_rt_net_close(cw_rt *rt)
         next = it->next;
         cw_stream_free(cw_container_of(it, cw_stream, link));
     }
-    cw_hosts_free(net);
-    cw_lookups_free(net);
+    if (net->driver->close)
+        net->driver->close(net);
     free(net); /* its metrics belong to the run's registry, which frees them */
-    rt->net = NULL;
+}
+
+cw_net *cw_net_of(cw_rt *rt)
+{
+    cw_net *net = cw_ext_state(rt, CW_EXT_NETWORK);
+    if (net)
+        return net;
+    net = cw_xcalloc(1, sizeof *net);
+    net->rt = rt;
+    net->driver = cw_ext_driver(rt, CW_EXT_NETWORK);
+    cw_list_init(&net->listeners);
+    cw_list_init(&net->sinks);
+    cw_list_init(&net->streams);
+    cw_list_init(&net->lookups);
+    net->next_ephemeral = CW_NET_EPHEMERAL_FIRST;
+    net->next_port = CW_NET_PORT_FIRST;
+    cw_ext_attach(rt, CW_EXT_NETWORK, net, net_close);
+    if (net->driver->open)
+        net->driver->open(net);
+    register_metrics(net);
+    return net;
 }
 
 void cw_net_audit_result(cw_rt *rt, const char *label, const cw_addr *a, int rc)
@@ -85,7 +88,7 @@ void cw_net_wait_init(cw_wait *w, cw_rt *rt, const cw_backend *b, const cw_wait_
                       void *object)
 {
     cw_wait_init(w, b, ops, object);
-    w->link[3] = rt;
+    cw_waitv_of(w)->rt = rt;
 }
 
 int cw_net_wait_bounded(cw_rt *rt, cw_wait *w, cw_duration timeout)
@@ -96,16 +99,10 @@ int cw_net_wait_bounded(cw_rt *rt, cw_wait *w, cw_duration timeout)
      * that has to. */
     if (cw_core_select(w, 1, false) == 0)
         return w->result;
-    /* The sleep wait reads only the backend and the runtime of a context:
-     * a stand-in spares the halves from keeping a context of their own. */
-    cw_ctx stand_in;
-    memset(&stand_in, 0, sizeof stand_in);
-    stand_in.hdr.backend = w->backend;
-    stand_in.rt = rt;
-    cw_time now = rt->sched->now(rt);
+    cw_time now = cw_rt_now(rt);
     cw_time deadline = now + timeout < now ? CW_TIME_MAX : now + timeout;
     cw_wait waits[2] = {*w};
-    cw_core_wait_sleep_until(&waits[1], &stand_in, deadline);
+    cw_wait_sleep_at(&waits[1], rt, w->backend, deadline);
     int i = cw_core_select(waits, 2, true);
     *w = waits[0];
     if (i < 0)

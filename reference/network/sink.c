@@ -34,7 +34,7 @@ void cw_sink_free(cw_sink *s)
     if (r)
         cw_mem_writer_closed(r);
     if (s->sock)
-        cw_sock_release_sink(s->sock);
+        cw_net_of(s->rt)->driver->release_sink(s->sock);
     cw_list_remove(&s->link);
     free(s);
 }
@@ -86,10 +86,11 @@ static bool send_try(cw_wait *w)
     const cw_iobufs *bufs = w->out;
     if (s->poisoned)
         return finish(w, s, CW_ERR_CLOSED);
-    if (s->busy && s->busy != w->state)
+    cw_waitv *v = cw_waitv_of(w);
+    if (s->busy && s->busy != v->ticket)
         return finish(w, s, CW_ERR_CLOSED); /* an earlier send was abandoned midway */
-    if (!w->state)
-        w->state = ++s->tickets;
+    if (!v->ticket)
+        v->ticket = ++s->tickets;
     if (!s->sock) {
         if (!s->reader)
             return finish(w, s, CW_ERR_SEND_FAILED);
@@ -97,10 +98,10 @@ static bool send_try(cw_wait *w)
             return finish(w, s, CW_ERR_SEND_FAILED);
         return finish(w, s, CW_OK);
     }
-    int rc = cw_tcp_write(s, bufs);
+    int rc = cw_net_of(s->rt)->driver->write(s, bufs);
     if (rc == CW_ERR_WOULD_BLOCK) {
         if (s->sent > 0)
-            s->busy = w->state; /* part of it went: giving up now poisons */
+            s->busy = v->ticket; /* part of it went: giving up now poisons */
         return false;
     }
     return finish(w, s, rc);
@@ -109,7 +110,7 @@ static bool send_try(cw_wait *w)
 static void send_arm(cw_wait *w, cw_task *t)
 {
     cw_sink *s = w->object;
-    s->busy = w->state;
+    s->busy = cw_waitv_of(w)->ticket;
     cw_waiters_add(&s->waiters, w, t);
 }
 
@@ -125,7 +126,7 @@ int cw_net_sink_send(cw_sink *s, const cw_iobufs *bufs)
 {
     cw_wait w;
     cw_net_sink_wait_send(&w, s, bufs);
-    int rc = cw_net_wait_bounded(s->rt, &w, s->sock ? s->rt->cfg.write_timeout : CW_FOREVER);
+    int rc = cw_net_wait_bounded(s->rt, &w, s->sock ? cw_rt_config(s->rt)->write_timeout : CW_FOREVER);
     if (rc == CW_ERR_TIMEOUT) {
         cw_rt_lock(s->rt);
         s->poisoned = true;

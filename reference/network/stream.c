@@ -33,7 +33,7 @@ void cw_stream_free(cw_stream *s)
         s->writer->reader = NULL;
     cw_mem_drop_flight(s); /* bytes in flight to a closed stream are lost */
     if (s->sock)
-        cw_sock_release_stream(s->sock);
+        cw_net_of(s->rt)->driver->release_stream(s->sock);
     if (s->direct.data)
         cw_iobuf_mut_release(&s->direct);
     cw_list_remove(&s->link);
@@ -65,7 +65,7 @@ bool cw_stream_reserve(cw_stream *s, size_t more)
  * than the pool's largest class. NULL on NOMEM. */
 static cw_iobufs *take(cw_stream *s, size_t len)
 {
-    cw_bufpool *pool = s->rt->pools[CW_BUFPOOL_NETWORK];
+    cw_bufpool *pool = cw_rt_pool(s->rt, CW_BUFPOOL_NETWORK);
     cw_bufpool_config cfg;
     cw_bufpool_get_config(pool, &cfg);
     cw_iobufs *l = cw_iobufs_new(s->hdr.backend);
@@ -133,9 +133,10 @@ static bool fill(cw_stream *s, size_t len)
 {
     if (s->direct.data && s->direct_for != len && !undo_direct(s))
         return false;
-    if (s->len == 0 && len > 0 && cw_tcp_fill_direct(s, len))
+    const cw_net_driver *d = cw_net_of(s->rt)->driver;
+    if (s->len == 0 && len > 0 && d->fill_direct(s, len))
         return true;
-    cw_tcp_fill(s, len);
+    d->fill(s, len);
     return true;
 }
 
@@ -166,20 +167,21 @@ static bool fail(cw_wait *w, cw_stream *s, int rc)
     s->busy = 0;
     *(cw_iobufs **)w->out = NULL;
     w->result = rc;
-    audit_recv(s, (size_t)w->arg, rc, NULL);
+    audit_recv(s, (size_t)cw_waitv_of(w)->value, rc, NULL);
     return true;
 }
 
 static bool recv_try(cw_wait *w)
 {
     cw_stream *s = w->object;
-    size_t len = (size_t)w->arg;
+    size_t len = (size_t)cw_waitv_of(w)->value;
     if (s->poisoned)
         return fail(w, s, CW_ERR_CLOSED);
-    if (s->busy && s->busy != w->state)
+    cw_waitv *v = cw_waitv_of(w);
+    if (s->busy && s->busy != v->ticket)
         return fail(w, s, CW_ERR_CLOSED); /* an earlier recv was abandoned */
-    if (!w->state)
-        w->state = ++s->tickets;
+    if (!v->ticket)
+        v->ticket = ++s->tickets;
     if (s->sock && s->len < len && !fill(s, len))
         return fail(w, s, CW_ERR_RECV_FAILED);
     bool direct = s->direct.data && s->direct.len == len;
@@ -202,7 +204,7 @@ static bool recv_try(cw_wait *w)
 static void recv_arm(cw_wait *w, cw_task *t)
 {
     cw_stream *s = w->object;
-    s->busy = w->state;
+    s->busy = cw_waitv_of(w)->ticket;
     cw_waiters_add(&s->waiters, w, t);
 }
 
@@ -212,7 +214,7 @@ void cw_net_stream_wait_recv(cw_wait *w, cw_stream *s, size_t len, cw_iobufs **o
 {
     cw_net_wait_init(w, s->rt, s->hdr.backend, &recv_ops, s);
     w->out = out;
-    w->arg = len;
+    cw_waitv_of(w)->value = len;
     *out = NULL;
 }
 
@@ -220,7 +222,7 @@ int cw_net_stream_recv(cw_stream *s, size_t len, cw_iobufs **out)
 {
     cw_wait w;
     cw_net_stream_wait_recv(&w, s, len, out);
-    int rc = cw_net_wait_bounded(s->rt, &w, s->sock ? s->rt->cfg.read_timeout : CW_FOREVER);
+    int rc = cw_net_wait_bounded(s->rt, &w, s->sock ? cw_rt_config(s->rt)->read_timeout : CW_FOREVER);
     if (rc == CW_ERR_TIMEOUT) {
         cw_rt_lock(s->rt);
         s->poisoned = true;

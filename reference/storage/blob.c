@@ -19,7 +19,7 @@ static cw_blob *handle_new(cw_bfile *f)
 {
     cw_storage *st = f->st;
     cw_blob *b = cw_xcalloc(1, sizeof *b);
-    b->hdr.backend = st->rt->backend;
+    b->hdr.backend = cw_rt_backend(st->rt);
     b->f = f;
     pthread_mutex_lock(&st->lock);
     f->handles++;
@@ -151,7 +151,7 @@ int cw_blob_read_at_entry(cw_blob *b, uint64_t offset, size_t len, cw_read_optio
     if (rc != CW_OK)
         return refuse(b->f, rc, NULL, err);
     cw_iobuf_mut buf;
-    if (cw_bufpool_alloc(rt->pools[CW_BUFPOOL_STORAGE], len, &buf) != CW_OK)
+    if (cw_bufpool_alloc(cw_rt_pool(rt, CW_BUFPOOL_STORAGE), len, &buf) != CW_OK)
         return cw_storage_fail(err, CW_ERR_NOMEM, b->f->partition, b->f->hex, 0,
                                "out of memory");
     struct iovec iov = {buf.data, len};
@@ -353,7 +353,7 @@ cw_handle *cw_blob_start_sync_entry(cw_blob *b)
     if (rc != CW_OK)
         cw_handle_complete(h, rc, NULL);
     else
-        h->refs++; /* the sync's own, given back by cw_blob_sync_done */
+        cw_handle_ref(h); /* the sync's own, given back by cw_blob_sync_done */
     cw_rt_unlock(rt);
     if (rc != CW_OK)
         return h;

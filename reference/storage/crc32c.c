@@ -15,8 +15,14 @@
 
 #define POLY 0x82F63B78u
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define CW_CRC_SSE42 1
+#endif
+
 static uint32_t table[256];
+#ifdef CW_CRC_SSE42
 static bool has_sse42;
+#endif
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 static void init(void)
@@ -27,7 +33,7 @@ static void init(void)
             c = c & 1 ? (c >> 1) ^ POLY : c >> 1;
         table[i] = c;
     }
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef CW_CRC_SSE42
     has_sse42 = __builtin_cpu_supports("sse4.2");
 #endif
 }
@@ -39,7 +45,7 @@ static uint32_t crc_table(uint32_t c, const uint8_t *p, size_t len)
     return c;
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef CW_CRC_SSE42
 #include <nmmintrin.h>
 
 __attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t c, const uint8_t *p,

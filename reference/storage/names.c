@@ -55,7 +55,7 @@ typedef struct names_impl {
 cw_blob_names *cw_names_new(cw_rt *rt)
 {
     names_impl *l = cw_xcalloc(1, sizeof *l);
-    l->pub.hdr.backend = rt->backend;
+    l->pub.hdr.backend = cw_rt_backend(rt);
     return &l->pub;
 }
 

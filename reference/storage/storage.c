@@ -2,10 +2,10 @@
  * storage.c - the run's storage and its three calls: open, remove, scan.
  *
  * A run makes its storage on the first storage call, so runs that never
- * touch storage pay nothing (and make no directory). Its kind follows the
- * backend: files under storage_directory on a backend that declares
- * CW_CAP_PERSISTENT_STORAGE, memory otherwise. It ends with the run, after
- * the last task (cw_rt_storage_close), closing the handles left open.
+ * touch storage pay nothing (and make no directory). Its driver is the one
+ * the run's backend chose (cw_ext_driver): files under storage_directory on
+ * the native backend, memory on the deterministic one. It ends with the
+ * run, after the last task (its close hook), closing the handles left open.
  *
  * Every call checks its arguments, then records its audit event (on the
  * deterministic backend: at issue time, whatever the outcome), then checks
@@ -40,44 +40,45 @@ static cw_storage *storage_new(cw_rt *rt)
 {
     cw_storage *st = cw_xcalloc(1, sizeof *st);
     st->rt = rt;
-    st->driver = rt->backend->capabilities & CW_CAP_PERSISTENT_STORAGE ? &cw_file_driver
-                                                                      : &cw_memory_driver;
+    st->driver = cw_ext_driver(rt, CW_EXT_STORAGE);
     pthread_mutex_init(&st->lock, NULL);
     cw_list_init(&st->handles);
-    st->layouts = rt->cfg.blob_layouts;
+    st->layouts = cw_rt_config(rt)->blob_layouts;
     register_metrics(st);
     st->broken = st->driver->init(st, st->why, sizeof st->why);
     return st;
 }
 
-cw_storage *cw_storage_of(cw_rt *rt)
+/* After the run's last task: wait for syncs in flight, close every blob
+ * left open and free the run's storage. */
+static void storage_close(cw_rt *rt, void *state)
 {
-    cw_rt_lock(rt);
-    if (!rt->storage)
-        rt->storage = storage_new(rt);
-    cw_storage *st = rt->storage;
-    cw_rt_unlock(rt);
-    return st;
-}
-
-void cw_rt_storage_close(cw_rt *rt)
-{
-    cw_storage *st = rt->storage;
-    if (!st)
-        return;
+    (void)rt;
+    cw_storage *st = state;
     st->driver->drain(st);
     cw_blob_close_all(st);
     st->driver->free(st);
     pthread_mutex_destroy(&st->lock);
     free(st);
-    rt->storage = NULL;
+}
+
+cw_storage *cw_storage_of(cw_rt *rt)
+{
+    cw_rt_lock(rt);
+    cw_storage *st = cw_ext_state(rt, CW_EXT_STORAGE);
+    if (!st) {
+        st = storage_new(rt);
+        cw_ext_attach(rt, CW_EXT_STORAGE, st, storage_close);
+    }
+    cw_rt_unlock(rt);
+    return st;
 }
 
 int cw_storage_enter(cw_rt *rt, const char *what, cw_task **self)
 {
     cw_task *t = cw_task_self(rt, what);
     *self = t;
-    if (t->unwinding)
+    if (cw_task_unwinding(t))
         return CW_ERR_CLOSED;
     cw_task_check_abort(t);
     return CW_OK;
@@ -135,7 +136,7 @@ int cw_storage_open_entry(cw_ctx *ctx, const char *partition, const void *name, 
                           cw_blob_range versions, cw_blob **blob, uint64_t *size,
                           uint16_t *version, cw_storage_error *err)
 {
-    cw_rt *rt = ctx->rt;
+    cw_rt *rt = cw_ctx_rt(ctx);
     cw_task *t;
     *blob = NULL;
     int rc = cw_storage_enter(rt, "cw_storage_open", &t);
@@ -186,7 +187,7 @@ static void audit_remove(cw_rt *rt, const char *partition, const void *name, siz
 int cw_storage_remove_entry(cw_ctx *ctx, const char *partition, const void *name,
                             size_t name_len, cw_storage_error *err)
 {
-    cw_rt *rt = ctx->rt;
+    cw_rt *rt = cw_ctx_rt(ctx);
     cw_task *t;
     int rc = cw_storage_enter(rt, "cw_storage_remove", &t);
     if (rc != CW_OK)
@@ -209,7 +210,7 @@ int cw_storage_remove_entry(cw_ctx *ctx, const char *partition, const void *name
 int cw_storage_scan_entry(cw_ctx *ctx, const char *partition, cw_blob_names **out,
                           cw_storage_error *err)
 {
-    cw_rt *rt = ctx->rt;
+    cw_rt *rt = cw_ctx_rt(ctx);
     cw_task *t;
     *out = NULL;
     int rc = cw_storage_enter(rt, "cw_storage_scan", &t);

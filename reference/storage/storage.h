@@ -27,7 +27,7 @@
 #include <stdatomic.h>
 #include <sys/uio.h>
 
-#include "core/internal.h"
+#include "core/ext.h"
 
 typedef struct cw_storage cw_storage;
 typedef struct cw_bfile cw_bfile;
@@ -98,29 +98,8 @@ struct cw_storage_driver {
     void (*free)(cw_storage *st);
 };
 
-extern const cw_storage_driver cw_memory_driver; /* deterministic/memory_storage.c */
-extern const cw_storage_driver cw_file_driver;   /* native/file_storage.c */
-
-/* What a crash of memory storage keeps of the unsynced changes, numbered in
- * issue order: each byte of a write, and each resize, that the policy
- * answers true for. */
-typedef struct cw_crash_policy {
-    bool (*keep_byte)(void *arg, size_t change, uint64_t byte);
-    bool (*keep_resize)(void *arg, size_t change);
-    void *arg;
-} cw_crash_policy;
-
-/* Crash memory storage `st`: apply what `policy` keeps of the unsynced
- * changes to the durable bytes, forget the rest, and retire every open
- * file (their syncs fail with CW_ERR_BLOB_MISSING). Opening a blob
- * afterwards reads what survived. */
-void cw_memory_crash(cw_storage *st, const cw_crash_policy *policy);
-
-/* The crash at the end of a checkpointed deterministic run: memory storage
- * keeps what was durable, and of the unsynced changes what the run's
- * storage faults say survives a crash (none without faults). */
-void cw_storage_crash(cw_storage *st);
-
+/* The table both backends carry (table.c). */
+extern const cw_storage_ops cw_storage_entries;
 
 /* ---- storage.c ------------------------------------------------------------ */
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cwrt/cwrt.h"
-#include "storage/storage.h"
+#include "deterministic/det.h"
 
 static bool keep_none_byte(void *arg, size_t change, uint64_t byte)
 {
@@ -55,7 +55,7 @@ static const cw_crash_policy tear_even = {keep_even_byte, keep_none_resize, NULL
 
 static void crash(cw_ctx *ctx, const cw_crash_policy *policy)
 {
-    cw_memory_crash(cw_storage_of(ctx->rt), policy);
+    cw_memory_crash(cw_storage_of(cw_ctx_rt(ctx)), policy);
 }
 
 static cw_blob *open_blob(cw_ctx *ctx, const char *name, uint64_t *size)

@@ -120,7 +120,7 @@ struct cw_backend {
     void (*random)(cw_ctx *ctx, void *buf, size_t len);
     int (*audit_digest)(cw_ctx *ctx, char out[65]);
 
-    /* Buffers and pools (cw/iobuf.h, cw/pool.h): a table of their own. */
+    /* Buffers and pools (cw/iobuf.h, cw/bufpool.h): a table of their own. */
     const cw_buffer_ops *buffers;
 
     /* Metrics (cw/metrics.h): a table of their own. */

@@ -113,7 +113,9 @@ static inline void cw_oneshot_receiver_drop(cw_oneshot *o)
 }
 
 /* Completes with the value (CW_OK), or CW_ERR_CLOSED when the sender dropped
- * without sending. Receiving again after CW_OK gives CW_ERR_CLOSED. */
+ * without sending. A completed receive (either result) ends the receiving
+ * side, and the oneshot is freed once both sides ended: do not receive
+ * again or drop the receiver after it (spec/09-channels.md). */
 static inline cw_wait cw_wait_oneshot(cw_oneshot *o, void *elem)
 {
     cw_wait w;

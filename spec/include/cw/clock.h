@@ -25,7 +25,7 @@ static inline cw_wait cw_wait_sleep_until(cw_ctx *ctx, cw_time deadline)
     return w;
 }
 
-/* `d` from now; a sum past CW_TIME_MAX saturates to it [CLK-004]. */
+/* `d` from now; a sum past CW_TIME_MAX saturates to it [CLK-003]. */
 static inline cw_time cw_deadline_after(cw_ctx *ctx, cw_duration d)
 {
     cw_time now = cw_current(ctx);

@@ -29,7 +29,10 @@ extern "C" {
 #endif
 
 /* An immutable view of bytes that may be shared by many handles [BUF-001].
- * All zero is the unset handle: empty, and only readable or released. */
+ * All zero is the unset handle: it reads as empty, and only operations on
+ * 0 bytes of it succeed [BUF-030]. The empty handles a backend leaves or
+ * returns still name it in `hdr.backend`, with len 0 and a non-NULL data,
+ * holding no reference [BUF-029]. */
 typedef struct cw_iobuf {
     cw_object hdr;       /* the backend that made it; NULL when unset */
     const uint8_t *data; /* the bytes data[0 .. len); never NULL once made */
@@ -232,23 +235,25 @@ static inline void cw_iobuf_release(cw_iobuf *buf)
 
 /* `*out` = the bytes [start, end) of `buf`, sharing them (no copy). The
  * caller owns `*out`. CW_ERR_INVALID when start > end or end > len; `*out`
- * is then empty [BUF-006]. */
+ * is then empty [BUF-006]. An unset `buf` reads as empty: slice(0, 0)
+ * succeeds with `*out` unset [BUF-030]. */
 static inline int cw_iobuf_slice(const cw_iobuf *buf, size_t start, size_t end, cw_iobuf *out)
 {
     if (!buf->hdr.backend) {
         memset(out, 0, sizeof *out);
-        return CW_ERR_INVALID;
+        return start == 0 && end == 0 ? CW_OK : CW_ERR_INVALID;
     }
     return buf->hdr.backend->buffers->iobuf_slice(buf, start, end, out);
 }
 
 /* `*head` = the first `at` bytes; `buf` keeps the rest. The caller owns
- * `*head`. CW_ERR_INVALID when at > len, and nothing changes. */
+ * `*head`. CW_ERR_INVALID when at > len, and nothing changes. An unset
+ * `buf` reads as empty: split_to(0) succeeds with `*head` unset [BUF-030]. */
 static inline int cw_iobuf_split_to(cw_iobuf *buf, size_t at, cw_iobuf *head)
 {
     if (!buf->hdr.backend) {
         memset(head, 0, sizeof *head);
-        return CW_ERR_INVALID;
+        return at == 0 ? CW_OK : CW_ERR_INVALID;
     }
     return buf->hdr.backend->buffers->iobuf_split_to(buf, at, head);
 }
@@ -446,8 +451,9 @@ static inline void cw_iobufs_release(cw_iobufs *l)
 }
 
 /* Move `*buf` to the end (append) or the front (prepend) of the list:
- * `*buf` is left empty. An empty buffer is dropped. CW_ERR_INVALID for a
- * buffer of another backend, CW_ERR_NOMEM; then `*buf` is unchanged [BUF-013]. */
+ * `*buf` is left empty. An empty buffer, unset or of any backend, is
+ * dropped with CW_OK [BUF-031]. CW_ERR_INVALID for a non-empty buffer of
+ * another backend, CW_ERR_NOMEM; then `*buf` is unchanged [BUF-013]. */
 static inline int cw_iobufs_append(cw_iobufs *l, cw_iobuf *buf)
 {
     return cw__backend_of(l)->buffers->bufs_append(l, buf);

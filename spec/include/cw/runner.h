@@ -156,10 +156,15 @@ static inline void cw_random(cw_ctx *ctx, void *buf, size_t len)
     cw__backend_of(ctx)->random(ctx, buf, len);
 }
 
+/* Eight random bytes read as a little-endian integer on every host, so a
+ * seeded run draws the same values everywhere [DET-012]. */
 static inline uint64_t cw_random_u64(cw_ctx *ctx)
 {
-    uint64_t v;
-    cw_random(ctx, &v, sizeof v);
+    uint8_t b[8];
+    cw_random(ctx, b, sizeof b);
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | b[i];
     return v;
 }
 

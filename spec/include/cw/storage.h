@@ -348,7 +348,7 @@ static inline void cw_blob_close(cw_blob *b)
 
 /* Read exactly `len` bytes at `offset` into a buffer the caller owns
  * (`*out`, from the run's storage pool) [STOR-006]. CW_ERR_BLOB_INSUFFICIENT_LENGTH
- * past the end, CW_ERR_OFFSET_OVERFLOW; `*out` is then empty. */
+ * past the end, CW_ERR_OFFSET_OVERFLOW; `*out` is then unset (all zero). */
 static inline int cw_blob_read_at(cw_blob *b, uint64_t offset, size_t len, cw_read_options options,
                                   cw_iobuf_mut *out, cw_storage_error *err)
 {

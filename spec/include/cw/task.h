@@ -66,7 +66,7 @@ static inline void cw_yield(cw_ctx *ctx)
 
 /* A waker for the calling task. The caller owns it (cw_waker_release); it
  * may be woken from any thread and stays safe to wake after its task, or its
- * whole runtime, has ended: then waking does nothing [TASK-020]. */
+ * whole runtime, has ended: then waking does nothing [TASK-010]. */
 static inline cw_waker *cw_waker_current(cw_ctx *ctx)
 {
     return cw__backend_of(ctx)->waker_current(ctx);

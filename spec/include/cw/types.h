@@ -34,7 +34,7 @@ typedef uint64_t cw_duration;
 
 typedef struct cw_backend cw_backend;
 
-/* The common prefix of every object: see spec/10-backend.md [ABI-003]. */
+/* The common prefix of every object: see spec/10-backend.md [ABI-002]. */
 typedef struct cw_object {
     const cw_backend *backend;
 } cw_object;
@@ -46,7 +46,7 @@ typedef struct cw_oneshot cw_oneshot;     /* a channel for exactly one value */
 typedef struct cw_signal cw_signal;       /* a claim on the stop signal */
 typedef struct cw_waker cw_waker;         /* a way to wake one task, from anywhere */
 
-/* A task body. `ctx` belongs to the task (spec/04-tasks.md [TASK-004]); the
+/* A task body. `ctx` belongs to the task (spec/03-context.md); the
  * return value is what cw_join hands to the joiner. */
 typedef void *(*cw_task_fn)(cw_ctx *ctx, void *arg);
 

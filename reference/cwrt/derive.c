@@ -9,8 +9,9 @@
  */
 #include <pthread.h>
 
-#include "core/internal.h"
 #include "cwrt/derive.h"
+#include "deterministic/det.h"
+#include "native/native.h"
 
 typedef struct cw_slot {
     const cw_backend *copy; /* NULL when the slot is free */

@@ -1,0 +1,75 @@
+/*
+ * runner.c - rules of the run as a whole (spec/02-runner.md) that any
+ * backend obeys, whatever its clock: the run timeout, and the
+ * configurations refused before anything runs.
+ */
+#include <string.h>
+
+#include "cases/util.h"
+
+static void *sleep_forever_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    for (;;)
+        cw_sleep(ctx, CW_SEC);
+    return NULL;
+}
+
+static void *yield_forever_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    for (;;)
+        cw_yield(ctx);
+    return NULL;
+}
+
+/* The run timeout ends a run that sleeps and one that never suspends for
+ * long, on the runtime's clock, virtual or not: 100 ms of it. */
+CWC_CASE(run_timeout_ends_any_run, "runner", "RUN-005", 0)
+{
+    cw_task_fn roots[] = {sleep_forever_root, yield_forever_root};
+    for (int i = 0; i < 2; i++) {
+        cw_config cfg = cwc_config();
+        cfg.timeout = 100 * CW_MSEC;
+        cw_run_result res;
+        ck_assert_int_eq(cwc_run(&cfg, roots[i], NULL, &res), CW_ERR_RUN_TIMEOUT);
+        ck_assert_str_eq(res.message, "runtime timeout");
+    }
+}
+
+static void *must_not_run(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    *(int *)arg = 1;
+    return NULL;
+}
+
+/* `cfg` is refused with CW_ERR_INVALID and a reason, and nothing runs. */
+static void expect_refused(const cw_config *cfg)
+{
+    int ran = 0;
+    cw_run_result res;
+    ck_assert_int_eq(cw_start(cwc_backend, cfg, must_not_run, &ran, &res), CW_ERR_INVALID);
+    ck_assert_int_eq(res.status, CW_ERR_INVALID);
+    ck_assert_msg(res.message[0] != '\0', "a refused configuration without a reason");
+    ck_assert_int_eq(ran, 0);
+}
+
+CWC_CASE(config_bounds_refused, "runner", "RUN-002", 0)
+{
+    cw_config cfg = cwc_config();
+    cfg.stack_size = ((size_t)1 << 30) + 1;
+    expect_refused(&cfg);
+    cfg = cwc_config();
+    cfg.stack_size = SIZE_MAX;
+    expect_refused(&cfg);
+    cfg = cwc_config();
+    cfg.blob_layouts = cw_blob_range_of(CW_BLOB_LAYOUT_LATEST, CW_BLOB_LAYOUT_V0);
+    expect_refused(&cfg);
+    cfg = cwc_config();
+    cfg.blob_layouts = cw_blob_range_of(CW_BLOB_LAYOUT_V0, CW_BLOB_LAYOUT_LATEST + 1);
+    expect_refused(&cfg);
+    cfg = cwc_config();
+    cfg.size = 8;
+    expect_refused(&cfg);
+}

@@ -1,0 +1,26 @@
+/* Under catch_panics, joining a task that panicked returns CW_ERR_CLOSED,
+ * as for an aborted one, instead of CW_ERR_EXITED (PAN-002). */
+#define CWM_BASE "deterministic"
+#include "mutant.h"
+
+static cwm_ops_seen join_ops;
+
+static void learning_wait_join(cw_wait *w, cw_handle *h, void **out)
+{
+    cwm_base->wait_join(w, h, out);
+    cwm_learn(w, &join_ops);
+}
+
+static int blurring_select(cw_wait *waits, size_t n, bool block)
+{
+    int i = cwm_base->select(waits, n, block);
+    if (i >= 0 && cwm_is(&waits[i], &join_ops) && waits[i].result == CW_ERR_EXITED)
+        waits[i].result = CW_ERR_CLOSED;
+    return i;
+}
+
+static void mutate(void)
+{
+    cwm.wait_join = learning_wait_join;
+    cwm.select = blurring_select;
+}

@@ -1,0 +1,142 @@
+/*
+ * waker.c - wakers, cw_park and cw_yield (spec/04-tasks.md).
+ *
+ * A waker may be woken from any thread, and after its task or its whole run
+ * ended [TASK-010]. So a waker does not point at the task but at a cell:
+ * counted (the task holds one reference, each waker one), locked, and
+ * detached when the task ends. A wake does not touch the task either: it
+ * queues the cell on its run, under the run's lock, and signals the
+ * scheduler, which sets the task's wake_pending flag on its own thread.
+ *
+ * Ownership: cw_waker_current hands the caller a new waker, ended by
+ * cw_waker_release; it may outlive the run.
+ */
+#include <stdlib.h>
+
+#include "skeleton.h"
+
+typedef struct sk_waker {
+    cw_object base; /* no sk_obj: a waker is not the run's to free */
+    sk_cell *cell;
+} sk_waker;
+
+static sk_cell *cell_of(sk_task *t)
+{
+    if (t->cell)
+        return t->cell;
+    sk_cell *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    pthread_mutex_init(&c->lock, NULL);
+    c->refs = 1;
+    c->rt = t->rt;
+    c->task = t;
+    return t->cell = c;
+}
+
+void sk_cell_unref(sk_cell *c)
+{
+    if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+    }
+}
+
+/* The task ended: later wakes do nothing. Its own reference goes. */
+void sk_cell_detach(sk_cell *c)
+{
+    pthread_mutex_lock(&c->lock);
+    c->rt = NULL;
+    c->task = NULL;
+    pthread_mutex_unlock(&c->lock);
+    sk_cell_unref(c);
+}
+
+/* NULL when memory is exhausted. */
+cw_waker *sk_waker_current(cw_ctx *ctx)
+{
+    sk_task *t = sk_current_of(SK_CTX(ctx)->obj.rt, "cw_waker_current");
+    sk_cell *c = cell_of(t);
+    sk_waker *w = c ? malloc(sizeof *w) : NULL;
+    if (!w)
+        return NULL;
+    w->base.backend = &sk_backend;
+    w->cell = c;
+    __atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
+    return (cw_waker *)w;
+}
+
+/* Lock order: the cell, then its run. A run is freed only after all its
+ * cells were detached under their lock, so c->rt is safe to use here. */
+void sk_waker_wake(cw_waker *waker)
+{
+    sk_cell *c = ((sk_waker *)(void *)waker)->cell;
+    pthread_mutex_lock(&c->lock);
+    sk_rt *rt = c->rt;
+    if (rt) {
+        pthread_mutex_lock(&rt->lock);
+        if (!c->queued) {
+            c->queued = true;
+            __atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
+            c->next_woken = rt->woken;
+            rt->woken = c;
+        }
+        pthread_cond_signal(&rt->cond);
+        pthread_mutex_unlock(&rt->lock);
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+void sk_waker_release(cw_waker *waker)
+{
+    sk_waker *w = (sk_waker *)(void *)waker;
+    sk_cell_unref(w->cell);
+    free(w);
+}
+
+/* On the run's thread: hand each queued wake to its task. A task that
+ * ended since has a detached cell, which is just let go. */
+void sk_take_wakes(sk_rt *rt)
+{
+    pthread_mutex_lock(&rt->lock);
+    sk_cell *c = rt->woken;
+    rt->woken = NULL;
+    for (sk_cell *q = c; q; q = q->next_woken)
+        q->queued = false;
+    pthread_mutex_unlock(&rt->lock);
+    while (c) {
+        sk_cell *next = c->next_woken;
+        if (c->task) {
+            c->task->wake_pending = true;
+            sk_wake(c->task);
+        }
+        sk_cell_unref(c);
+        c = next;
+    }
+}
+
+/* A wake since the last park makes this one return at once. An aborted
+ * task ends here; an unwinding one does not wait [PAN-005]. */
+void sk_park(cw_ctx *ctx)
+{
+    sk_task *t = sk_current_of(SK_CTX(ctx)->obj.rt, "cw_park");
+    if (t->unwinding)
+        return;
+    sk_check_abort(t);
+    if (!t->wake_pending)
+        sk_block(t);
+    t->wake_pending = false;
+    sk_check_abort(t);
+}
+
+/* Back of the ready queue: every task ready now runs first. */
+void sk_yield(cw_ctx *ctx)
+{
+    sk_task *t = sk_current_of(SK_CTX(ctx)->obj.rt, "cw_yield");
+    if (t->unwinding)
+        return;
+    sk_check_abort(t);
+    sk_ready(t);
+    sk_switch_to_sched(t);
+    sk_check_abort(t);
+}

@@ -1,0 +1,268 @@
+/*
+ * ext.h - what a subsystem may use of the core: the one published
+ * extension interface.
+ *
+ * A subsystem (buffers/, metrics/, storage/, network/) sees the runtime, its
+ * tasks and its contexts only through this header. It may:
+ *   - read the run's configuration, backend and buffer pools;
+ *   - lock the runtime (everything a subsystem shares between tasks is
+ *     guarded by the runtime's lock, like the core's own objects);
+ *   - make a waitable object: waits, waiter lists, select, sleeps;
+ *   - arm alarms (an alarm with no task calls a function instead), read the
+ *     clock and draw from the run's random stream;
+ *   - park the calling task and wake a task;
+ *   - complete handles from outside a task;
+ *   - record audit events;
+ *   - keep state of one run in a slot, with a hook the core calls at the
+ *     run's end, registered on first use (cw_ext_attach);
+ *   - learn when tasks are admitted and stop running (cw_task_observer);
+ *   - read the driver the run's backend chose for the subsystem.
+ * Nothing else: the structures behind these names are the core's and the
+ * backends' (core/sched.h), and ci/layers.sh fails on any other use.
+ *
+ * Ownership and threads: unless said otherwise a function here expects the
+ * runtime's lock held when it touches shared state (waiter lists, slots),
+ * as the core's own helpers do, and hands nothing over to the caller.
+ */
+#ifndef CW_CORE_EXT_H
+#define CW_CORE_EXT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/list.h"
+#include "cw/cw.h"
+
+typedef struct cw_rt cw_rt;
+typedef struct cw_task cw_task;
+
+/* ---- Errors and allocation (util.c) --------------------------------------------- */
+
+/* Abort the process with a message: for misuse where there is no task to
+ * panic (a blocking call outside any task, a broken invariant). */
+_Noreturn void cw_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* calloc and strdup that end the process when memory is exhausted: for the
+ * small records whose loss no caller could report (see util.c). */
+void *cw_xcalloc(size_t n, size_t size);
+char *cw_xstrdup(const char *s);
+
+/* ---- The run (runtime.c) -------------------------------------------------------- */
+
+void cw_rt_lock(cw_rt *rt);
+void cw_rt_unlock(cw_rt *rt);
+/* The run's resolved configuration; read-only for the whole run. */
+const cw_config *cw_rt_config(const cw_rt *rt);
+/* The table the run's objects name (its backend's, or one derived from it). */
+const cw_backend *cw_rt_backend(const cw_rt *rt);
+/* The run's network (0) and storage (1) buffer pools, or NULL. */
+cw_bufpool *cw_rt_pool(const cw_rt *rt, int which);
+/* The root task of the run. */
+cw_task *cw_rt_root(const cw_rt *rt);
+
+/* The slots of run-scoped state, in the order their close hooks run at the
+ * end of a run: storage first, since a sync in flight may still complete a
+ * handle; then the network. */
+typedef enum cw_ext_id { CW_EXT_STORAGE, CW_EXT_NETWORK, CW_EXT_METRICS, CW_EXT_COUNT } cw_ext_id;
+
+/* The state of slot `id`, or NULL before cw_ext_attach. */
+void *cw_ext_state(const cw_rt *rt, cw_ext_id id);
+/* The first use of a subsystem in a run: keep `state` in slot `id`, and call
+ * close(rt, state) when the run ends (after its last task, before the
+ * core's objects are freed), or at cw_ext_close. The slot must be empty. */
+void cw_ext_attach(cw_rt *rt, cw_ext_id id, void *state, void (*close)(cw_rt *rt, void *state));
+/* Run slot `id`'s close hook now, if it has state, and empty the slot. */
+void cw_ext_close(cw_rt *rt, cw_ext_id id);
+/* The driver the run's backend chose for a subsystem (its own table type),
+ * set by the backend before the run's first task; NULL when none. */
+void cw_ext_set_driver(cw_rt *rt, cw_ext_id id, const void *driver);
+const void *cw_ext_driver(const cw_rt *rt, cw_ext_id id);
+
+/* ---- Contexts and tasks ----------------------------------------------------------- */
+
+typedef struct cw_attribute {
+    char *key, *value;
+} cw_attribute;
+
+cw_rt *cw_ctx_rt(const cw_ctx *ctx);
+const cw_backend *cw_ctx_backend(const cw_ctx *ctx);
+/* The context's label path ("" at the root) and its attributes, sorted by
+ * key; both stay the context's. */
+const char *cw_core_label(const cw_ctx *ctx);
+size_t cw_ctx_attributes(const cw_ctx *ctx, const cw_attribute **out);
+int cw_ctx_execution(const cw_ctx *ctx);
+
+/* The task that is calling into the runtime `rt`; fatal outside one. */
+cw_task *cw_task_self(cw_rt *rt, const char *what);
+bool cw_task_aborted(cw_task *t);
+/* Cleanup handlers are running: nothing may suspend. */
+bool cw_task_unwinding(const cw_task *t);
+/* Called by a suspension point after it resumes: unwinds an aborted task. */
+void cw_task_check_abort(cw_task *t);
+cw_rt *cw_task_rt(const cw_task *t);
+const char *cw_task_label(const cw_task *t);
+int cw_task_execution(const cw_task *t);
+
+/* What the core tells an observer of tasks, with rt->lock held. */
+typedef struct cw_task_observer {
+    void (*admitted)(cw_task *t);                  /* spawned, or the root */
+    void (*refused)(cw_rt *rt, const cw_ctx *ctx); /* a spawn refused */
+    /* No longer running: the first of abort, cascade and completion. */
+    void (*stopped)(cw_task *t);
+} cw_task_observer;
+/* One observer per run, set before its first task. */
+void cw_rt_observe_tasks(cw_rt *rt, const cw_task_observer *o);
+/* One word per task for the observer (NULL at first). */
+void **cw_task_observer_word(cw_task *t);
+
+/* ---- The scheduler, as a subsystem may use it (clock.c) --------------------------- */
+
+cw_time cw_rt_now(cw_rt *rt);
+/* The next output of the run's seeded PRNG, recording no audit event: for
+ * draws the spec places in the one random stream besides cw_random. Only on
+ * a scheduler with a seeded PRNG (the deterministic one). */
+uint64_t cw_rt_draw(cw_rt *rt);
+/* The calling task `t` gives up its thread until woken (it may return
+ * early); make `t` runnable (a no-op for a finished task). Any thread. */
+void cw_sched_park(cw_task *t);
+void cw_sched_wake(cw_task *t);
+/* Wake `t` at w->arg (the deadline) through the wait `w`, which stays put
+ * until disarmed. With `t` NULL the alarm calls the cw_alarm_ops its wait's
+ * ops point to (only on a scheduler that drives such alarms: the
+ * deterministic one). */
+void cw_rt_alarm_arm(cw_rt *rt, cw_wait *w, cw_task *t);
+void cw_rt_alarm_disarm(cw_rt *rt, cw_wait *w);
+
+/* What an alarm with no task does when it is due: its wait's `ops` point
+ * to one of these instead of a cw_wait_ops. Such an alarm moves time-driven
+ * state forward (bytes in flight arriving) rather than resuming a task. */
+typedef struct cw_alarm_ops {
+    /* Called once the alarm was popped, outside any task and with no lock
+     * held; it may arm the wait again. */
+    void (*fire)(cw_wait *w);
+} cw_alarm_ops;
+
+/* ---- Audit ---------------------------------------------------------------------- */
+
+/* One field of an audit event: bytes hashed as a length-prefixed string. */
+typedef struct cw_field {
+    const void *data;
+    size_t len;
+} cw_field;
+
+/* Whether the run keeps an audit digest: a caller that would build costly
+ * fields (formatted addresses, copied bytes) asks first. */
+bool cw_audited(const cw_rt *rt);
+void cw_audit(cw_rt *rt, const char *label, const cw_field *fields, size_t n);
+
+/* Audit helpers: big-endian integer fields. */
+static inline void cw_be64(uint8_t out[8], uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        out[i] = (uint8_t)v;
+}
+
+/* ---- Labels (label.c) ------------------------------------------------------------ */
+
+/* NULL when `label` is valid, else a static reason (the rule it breaks). */
+const char *cw_label_check(const char *label);
+/* "<prefix>_<label>" or `label` when prefix is empty; malloc'd, caller frees. */
+char *cw_label_join(const char *prefix, const char *label);
+
+/* ---- Handles completed from outside a task (handle.c) ----------------------------- */
+
+/* A handle with one reference, the caller's (with rt->lock held, as the
+ * three calls below). */
+cw_handle *cw_handle_new(cw_rt *rt);
+void cw_handle_complete(cw_handle *h, int result, void *value);
+void cw_handle_ref(cw_handle *h);
+void cw_handle_unref(cw_handle *h);
+
+/* ---- Waits and waiter lists (waiters.c, select.c, clock.c) ------------------------ */
+
+/* A wait as the reference uses it: the public cw_wait (cw/select.h) with
+ * the words it leaves to the backend named. Read and written through this
+ * union, never through both names in one expression.
+ *   arg    deadline   a sleep's or an alarm's (cw_time)
+ *          value      what a wait carries in (a recv's length, a stop value)
+ *          code       the result a ready wait completes with
+ *   state  heap_pos   an alarm's place in its heap plus one (0: not armed)
+ *          ticket     a network half's number for a waiting operation
+ *          done       a one-shot flag (the stop signal's)
+ *   link   node       its node in a waiter list, while armed
+ *          seq        an alarm's arming order (alarms are in no list)
+ *          task       the task to wake
+ *          rt         the runtime the wait belongs to */
+typedef union cw_waitv {
+    cw_wait pub;
+    struct {
+        const cw_backend *backend;
+        int result;
+        const void *ops;
+        void *object;
+        void *out;
+        union {
+            cw_time deadline;
+            uint64_t value;
+            uint64_t code;
+        };
+        union {
+            uint64_t heap_pos;
+            uint64_t ticket;
+            uint64_t done;
+        };
+        union {
+            cw_list node;
+            uintptr_t seq;
+        };
+        cw_task *task;
+        cw_rt *rt;
+    };
+} cw_waitv;
+
+_Static_assert(sizeof(cw_waitv) == sizeof(cw_wait), "the view adds nothing to a wait");
+_Static_assert(offsetof(cw_waitv, deadline) == offsetof(cw_wait, arg), "arg");
+_Static_assert(offsetof(cw_waitv, heap_pos) == offsetof(cw_wait, state), "state");
+_Static_assert(offsetof(cw_waitv, node) == offsetof(cw_wait, link[0]), "link[0..1]");
+_Static_assert(sizeof(cw_list) == 2 * sizeof(void *), "a node takes link[0] and link[1]");
+_Static_assert(offsetof(cw_waitv, task) == offsetof(cw_wait, link[2]), "link[2]");
+_Static_assert(offsetof(cw_waitv, rt) == offsetof(cw_wait, link[3]), "link[3]");
+_Static_assert(offsetof(cw_waitv, result) == offsetof(cw_wait, result), "result");
+_Static_assert(offsetof(cw_waitv, out) == offsetof(cw_wait, out), "out");
+
+static inline cw_waitv *cw_waitv_of(cw_wait *w)
+{
+    return (cw_waitv *)(void *)w;
+}
+
+static inline const cw_waitv *cw_waitv_of_const(const cw_wait *w)
+{
+    return (const cw_waitv *)(const void *)w;
+}
+
+typedef struct cw_wait_ops {
+    /* Complete now if possible: set w->result and return true. */
+    bool (*try_complete)(cw_wait *w);
+    /* Arrange for `t` to be woken when the wait may complete. */
+    void (*arm)(cw_wait *w, cw_task *t);
+    void (*disarm)(cw_wait *w);
+} cw_wait_ops;
+
+void cw_wait_init(cw_wait *w, const cw_backend *b, const cw_wait_ops *ops, void *object);
+/* Waiter queues: the wait's link words hold its list node and task. */
+void cw_waiters_add(cw_list *waiters, cw_wait *w, cw_task *t);
+void cw_waiters_remove(cw_wait *w);
+void cw_waiters_wake(cw_rt *rt, cw_list *waiters);
+/* The object of these waits ends while they are armed: each is unlinked
+ * and turned into a wait that completes with `result` and no longer names
+ * the object, and its task is woken. So an object may be freed while tasks
+ * wait on it. */
+void cw_waiters_end(cw_rt *rt, cw_list *waiters, int result);
+cw_task *cw_wait_task(cw_wait *w);
+cw_rt *cw_wait_rt(const cw_wait *w);
+int cw_core_select(cw_wait *waits, size_t n, bool block);
+/* A wait of run `rt` (its objects name `b`) that completes at `deadline`. */
+void cw_wait_sleep_at(cw_wait *w, cw_rt *rt, const cw_backend *b, cw_time deadline);
+
+#endif
