@@ -37,7 +37,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = os.path.join(ROOT, "build", "mutation")
 EQUIVALENT = os.path.join(ROOT, "ci", "mutation", "equivalent.txt")
 SCORE = os.path.join(ROOT, "conformance", "mutation-score.json")
-TREE = ("Makefile", "spec", "reference", "conformance", "ci")
+TREE = ("Makefile", "spec", "reference", "conformance", "ci", "examples")
 BIN = "build/release/bin/cw-conformance"
 LIB = "build/release/lib/libcwrt.a"
 # Warnings are not errors here: a wrong implementation need not be warning-free.
@@ -145,7 +145,8 @@ class Job:
             return "timeout after %ds" % self.timeout
         if p.returncode == 0:
             return None
-        failed = [line for line in out.splitlines() if ":F:" in line or ":E:" in line]
+        failed = [line for line in out.splitlines()
+                  if line.startswith("FAILED:") or ":F:" in line or ":E:" in line]
         return (failed[0] if failed else "exit status %d" % p.returncode)[:300]
 
     def test(self, m):
@@ -159,7 +160,7 @@ class Job:
                 f.write(gen.apply(text, m))
             r = subprocess.run(MAKE, cwd=self.dir, capture_output=True, text=True, timeout=600)
             if r.returncode != 0:
-                err = [l for l in r.stderr.splitlines() if "error" in l]
+                err = [l for l in r.stderr.splitlines() if "error" in l] or r.stderr.splitlines()
                 return "invalid", (err[0] if err else "build failed")[:300]
             obj = os.path.join(self.dir, self.object_of(m["file"]))
             self.strip(obj, obj + ".stripped")
