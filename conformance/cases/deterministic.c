@@ -173,3 +173,41 @@ CWC_CASE(bad_config, "runner", "RUN-002", 0)
     ck_assert_int_eq(cwc_run(&cfg, cwc_return_42, NULL, &res), CW_ERR_INVALID);
     ck_assert_ptr_nonnull(strstr(res.message, "stack"));
 }
+
+/* Alarms due at the same instant wake first armed first (11-deterministic.md,
+ * step 7): four sleepers arm the same deadline in the order the first
+ * batch's shuffle gives them, and the order they are woken in is the queue
+ * the next shuffle permutes, so the digest depends on the tie-break. */
+#define TIE_SEED 9
+#define TIE_DIGEST "72f14b79d55e38ad0a71ba54e747c56ac297fd79955428f811226263791421fa"
+#define TIE_SLEEPERS 4
+
+static void *tie_sleeper(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    ck_assert_int_eq(cw_sleep_until(ctx, 5000000), CW_OK);
+    cw_yield(ctx);
+    return NULL;
+}
+
+static void *tie_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_handle *h[TIE_SLEEPERS];
+    for (int i = 0; i < TIE_SLEEPERS; i++)
+        h[i] = cw_spawn(cw_child(ctx, "sleeper"), tie_sleeper, NULL);
+    for (int i = 0; i < TIE_SLEEPERS; i++) {
+        ck_assert_int_eq(cw_join(h[i], NULL), CW_OK);
+        cw_handle_release(h[i]);
+    }
+    return NULL;
+}
+
+CWC_CASE(alarm_ties_first_armed_first, "deterministic", "DET-003 DET-004", DET)
+{
+    cw_config cfg = cwc_config();
+    cfg.seed = TIE_SEED;
+    cw_run_result res;
+    ck_assert_int_eq(cw_start(cwc_backend, &cfg, tie_root, NULL, &res), CW_OK);
+    cwc_golden("alarm_ties_first_armed_first", res.digest, TIE_DIGEST);
+}
