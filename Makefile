@@ -266,7 +266,7 @@ JOBS ?= $(shell nproc)
 TIMEOUT ?= 60
 mutation:
 	$(PYTHON) ci/mutation/run.py --n $(N) --seed $(SEED) --jobs $(JOBS) --timeout $(TIMEOUT) \
-	  $(if $(RERUN),--rerun) $(if $(FILTER),--filter $(FILTER))
+	  $(if $(RERUN),--rerun) $(if $(RESCORE),--rescore) $(if $(FILTER),--filter $(FILTER))
 
 mutation-selftest:
 	@$(PYTHON) ci/mutation/selftest.py

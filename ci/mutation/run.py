@@ -15,7 +15,8 @@ is equivalent. Neither invalid nor equivalent mutants count in the score.
 Writes build/mutation/report.json and summary.txt; a run of at least 400
 mutants of the whole sample also writes conformance/mutation-score.json.
 --rerun runs again only the survivors of the last report (after new cases),
-and writes rerun.json and rerun.txt instead.
+and writes rerun.json and rerun.txt instead; --rescore applies the reviewed
+list of equivalent mutants to the last report again, without running.
 """
 
 import argparse
@@ -240,7 +241,11 @@ def main():
     ap.add_argument("--rerun", action="store_true", help="only the survivors of the last report")
     ap.add_argument("--filter", default="", help="only mutants whose file contains this")
     ap.add_argument("--list", action="store_true", help="print the sample and stop")
+    ap.add_argument("--rescore", action="store_true",
+                    help="apply equivalent.txt to the last report again, without running")
     args = ap.parse_args()
+    if args.rescore:
+        return rescore(args)
 
     population = gen.all_mutants(ROOT)
     args.population = len(population)
@@ -303,6 +308,22 @@ def main():
     order = {m["id"]: k for k, m in enumerate(picked)}
     results.sort(key=lambda r: order[r["id"]])
     write_reports(args, results, elapsed, stale)
+
+
+def rescore(args):
+    """The last report again, with the reviewed list as it is now."""
+    with open(os.path.join(OUT, "report.json")) as f:
+        last = json.load(f)
+    equivalent = load_equivalent()
+    args.seed, args.jobs, args.population = last["seed"], last["jobs"], last["population"]
+    args.rerun, args.filter = False, ""
+    results = []
+    for r in last["mutants"]:
+        if r["id"] in equivalent and r["status"] == "survived":
+            r = dict(r, status="equivalent", why=equivalent[r["id"]])
+        results.append(r)
+    generated = {m["id"] for m in gen.all_mutants(ROOT)}
+    write_reports(args, results, last["seconds"], sorted(set(equivalent) - generated))
 
 
 def write_reports(args, results, elapsed, stale):
