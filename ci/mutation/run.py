@@ -135,20 +135,38 @@ class Job:
 
     def run_backend(self, backend):
         env = dict(os.environ, CK_TIMEOUT_MULTIPLIER="0.25")
-        p = subprocess.Popen([os.path.join(self.dir, BIN), "--backend", backend],
-                             cwd=self.dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             text=True, errors="replace", start_new_session=True, env=env)
-        try:
-            out, _ = p.communicate(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, 9)
-            p.communicate()
-            return "timeout after %ds" % self.timeout
+        log = os.path.join(self.dir, "run-%s.txt" % backend)
+        with open(log, "w") as out:
+            p = subprocess.Popen([os.path.join(self.dir, BIN), "--backend", backend],
+                                 cwd=self.dir, stdout=out, stderr=subprocess.STDOUT,
+                                 start_new_session=True, env=env)
+            try:
+                p.wait(timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, 9)
+                p.wait()
+                return "timeout after %ds" % self.timeout
+            finally:
+                self.kill_strays()
         if p.returncode == 0:
             return None
-        failed = [line for line in out.splitlines()
-                  if line.startswith("FAILED:") or ":F:" in line or ":E:" in line]
+        with open(log, errors="replace") as f:
+            failed = [line for line in f.read().splitlines()
+                      if line.startswith("FAILED:") or ":F:" in line or ":E:" in line]
         return (failed[0] if failed else "exit status %d" % p.returncode)[:300]
+
+    def kill_strays(self):
+        """End what a run left behind: a case's process may have a process
+        group of its own, so only its executable says it is this job's."""
+        exe = os.path.realpath(os.path.join(self.dir, BIN))
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                if os.readlink("/proc/%s/exe" % pid) == exe:
+                    os.kill(int(pid), 9)
+            except OSError:
+                pass
 
     def test(self, m):
         """The mutant's status and, when killed, by what."""
