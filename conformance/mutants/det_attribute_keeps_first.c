@@ -15,9 +15,10 @@ static bool seen_before(cw_ctx *ctx, const char *key)
     for (size_t i = 0; i < nseen; i++)
         if (seen[i].ctx == ctx && strcmp(seen[i].key, key) == 0)
             return true;
-    if (nseen < SEEN_MAX && strlen(key) < sizeof seen[0].key) {
+    size_t len = strlen(key);
+    if (nseen < SEEN_MAX && len < sizeof seen[0].key) {
         seen[nseen].ctx = ctx;
-        strcpy(seen[nseen++].key, key);
+        memcpy(seen[nseen++].key, key, len + 1);
     }
     return false;
 }

@@ -17,11 +17,20 @@ static int zeroing_recv(cw_stream *s, size_t len, cw_iobufs **out)
         return rc;
     }
     m.data[n - 1] = 0;
-    cw_iobufs_release(*out);
+    cw_iobufs *zeroed = cw_iobufs_new(&cwm);
+    if (!zeroed) {
+        cw_iobuf_mut_release(&m);
+        return rc;
+    }
     cw_iobuf frozen;
     cw_iobuf_mut_freeze(&m, &frozen);
-    *out = cw_iobufs_new(&cwm);
-    cw_iobufs_append(*out, &frozen);
+    if (cw_iobufs_append(zeroed, &frozen) != CW_OK) {
+        cw_iobuf_release(&frozen);
+        cw_iobufs_release(zeroed);
+        return rc;
+    }
+    cw_iobufs_release(*out);
+    *out = zeroed;
     return rc;
 }
 
