@@ -1,0 +1,41 @@
+/*
+ * storage_limits.c - reads whose length no host could allocate
+ * (spec/17-storage.md, STOR-006 and STOR-010): the answer is the one the
+ * blob's size and the offset limit give, never an allocation failure.
+ */
+#include <stdint.h>
+
+#include "cases/storage.h"
+
+/* The status of a read_at of `len` bytes at `offset`; a failed read must
+ * leave its output unset (STOR-006). */
+static int read_huge(cw_blob *b, uint64_t offset, size_t len)
+{
+    cw_iobuf_mut out, unset;
+    memset(&out, 0xA5, sizeof out);
+    memset(&unset, 0, sizeof unset);
+    int rc = cw_blob_read_at(b, offset, len, CW_READ_DEFAULT, &out, NULL);
+    ck_assert_int_ne(rc, CW_OK); /* a 10-byte blob holds none of these ranges */
+    ck_assert_mem_eq(&out, &unset, sizeof out);
+    return rc;
+}
+
+static void *huge_reads_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_blob *b = cwc_open(ctx, "limits", "ten_bytes", NULL);
+    cwc_write(b, 0, "0123456789", 10);
+    ck_assert_int_eq(read_huge(b, 0, (size_t)1 << 62), CW_ERR_BLOB_INSUFFICIENT_LENGTH);
+    ck_assert_int_eq(read_huge(b, 4, (size_t)1 << 40), CW_ERR_BLOB_INSUFFICIENT_LENGTH);
+    ck_assert_int_eq(read_huge(b, 1, (size_t)INT64_MAX), CW_ERR_OFFSET_OVERFLOW);
+    ck_assert_int_eq(read_huge(b, 0, SIZE_MAX), CW_ERR_OFFSET_OVERFLOW);
+    ck_assert_int_eq(read_huge(b, 0, SIZE_MAX / 2 + 1), CW_ERR_OFFSET_OVERFLOW);
+    cwc_read_eq(b, 0, "0123456789", 10); /* and the blob is as it was */
+    cw_blob_close(b);
+    return NULL;
+}
+
+CWC_CASE(blob_read_huge_length, "storage", "STOR-006 STOR-010", 0)
+{
+    cwc_store_run(huge_reads_root, NULL);
+}
