@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "native/io_threads.h"
+#include "native/os.h"
 
 /* How long each side of a hand-off spins before it sleeps. A page-cache
  * read or write takes a few microseconds, while putting a thread to sleep
@@ -135,9 +136,22 @@ cw_offload *cw_offload_new(cw_rt *rt, unsigned max_threads)
     return o;
 }
 
-/* With o->lock held: queue `job`, and start a thread if none is free. */
-static void enqueue(cw_offload *o, cw_job *job)
+static bool start_thread(cw_offload *o)
 {
+    if (cw_os.thread_create(&o->tids[o->threads], NULL, io_thread_main, o) != 0)
+        return false;
+    o->threads++;
+    return true;
+}
+
+/* With o->lock held: queue `job`, and start a thread if none is free.
+ * False, with nothing queued, when there is no thread and none can be
+ * started: the caller then does the job on its own thread, which is
+ * slower for the run but loses nothing. */
+static bool enqueue(cw_offload *o, cw_job *job)
+{
+    if (o->threads == 0 && !start_thread(o))
+        return false;
     job->next = NULL;
     if (o->tail)
         o->tail->next = job;
@@ -146,15 +160,11 @@ static void enqueue(cw_offload *o, cw_job *job)
     o->tail = job;
     atomic_fetch_add_explicit(&o->queued, 1, memory_order_release);
     if (o->spinning >= atomic_load_explicit(&o->queued, memory_order_relaxed))
-        return; /* enough threads are spinning to take every queued job */
-    if (o->idle == 0 && o->threads < o->max_threads) {
-        int rc = pthread_create(&o->tids[o->threads], NULL, io_thread_main, o);
-        if (rc == 0)
-            o->threads++;
-        else if (o->threads == 0)
-            cw_fatal("cannot start a storage I/O thread: errno %d", rc);
-    }
+        return true; /* enough threads are spinning to take every queued job */
+    if (o->idle == 0 && o->threads < o->max_threads)
+        start_thread(o); /* or one of those there are takes it later */
     pthread_cond_signal(&o->work);
+    return true;
 }
 
 void cw_offload_run(cw_offload *o, cw_job *job)
@@ -164,8 +174,12 @@ void cw_offload_run(cw_offload *o, cw_job *job)
     job->done = NULL;
     atomic_init(&job->state, CW_JOB_WAITING);
     pthread_mutex_lock(&o->lock);
-    enqueue(o, job);
+    bool queued = enqueue(o, job);
     pthread_mutex_unlock(&o->lock);
+    if (!queued) {
+        job->fn(job);
+        return;
+    }
     if (spin_until(job_finished, job, TASK_SPIN_NS))
         return;
     /* Announce the park under the lock, so the pool thread wakes the task
@@ -185,8 +199,12 @@ void cw_offload_submit(cw_offload *o, cw_job *job)
 {
     job->task = NULL;
     pthread_mutex_lock(&o->lock);
-    enqueue(o, job);
+    bool queued = enqueue(o, job);
     pthread_mutex_unlock(&o->lock);
+    if (!queued) {
+        job->fn(job);
+        job->done(job); /* may free the job */
+    }
 }
 
 void cw_offload_drain(cw_offload *o)

@@ -21,6 +21,7 @@
 
 #include "metrics/metrics.h"
 #include "native/native.h"
+#include "native/os.h"
 
 #define CLIENT_TIMEOUT_MS 5000
 #define MAX_REQUEST_HEAD 8192
@@ -218,7 +219,7 @@ int cw_metrics_http_start(cw_metrics_http *h, cw_rt *rt, const char *address, ch
     int rc = open_listener(h, address, why, whylen);
     if (rc == CW_OK) {
         h->stop_fd = eventfd(0, EFD_CLOEXEC);
-        if (h->stop_fd < 0 || pthread_create(&h->thread, NULL, http_thread, h) != 0) {
+        if (h->stop_fd < 0 || cw_os.thread_create(&h->thread, NULL, http_thread, h) != 0) {
             snprintf(why, whylen, "metrics endpoint: cannot start its thread");
             rc = CW_ERR_IO;
         }

@@ -36,6 +36,7 @@ typedef struct cw_ntask {
     cw_tpool *home;
     enum cw_nstate state;
     bool notified;         /* woken while not parked */
+    bool no_thread;        /* its pool could not start a thread: it never runs */
     struct cw_ntask *next; /* queue link */
 } cw_ntask;
 

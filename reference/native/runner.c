@@ -123,7 +123,8 @@ static void fill_result(cw_native *n, bool timed_out, cw_run_result *out)
 
 static void native_free(cw_native *n)
 {
-    cw_task_free(n->rt.root);
+    if (n->rt.root) /* none when no worker could be started */
+        cw_task_free(n->rt.root);
     cw_rt_free_objects(&n->rt);
     while (n->dedicated) {
         cw_tpool *p = n->dedicated;
@@ -137,6 +138,19 @@ static void native_free(cw_native *n)
     pthread_mutex_destroy(&n->lock);
     free(n->threads);
     free(n);
+}
+
+/* Start the shared workers: as many as configured, or as many as the
+ * process can have; false when it can have none [RUN-006]. */
+static bool start_workers(cw_native *n)
+{
+    pthread_mutex_lock(&n->lock);
+    for (unsigned i = 0; i < n->shared.max_threads; i++)
+        if (cw_tpool_start_thread(&n->shared) != 0)
+            break;
+    bool any = n->shared.threads > 0;
+    pthread_mutex_unlock(&n->lock);
+    return any;
 }
 
 int cw_native_start_as(const cw_backend *self, const cw_config *cfg, cw_task_fn root, void *arg,
@@ -163,12 +177,14 @@ int cw_native_start_as(const cw_backend *self, const cw_config *cfg, cw_task_fn 
         free(n);
         return out->status = rc;
     }
-    pthread_mutex_lock(&n->lock);
-    for (unsigned i = 0; i < n->shared.max_threads; i++)
-        if (cw_tpool_start_thread(&n->shared) != 0 && n->shared.threads == 0)
-            cw_fatal("cannot start any worker thread");
-    pthread_mutex_unlock(&n->lock);
-
+    if (!start_workers(n)) {
+        snprintf(out->message, sizeof out->message, "cannot start any worker thread");
+        cw_reactor_stop(&n->reactor);
+        cw_metrics_http_stop(&n->http);
+        cw_rt_pools_close(n->rt.pools);
+        native_free(n);
+        return out->status = CW_ERR_NOMEM;
+    }
     cw_task *t = cw_task_new_root(&n->rt, root, arg);
     cw_native_sched.spawned(t);
     bool timed_out = wait_for_end(n);

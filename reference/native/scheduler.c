@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "native/native.h"
+#include "native/os.h"
 
 static _Thread_local cw_task *tls_task;      /* the task this thread is running */
 static _Thread_local cw_coro *tls_home;      /* this thread's own context */
@@ -111,6 +112,21 @@ static void wake_poller(cw_native *n)
     }
 }
 
+/* With n->lock held: a blocking or dedicated pool has tasks queued, no
+ * thread, and could not start one. A task that never ran does not run: a
+ * shared worker ends it with CW_ERR_NOMEM, as when its stack cannot be had
+ * [TASK-011]. One that already ran must still reach its end, so it goes on
+ * on the shared workers, the only threads there are. */
+static void threadless(cw_native *n, cw_tpool *p)
+{
+    while (p->head) {
+        cw_ntask *nt = pool_pop(p);
+        nt->no_thread = nt->task->state == CW_TASK_NEW;
+        nt->home = &n->shared;
+        cw_native_push(n, nt);
+    }
+}
+
 void cw_native_push(cw_native *n, cw_ntask *nt)
 {
     cw_tpool *p = nt->home;
@@ -129,7 +145,7 @@ void cw_native_push(cw_native *n, cw_ntask *nt)
     else if (p == &n->shared)
         wake_poller(n);
     else if (p->threads < p->max_threads && cw_tpool_start_thread(p) != 0 && p->threads == 0)
-        cw_fatal("cannot start a thread for a %s task", p->dedicated ? "dedicated" : "blocking");
+        threadless(n, p);
 }
 
 /* Finish a task that made its last switch: publish its result, then
@@ -160,7 +176,7 @@ static void finish(cw_native *n, cw_ntask *nt)
 static bool run(cw_native *n, cw_coro *home, cw_ntask *nt)
 {
     cw_task *t = nt->task;
-    if (t->state == CW_TASK_NEW && cw_task_prepare(t) != CW_OK) {
+    if (t->state == CW_TASK_NEW && (nt->no_thread || cw_task_prepare(t) != CW_OK)) {
         t->exit_result = CW_ERR_NOMEM;
         finish(n, nt);
         return true;
@@ -293,7 +309,7 @@ int cw_tpool_start_thread(cw_tpool *p)
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 256 * 1024);
-    int rc = pthread_create(&n->threads[n->nthreads], &attr, worker_main, p);
+    int rc = cw_os.thread_create(&n->threads[n->nthreads], &attr, worker_main, p);
     pthread_attr_destroy(&attr);
     if (rc != 0)
         return rc;

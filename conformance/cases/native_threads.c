@@ -1,0 +1,123 @@
+/*
+ * native_threads.c - a parallel backend when the process can start no
+ * more threads (TASK-011, RUN-006, spec/13-native.md): the calls that
+ * needed one fail with CW_ERR_NOMEM and everything else goes on.
+ *
+ * The limit is the process-count limit, RLIMIT_NPROC, lowered to 1 in the
+ * case's own process. The kernel does not apply it to the superuser, so a
+ * case run as root takes the real and effective user "nobody" while the
+ * limit holds, keeping root as its saved user to return to.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "cases/util.h"
+
+#define PAR CW_CAP_PARALLEL
+#define NOBODY 65534
+
+static struct rlimit saved_limit;
+static uid_t saved_uid;
+
+static void *returns_arg(void *arg)
+{
+    return arg;
+}
+
+/* From now on no thread can be started in this process. */
+static void threads_exhausted(void)
+{
+    saved_uid = getuid();
+    ck_assert_int_eq(getrlimit(RLIMIT_NPROC, &saved_limit), 0);
+    if (saved_uid == 0)
+        ck_assert_msg(setresuid(NOBODY, NOBODY, 0) == 0, "setresuid: %s", strerror(errno));
+    struct rlimit one = {1, saved_limit.rlim_max};
+    ck_assert_int_eq(setrlimit(RLIMIT_NPROC, &one), 0);
+    pthread_t probe;
+    int rc = pthread_create(&probe, NULL, returns_arg, NULL);
+    if (rc == 0)
+        pthread_join(probe, NULL);
+    ck_assert_msg(rc != 0, "RLIMIT_NPROC does not stop thread creation here: the case cannot run");
+}
+
+static void threads_restored(void)
+{
+    ck_assert_int_eq(setrlimit(RLIMIT_NPROC, &saved_limit), 0);
+    if (saved_uid == 0)
+        ck_assert_int_eq(setresuid(0, 0, 0), 0);
+}
+
+static void *mark_ran(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    atomic_store((atomic_int *)arg, 1);
+    return arg;
+}
+
+/* Spawn mark_ran with `kind` of execution; its join's status. */
+static int spawn_kind(cw_ctx *ctx, int kind, atomic_int *ran)
+{
+    cw_ctx *c = cw_child(ctx, "needs_a_thread");
+    if (kind == CW_EXEC_DEDICATED)
+        cw_dedicated(c);
+    else if (kind == CW_EXEC_SHARED_BLOCKING)
+        cw_shared(c, true);
+    cw_handle *h = cw_spawn(c, mark_ran, ran);
+    int rc = cw_join(h, NULL);
+    cw_handle_release(h);
+    return rc;
+}
+
+static void *no_thread_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    atomic_int ran;
+    atomic_init(&ran, 0);
+    threads_exhausted();
+    int dedicated = spawn_kind(ctx, CW_EXEC_DEDICATED, &ran);
+    int blocking = spawn_kind(ctx, CW_EXEC_SHARED_BLOCKING, &ran);
+    int shared = spawn_kind(ctx, CW_EXEC_SHARED, &ran); /* the workers are still there */
+    threads_restored();
+    ck_assert_int_eq(dedicated, CW_ERR_NOMEM);
+    ck_assert_int_eq(blocking, CW_ERR_NOMEM);
+    ck_assert_int_eq(shared, CW_OK);
+    atomic_store(&ran, 0);
+    ck_assert_int_eq(spawn_kind(ctx, CW_EXEC_DEDICATED, &ran), CW_OK); /* threads again */
+    ck_assert_int_eq(atomic_load(&ran), 1);
+    return ctx;
+}
+
+CWC_CASE(native_no_thread_for_a_task, "native", "TASK-011 NAT-002", PAR)
+{
+    cw_config cfg = cwc_config();
+    cfg.worker_threads = 2;
+    cwc_run_ok(&cfg, no_thread_root, NULL);
+}
+
+static void *never_runs(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    atomic_store((atomic_int *)arg, 1);
+    return NULL;
+}
+
+CWC_CASE(native_no_thread_for_a_run, "native", "RUN-006", PAR)
+{
+    atomic_int ran;
+    atomic_init(&ran, 0);
+    cw_config cfg = cwc_config();
+    cw_run_result res;
+    threads_exhausted();
+    int rc = cwc_run(&cfg, never_runs, &ran, &res);
+    threads_restored();
+    ck_assert_int_eq(rc, CW_ERR_NOMEM);
+    ck_assert_int_eq(res.status, CW_ERR_NOMEM);
+    ck_assert_msg(res.message[0] != '\0', "a refused run says why");
+    ck_assert_int_eq(atomic_load(&ran), 0);
+    cwc_run_ok(&cfg, never_runs, &ran); /* and the process can run again */
+    ck_assert_int_eq(atomic_load(&ran), 1);
+}
