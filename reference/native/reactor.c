@@ -56,13 +56,16 @@ static void set_timer(cw_reactor *r, cw_time deadline)
 }
 
 /* The timerfd expired: reading it rearms its readiness; the sleepers that
- * are due are woken once the batch is done. */
+ * are due are woken once the batch is done. The read's result does not
+ * matter: whether it gave the count, was interrupted (EINTR) or found it
+ * already taken (EAGAIN), fire_due() wakes what is due by the clock and
+ * sets the timer again, which clears or renews its readiness. */
 static void timer_expired(cw_reactor_source *src, uint32_t events)
 {
     (void)events;
     uint64_t ticks;
-    if (read(src->fd, &ticks, sizeof ticks) < 0 && errno != EAGAIN)
-        cw_fatal("cannot read the timerfd: errno %d", errno);
+    ssize_t got = read(src->fd, &ticks, sizeof ticks);
+    (void)got;
     cw_container_of(src, cw_reactor, timer_src)->expired = true;
 }
 
@@ -129,11 +132,18 @@ void cw_reactor_poll(cw_reactor *r, bool block)
     }
 }
 
+/* EAGAIN means the count is at its maximum, so a wake is pending anyway;
+ * a signal handler's interruption is tried again. Anything else is a
+ * descriptor of ours gone bad (00-conventions.md). */
 void cw_reactor_notify(cw_reactor *r)
 {
     uint64_t one = 1;
-    if (write(r->eventfd, &one, sizeof one) != sizeof one && errno != EAGAIN)
-        cw_fatal("cannot wake the reactor: errno %d", errno);
+    while (write(r->eventfd, &one, sizeof one) != sizeof one) {
+        if (errno == EAGAIN)
+            return;
+        if (errno != EINTR)
+            cw_fatal("cannot wake the reactor: errno %d", errno);
+    }
 }
 
 static int watch(cw_reactor *r, cw_reactor_source *src, int fd,
