@@ -68,7 +68,7 @@ SPEC_H := $(sort $(wildcard spec/include/cw/*.h))
 
 .PHONY: all libs check certify fuzz coverage bench lint install clean deps \
         unit conformance-run plugin-run negative requirements format valgrind report-check \
-        kit-check cross-check layers mutation mutation-selftest
+        kit-check cross-check layers mutation mutation-selftest alloc-sweep
 
 all: libs $(B)/bin/cw-conformance
 
@@ -172,6 +172,15 @@ $(B)/lib/cwrt-wrap.so: examples/wrap.c $(B)/lib/libcwrt.a
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -shared -o $@ $< $(B)/lib/libcwrt.a $(SAN_LD) $(LIBS)
 
+# The allocation sweep: the reference's allocations routed through
+# alloc_fail.c at link time, so any of them can be made to fail.
+SWEEP_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign
+$(B)/bin/alloc_sweep: reference/tests/alloc_sweep.c reference/tests/alloc_fail.c \
+                           reference/tests/sweep_workloads.c $(B)/lib/libcwrt.a
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) $(B)/lib/libcwrt.a $(SWEEP_WRAP) \
+	  -rdynamic $(SAN_LD) $(LIBS)
+
 $(B)/bin/test_%: reference/tests/test_%.c $(B)/lib/libcwrt.a
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -o $@ $< $(B)/lib/libcwrt.a $(SAN_LD) $(CHECK_LIBS) $(LIBS)
@@ -270,6 +279,11 @@ mutation:
 
 mutation-selftest:
 	@$(PYTHON) ci/mutation/selftest.py
+
+# Every allocation of the sweep's workloads made to fail in turn
+# (reference/tests/alloc_sweep.c); CW_SWEEP=full runs every failure point.
+alloc-sweep: $(B)/bin/alloc_sweep
+	@$(B)/bin/alloc_sweep
 
 certify: deps all
 	@mkdir -p $(B)/reports

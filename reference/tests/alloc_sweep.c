@@ -1,0 +1,122 @@
+/*
+ * The allocation sweep: each workload runs once to count its allocations,
+ * then once per allocation with that one failing, and once more with it
+ * and every later one failing (memory gone for good). Every run must end
+ * in its own process with the workload's checks passed: a call that could
+ * not allocate returned its error and the program went on; no abort, no
+ * crash, no hang (each run has ten seconds), and under ASan no leak.
+ *
+ * CW_SWEEP=full runs every failure point of every workload; by default a
+ * workload with more points than CW_SWEEP_POINTS (400) is sampled evenly,
+ * so make check stays quick. CW_SWEEP_ONLY=name runs one workload.
+ */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cwrt/cwrt.h"
+#include "tests/alloc_fail.h"
+#include "tests/sweep_workloads.h"
+
+enum { RUN_SECONDS = 10 };
+
+typedef struct outcome {
+    int passed, aborted, crashed, wrong, leaked, hung;
+} outcome;
+
+/* One run of `w` in a child with the n-th allocation failing; how it ended. */
+static int run_child(const cw_sweep_workload *w, long n, bool and_after, long *count)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        alarm(RUN_SECONDS);
+        cw_alloc_fail_arm(n, and_after);
+        int rc = w->run();
+        long c = cw_alloc_count();
+        cw_alloc_fail_arm(0, false);
+        ssize_t wrote = write(fds[1], &c, sizeof c);
+        (void)wrote;
+        exit(rc == 0 ? 0 : 3); /* exit, not _exit: LeakSanitizer checks at exit */
+    }
+    close(fds[1]);
+    int status;
+    waitpid(pid, &status, 0);
+    if (read(fds[0], count, sizeof *count) != sizeof *count)
+        *count = -1;
+    close(fds[0]);
+    return status;
+}
+
+static void tally(outcome *o, int status, const char *name, long n, bool and_after)
+{
+    const char *what = NULL;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        o->passed++;
+        return;
+    }
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT)
+        o->aborted++, what = "aborted";
+    else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+        o->hung++, what = "hung";
+    else if (WIFSIGNALED(status))
+        o->crashed++, what = "crashed";
+    else if (WEXITSTATUS(status) == 3)
+        o->wrong++, what = "failed its checks";
+    else
+        o->leaked++, what = "leaked or reported a memory error";
+    fprintf(stderr, "sweep: %s with allocation %ld failing%s: %s\n", name, n,
+            and_after ? " and every later one" : "", what);
+}
+
+static long env_long(const char *name, long dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? strtol(v, NULL, 10) : dflt;
+}
+
+/* Every failure point of `w`, or an even sample of them. */
+static int sweep(const cw_sweep_workload *w, bool full, long max_points, long *points)
+{
+    long count;
+    int status = run_child(w, 0, false, &count);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || count <= 0) {
+        fprintf(stderr, "sweep: %s fails without any allocation failing\n", w->name);
+        return 1;
+    }
+    long step = full || count <= max_points ? 1 : (count + max_points - 1) / max_points;
+    outcome o = {0};
+    for (long n = 1; n <= count; n += step) {
+        long ignored;
+        tally(&o, run_child(w, n, false, &ignored), w->name, n, false);
+        tally(&o, run_child(w, n, true, &ignored), w->name, n, true);
+        *points += 2;
+    }
+    int bad = o.aborted + o.crashed + o.wrong + o.leaked + o.hung;
+    printf("sweep: %-16s %6ld allocations, %5ld failure points run: %d passed, %d aborted, "
+           "%d crashed, %d wrong, %d leaked, %d hung\n",
+           w->name, count, (count + step - 1) / step * 2, o.passed, o.aborted, o.crashed,
+           o.wrong, o.leaked, o.hung);
+    return bad != 0;
+}
+
+int main(void)
+{
+    bool full = getenv("CW_SWEEP") && strcmp(getenv("CW_SWEEP"), "full") == 0;
+    long max_points = env_long("CW_SWEEP_POINTS", 400);
+    const char *only = getenv("CW_SWEEP_ONLY");
+    int failed = 0;
+    long points = 0;
+    for (const cw_sweep_workload *w = cw_sweep_workloads; w->name; w++)
+        if (!only || strcmp(only, w->name) == 0)
+            failed += sweep(w, full, max_points, &points);
+    printf("sweep: %ld failure points, %d workload(s) with a failure\n", points, failed);
+    return failed ? 1 : 0;
+}
