@@ -70,7 +70,7 @@ SPEC_H := $(sort $(wildcard spec/include/cw/*.h))
         unit conformance-run plugin-run negative requirements format valgrind report-check \
         kit-check cross-check layers mutation mutation-selftest alloc-sweep
 
-all: libs $(B)/bin/cw-conformance
+all: libs $(B)/bin/cw-conformance $(B)/bin/cw-sweep
 
 # The shared library's version follows the ABI: the SONAME changes with its
 # major version, as a loader refuses another major (spec/10-backend.md).
@@ -244,7 +244,7 @@ requirements: $(B)/bin/cw-conformance
 check: deps
 	rm -f build/*/reports/*.json
 	$(MAKE) all layers unit requirements conformance-run plugin-run report-check kit-check negative \
-	  skeleton-kit-check mutation-selftest
+	  skeleton-kit-check mutation-selftest sweep-check
 	$(MAKE) VARIANT=asan unit conformance-run skeleton-run
 	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run skeleton-run
 	$(MAKE) valgrind skeleton-valgrind
@@ -330,7 +330,7 @@ install: all
 	install -m 755 $(B)/lib/libcwrt.so.$(LIB_VERSION) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libcwrt.so.$(LIB_VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libcwrt.so
-	install -m 755 $(B)/bin/cw-conformance $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(B)/bin/cw-conformance $(B)/bin/cw-sweep $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 conformance/cw-conformance.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 755 ci/openmetrics.py ci/check-reports.py $(DESTDIR)$(PREFIX)/share/cwrt/
 	install -m 644 conformance/report.schema.json $(DESTDIR)$(PREFIX)/share/cwrt/
@@ -354,3 +354,4 @@ clean:
 
 # The skeleton backend (examples/skeleton/): a core backend from spec/ alone.
 include examples/skeleton/skeleton.mk
+include tools/sweep/sweep.mk

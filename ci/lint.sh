@@ -1,13 +1,13 @@
 #!/bin/sh
-# Static analysis: clang-tidy over every C file of the library, the suite and
-# the skeleton backend, then cppcheck. Fails on any finding.
+# Static analysis: clang-tidy over every C file of the library, the suite,
+# the skeleton backend and the tools, then cppcheck. Fails on any finding.
 set -eu
 cd "$(dirname "$0")/.."
 sh ci/deps.sh lint
 flags="-std=c11 -D_GNU_SOURCE -Ispec/include -Ireference -Ireference/include -Iconformance -Iconformance/include -Ibuild/release/gen"
 make -s build/release/gen/reqs.inc build/release/gen/suiteinfo.inc \
   build/release/gen/req-profiles.inc >/dev/null
-files=$(git ls-files 'reference/*.c' 'conformance/*.c' 'examples/skeleton/*.c')
+files=$(git ls-files 'reference/*.c' 'conformance/*.c' 'examples/skeleton/*.c' 'tools/*.c')
 # Checks left out, and why: sizeof-expression flags `sizeof *p` on arrays of
 # pointers, which is the project's idiom; not-null-terminated-result flags
 # copies of byte strings that are never meant to be C strings;

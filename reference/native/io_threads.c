@@ -34,10 +34,10 @@ enum { TASK_SPIN_NS = 20000, POOL_SPIN_NS = 50000 };
 struct cw_offload {
     cw_rt *rt;
     pthread_mutex_t lock;
-    pthread_cond_t work;   /* a job was queued, or the pool stops */
-    pthread_cond_t quiet;  /* nothing queued or running */
+    pthread_cond_t work;  /* a job was queued, or the pool stops */
+    pthread_cond_t quiet; /* nothing queued or running */
     cw_job *head, *tail;
-    atomic_uint queued;    /* jobs in the queue, for spinning threads to watch */
+    atomic_uint queued; /* jobs in the queue, for spinning threads to watch */
     unsigned threads, idle, spinning, busy, max_threads;
     bool stopping;
     pthread_t *tids;

@@ -11,8 +11,8 @@
 #include <pthread.h>
 
 typedef struct cw_os_calls {
-    int (*thread_create)(pthread_t *thread, const pthread_attr_t *attr,
-                         void *(*fn)(void *), void *arg);
+    int (*thread_create)(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
+                         void *arg);
 } cw_os_calls;
 
 /* Read by every run; written only by tests, between runs. */

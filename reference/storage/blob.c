@@ -86,8 +86,7 @@ static bool fits(const cw_bfile *f, uint64_t offset, uint64_t len)
 
 static int overflow(const cw_bfile *f, cw_storage_error *err)
 {
-    return cw_storage_fail(err, CW_ERR_OFFSET_OVERFLOW, f->partition, f->hex, 0,
-                           "offset overflow");
+    return cw_storage_fail(err, CW_ERR_OFFSET_OVERFLOW, f->partition, f->hex, 0, "offset overflow");
 }
 
 static int refuse(const cw_bfile *f, int rc, const char *why, cw_storage_error *err)

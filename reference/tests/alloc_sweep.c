@@ -102,14 +102,15 @@ static int sweep(const cw_sweep_workload *w, bool full, long max_points, long *p
     int bad = o.aborted + o.crashed + o.wrong + o.leaked + o.hung;
     printf("sweep: %-16s %6ld allocations, %5ld failure points run: %d passed, %d aborted, "
            "%d crashed, %d wrong, %d leaked, %d hung\n",
-           w->name, count, (count + step - 1) / step * 2, o.passed, o.aborted, o.crashed,
-           o.wrong, o.leaked, o.hung);
+           w->name, count, (count + step - 1) / step * 2, o.passed, o.aborted, o.crashed, o.wrong,
+           o.leaked, o.hung);
     return bad != 0;
 }
 
 int main(void)
 {
-    bool full = getenv("CW_SWEEP") && strcmp(getenv("CW_SWEEP"), "full") == 0;
+    const char *mode = getenv("CW_SWEEP");
+    bool full = mode && strcmp(mode, "full") == 0;
     long max_points = env_long("CW_SWEEP_POINTS", 400);
     const char *only = getenv("CW_SWEEP_ONLY");
     int failed = 0;
