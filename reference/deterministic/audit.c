@@ -8,6 +8,7 @@
  * An event is recorded at every task resumption, so the hashing context and
  * the digest implementation are set up once per run, not once per event.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include <openssl/evp.h>
@@ -26,10 +27,32 @@ static void put_field(EVP_MD_CTX *md, const void *data, size_t len)
 void cw_auditor_init(cw_auditor *a)
 {
     memset(a->digest, 0, sizeof a->digest);
+    cw_auditor_log_to(a, NULL, NULL, NULL);
     a->md = EVP_MD_fetch(NULL, "SHA256", NULL);
     a->md_ctx = EVP_MD_CTX_new();
     if (!a->md || !a->md_ctx)
         cw_fatal("cannot set up SHA-256 for the audit digest");
+}
+
+void cw_auditor_log_to(cw_auditor *a, cw_event_fn log, void *arg, const cw_time *clock)
+{
+    a->log = log;
+    a->log_arg = arg;
+    a->clock = clock;
+    a->logged = 0;
+}
+
+/* The internal field list is the public one: the log is given it as is. */
+_Static_assert(sizeof(cw_field) == sizeof(cw_event_field) &&
+                   offsetof(cw_field, data) == offsetof(cw_event_field, data) &&
+                   offsetof(cw_field, len) == offsetof(cw_event_field, len),
+               "cw_field and cw_event_field differ");
+
+static void log_event(cw_auditor *a, const char *label, const cw_field *fields, size_t n)
+{
+    cw_event ev = {a->logged++, *a->clock, label, (const cw_event_field *)fields, n, {0}};
+    memcpy(ev.digest, a->digest, sizeof ev.digest);
+    a->log(a->log_arg, &ev);
 }
 
 void cw_auditor_free(cw_auditor *a)
@@ -51,6 +74,8 @@ void cw_auditor_event(cw_auditor *a, const char *label, const cw_field *fields, 
     unsigned int len = 0;
     if (!EVP_DigestFinal_ex(md, a->digest, &len) || len != sizeof a->digest)
         cw_fatal("cannot finish a SHA-256 digest");
+    if (a->log)
+        log_event(a, label, fields, n);
 }
 
 void cw_auditor_hex(const cw_auditor *a, char out[65])

@@ -29,9 +29,16 @@ typedef struct cw_auditor {
     uint8_t digest[32];
     void *md;     /* the SHA-256 implementation, fetched once */
     void *md_ctx; /* one hashing context, reused by every event */
+    /* The run's event log (DET-016): told of each event once it is hashed. */
+    cw_event_fn log;
+    void *log_arg;
+    const cw_time *clock; /* the run's virtual clock, read for each logged event */
+    uint64_t logged;      /* events handed to `log` so far */
 } cw_auditor;
 
 void cw_auditor_init(cw_auditor *a);
+/* Hand every later event to `log` (NULL: none), timed by `*clock`. */
+void cw_auditor_log_to(cw_auditor *a, cw_event_fn log, void *arg, const cw_time *clock);
 void cw_auditor_free(cw_auditor *a);
 void cw_auditor_event(cw_auditor *a, const char *label, const cw_field *fields, size_t n);
 void cw_auditor_hex(const cw_auditor *a, char out[65]);

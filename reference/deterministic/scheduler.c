@@ -434,6 +434,7 @@ static int det_run(const cw_backend *self, const cw_config *cfg, cw_checkpoint *
     d->thread = pthread_self();
     cw_prng_seed(&d->prng, resolved.seed);
     cw_auditor_init(&d->auditor);
+    cw_auditor_log_to(&d->auditor, resolved.event_log, resolved.event_log_arg, &d->now);
     d->now = resolved.start_time;
     d->deadline = resolved.timeout > CW_TIME_MAX - d->now ? CW_TIME_MAX : d->now + resolved.timeout;
     if (resolved.timeout == CW_FOREVER)

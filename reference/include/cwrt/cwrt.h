@@ -10,6 +10,7 @@
 
 #include "cw/cw.h"
 #include "cwrt/derive.h"
+#include "cwrt/determinism.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -17,6 +17,24 @@
 extern "C" {
 #endif
 
+/* One audit event, as a deterministic backend hands it to cfg.event_log
+ * (DET-016). Every pointer is valid only during the call. */
+typedef struct cw_event_field {
+    const void *data;
+    size_t len;
+} cw_event_field;
+
+typedef struct cw_event {
+    uint64_t index;               /* 0 for the run's first event, then one more each */
+    cw_time time;                 /* the runtime clock when it was recorded */
+    const char *label;            /* as in the table of 11-deterministic.md */
+    const cw_event_field *fields; /* exactly the fields hashed, in order */
+    size_t nfields;
+    uint8_t digest[32]; /* the audit digest once this event is in it */
+} cw_event;
+
+typedef void (*cw_event_fn)(void *arg, const cw_event *event);
+
 /* Settings for one run. Fill with cw_config_default, then change fields.
  * A backend ignores the fields that do not apply to it. */
 struct cw_config {
@@ -63,6 +81,12 @@ struct cw_config {
      * backend without CW_CAP_DETERMINISTIC ignores both. */
     cw_duration network_latency;
     cw_duration network_jitter;
+    /* deterministic, with audit on (spec/11-deterministic.md, DET-016):
+     * called with every audit event as it enters the digest, on the run's
+     * thread; NULL (the default) records nothing and costs nothing. The
+     * function must not call into the runtime. ABI 1.3. */
+    cw_event_fn event_log;
+    void *event_log_arg;
 };
 
 /* The outcome of cw_start. */
@@ -103,6 +127,8 @@ static inline void cw_config_default(cw_config *cfg)
     cfg->read_buffer_size = 64 * 1024;
     cfg->network_latency = 0;
     cfg->network_jitter = 0;
+    cfg->event_log = NULL;
+    cfg->event_log_arg = NULL;
 }
 
 /* Run `root(ctx, arg)` as the root task of a new runtime of backend `b` and
