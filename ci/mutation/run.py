@@ -38,7 +38,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = os.path.join(ROOT, "build", "mutation")
 EQUIVALENT = os.path.join(ROOT, "ci", "mutation", "equivalent.txt")
 SCORE = os.path.join(ROOT, "conformance", "mutation-score.json")
-TREE = ("Makefile", "spec", "reference", "conformance", "ci", "examples")
+TREE = ("Makefile", "spec", "reference", "conformance", "ci", "examples", "tools")
 BIN = "build/release/bin/cw-conformance"
 LIB = "build/release/lib/libcwrt.a"
 # Warnings are not errors here: a wrong implementation need not be warning-free.
@@ -97,11 +97,15 @@ class Job:
         self.timeout = timeout
 
     def prepare(self):
+        """Build the scratch tree; on failure self.error says why (this runs
+        in a thread, where sys.exit would end only the thread)."""
+        self.error = None
         os.makedirs(self.dir, exist_ok=True)
         sync_tree(self.dir)
         r = subprocess.run(MAKE, cwd=self.dir, capture_output=True, text=True)
         if r.returncode != 0:
-            sys.exit("building %s failed:\n%s%s" % (self.dir, r.stdout, r.stderr))
+            self.error = "building %s failed:\n%s%s" % (self.dir, r.stdout, r.stderr)
+            return
         shutil.rmtree(self.pristine, ignore_errors=True)
         for rel in self.artifacts():
             dst = os.path.join(self.pristine, rel)
@@ -301,6 +305,9 @@ def main():
         th.start()
     for th in threads:
         th.join()
+    for j in jobs:
+        if j.error:
+            sys.exit(j.error)
     baseline(jobs[0])
 
     todo = queue.Queue()
