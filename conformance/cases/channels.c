@@ -181,3 +181,31 @@ CWC_CASE(channel_large_elements, "channels", "CHN-001 CHN-005", 0)
 {
     cwc_run_ok(NULL, large_elements_root, NULL);
 }
+
+/* A channel of large values and a capacity no memory holds: NULL, or a
+ * channel that carries a value there and back. */
+static void *huge_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    ck_assert_ptr_null(cw_chan_new(ctx, 0, 4));
+    enum { ELEM = 1 << 16 };
+    static uint8_t in[ELEM], out[ELEM];
+    memset(in, 0x5a, sizeof in);
+    size_t capacities[] = {(size_t)1 << 34, SIZE_MAX / ELEM};
+    for (size_t i = 0; i < sizeof capacities / sizeof capacities[0]; i++) {
+        cw_chan *c = cw_chan_new(ctx, ELEM, capacities[i]);
+        if (!c)
+            continue;
+        ck_assert_int_eq(cw_chan_send(c, in), CW_OK);
+        ck_assert_int_eq(cw_chan_recv(c, out), CW_OK);
+        ck_assert(memcmp(in, out, ELEM) == 0);
+        cw_chan_sender_drop(c);
+        cw_chan_receiver_drop(c);
+    }
+    return NULL;
+}
+
+CWC_CASE(channel_any_capacity, "channels", "CHN-006 CHN-001", 0)
+{
+    cwc_run_ok(NULL, huge_root, NULL);
+}

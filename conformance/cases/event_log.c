@@ -175,3 +175,66 @@ CWC_CASE(det_event_log_same_seed_same_events, "deterministic", "DET-016 DET-001"
     log_free(&b);
     log_free(&c);
 }
+
+/* The first logged event with `label` at or after `from`, or NULL. */
+static const logged *find(const log_t *l, const char *label, size_t *from)
+{
+    for (; *from < l->n; (*from)++)
+        if (strcmp(l->ev[*from].label, label) == 0)
+            return &l->ev[(*from)++];
+    return NULL;
+}
+
+/* Require `x`'s fields to be exactly the `n` given (data, length) pairs. */
+static void fields_are(const logged *x, size_t n, const void *const *data, const size_t *len)
+{
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_uint_le(at + 8, x->len);
+        uint8_t be[8];
+        put_be64(be, len[i]);
+        ck_assert_msg(memcmp(x->bytes + at, be, 8) == 0, "%s: field %zu has the wrong length",
+                      x->label, i);
+        ck_assert_msg(memcmp(x->bytes + at + 8, data[i], len[i]) == 0, "%s: field %zu differs",
+                      x->label, i);
+        at += 8 + len[i];
+    }
+    ck_assert_msg(at == x->len, "%s: more fields than the table gives", x->label);
+}
+
+static void *fields_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    uint8_t b[5];
+    cw_random(ctx, b, sizeof b);
+    cw_signal_release(cw_stopped(ctx)); /* a stop waits for every signal held */
+    ck_assert_int_eq(cw_stop(ctx, -2, CW_FOREVER), CW_OK);
+    return NULL;
+}
+
+CWC_CASE(det_event_fields_follow_the_table, "deterministic", "DET-015 DET-016", DET)
+{
+    log_t l = {0};
+    cw_config cfg = cwc_config();
+    cfg.event_log = record;
+    cfg.event_log_arg = &l;
+    cw_run_result res;
+    ck_assert_int_eq(cwc_run(&cfg, fields_root, NULL, &res), CW_OK);
+    size_t at = 0;
+    const logged *x = find(&l, "process_task", &at); /* the root: id 0, label "" */
+    ck_assert_ptr_nonnull(x);
+    static const uint8_t id0[16] = {0};
+    fields_are(x, 2, (const void *[]){id0, ""}, (size_t[]){16, 0});
+    x = find(&l, "rand", &at);
+    ck_assert_ptr_nonnull(x);
+    static const uint8_t five[8] = {0, 0, 0, 0, 0, 0, 0, 5};
+    fields_are(x, 1, (const void *[]){five}, (size_t[]){8});
+    x = find(&l, "stopped", &at);
+    ck_assert_ptr_nonnull(x);
+    fields_are(x, 0, NULL, NULL);
+    x = find(&l, "stop", &at);
+    ck_assert_ptr_nonnull(x);
+    static const uint8_t minus_two[4] = {0xff, 0xff, 0xff, 0xfe}; /* two's complement */
+    fields_are(x, 1, (const void *[]){minus_two}, (size_t[]){4});
+    log_free(&l);
+}
