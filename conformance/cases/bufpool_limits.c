@@ -1,0 +1,168 @@
+/*
+ * bufpool_limits.c - pools at their edges (spec/12-buffers.md): prefill
+ * (BUF-032), a buffer parked by a thread that has exited (BUF-020,
+ * BUF-025), an empty buffer dropped by a list or a builder giving its
+ * reference back (BUF-031, BUF-021), and a builder refusing a buffer of
+ * another backend (BUF-017).
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "cases/buffers.h"
+
+static cw_bufpool_config one_class(size_t size, uint32_t max, uint32_t thread_cache)
+{
+    cw_bufpool_config cfg;
+    cw_bufpool_config_network(&cfg);
+    cfg.min_size = cfg.max_size = size;
+    cfg.alignment = 64;
+    cfg.pool_min_size = 0;
+    cfg.max_per_class = max;
+    cfg.thread_cache = thread_cache;
+    cfg.prefill = false;
+    return cfg;
+}
+
+static cw_bufpool_stats class0(cw_bufpool *p)
+{
+    cw_bufpool_stats st;
+    ck_assert_int_eq(cw_bufpool_class_stats(p, 0, &st), CW_OK);
+    return st;
+}
+
+CWC_CASE(bufpool_prefill_creates_everything, "buffers", "BUF-032 BUF-020", 0)
+{
+    cw_bufpool_config cfg;
+    cw_bufpool_config_network(&cfg);
+    cfg.min_size = 64;
+    cfg.max_size = 1024; /* five classes */
+    cfg.alignment = 64;
+    cfg.max_per_class = 3;
+    cfg.thread_cache = 0;
+    cfg.prefill = true;
+    cw_bufpool *p;
+    ck_assert_int_eq(cw_bufpool_new(cwc_backend, &cfg, &p), CW_OK);
+    cw_bufpool_stats st;
+    size_t i = 0;
+    for (; cw_bufpool_class_stats(p, i, &st) == CW_OK; i++) {
+        ck_assert_uint_eq(st.created, 3);
+        ck_assert_uint_eq(st.idle, 3);
+    }
+    ck_assert_uint_eq(i, 5);
+    cw_iobuf_mut m[3];
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq(cw_bufpool_try_alloc(p, 64, &m[k], NULL), CW_OK);
+    ck_assert_uint_eq(class0(p).created, 3); /* taken, not made */
+    for (int k = 0; k < 3; k++)
+        cw_iobuf_mut_release(&m[k]);
+    cw_bufpool_release(p);
+}
+
+CWC_CASE(bufpool_prefill_beyond_memory, "buffers", "BUF-032", 0)
+{
+    /* 2^20 buffers of 2^40 bytes: no machine has that much memory. */
+    cw_bufpool_config cfg = one_class((size_t)1 << 40, 1u << 20, 0);
+    cfg.prefill = true;
+    cw_bufpool *p = (cw_bufpool *)&cfg; /* must come back NULL */
+    ck_assert_int_eq(cw_bufpool_new(cwc_backend, &cfg, &p), CW_ERR_NOMEM);
+    ck_assert_ptr_null(p);
+}
+
+static void *alloc_release(void *arg)
+{
+    cw_bufpool *p = arg;
+    cw_iobuf_mut m;
+    if (cw_bufpool_try_alloc(p, 256, &m, NULL) == CW_OK)
+        cw_iobuf_mut_release(&m); /* parked in this thread's cache, if any */
+    return NULL;
+}
+
+/* The buffer a thread parked goes back to the pool when the thread exits,
+ * and the next allocation anywhere takes it rather than make another. */
+static void reuse_after_exit(uint32_t thread_cache)
+{
+    cw_bufpool_config cfg = one_class(256, 4, thread_cache);
+    cw_bufpool *p;
+    ck_assert_int_eq(cw_bufpool_new(cwc_backend, &cfg, &p), CW_OK);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, alloc_release, p), 0);
+    pthread_join(t, NULL);
+    ck_assert_uint_eq(class0(p).created, 1);
+    cw_iobuf_mut m;
+    ck_assert_int_eq(cw_bufpool_try_alloc(p, 256, &m, NULL), CW_OK);
+    ck_assert_msg(class0(p).created == 1,
+                  "thread_cache %u: a parked buffer was left and a new one made", thread_cache);
+    cw_iobuf_mut_release(&m);
+    cw_bufpool_release(p);
+}
+
+CWC_CASE(bufpool_reuse_after_thread_exit, "buffers", "BUF-020 BUF-025", 0)
+{
+    reuse_after_exit(0);
+    reuse_after_exit(1);
+    reuse_after_exit(2);
+    reuse_after_exit(4);
+}
+
+/* An empty frozen buffer made from a pooled one: frozen with nothing
+ * written (way 0), or a slice of none of its bytes (way 1). Whether it
+ * still refers to the pooled buffer is the backend's choice; either way,
+ * once dropped and released it must not keep the buffer from the pool. */
+static void empty_view(cw_bufpool *p, int way, cw_iobuf *out)
+{
+    cw_iobuf_mut m;
+    ck_assert_int_eq(cw_bufpool_try_alloc(p, 256, &m, NULL), CW_OK);
+    if (way == 0) {
+        cw_iobuf_mut_freeze(&m, out);
+        return;
+    }
+    ck_assert_int_eq(cw_iobuf_mut_put(&m, "abc", 3), CW_OK);
+    cw_iobuf whole;
+    cw_iobuf_mut_freeze(&m, &whole);
+    ck_assert_int_eq(cw_iobuf_slice(&whole, 3, 3, out), CW_OK);
+    cw_iobuf_release(&whole);
+}
+
+CWC_CASE(buffer_dropped_empty_gives_back, "buffers", "BUF-031 BUF-021", 0)
+{
+    cw_bufpool_config cfg = one_class(256, 1, 0);
+    cw_bufpool *p, *inline_pool; /* the builder's inline buffer comes from the second */
+    ck_assert_int_eq(cw_bufpool_new(cwc_backend, &cfg, &p), CW_OK);
+    ck_assert_int_eq(cw_bufpool_new(cwc_backend, &cfg, &inline_pool), CW_OK);
+    for (int how = 0; how < 6; how++) {
+        cw_iobuf e;
+        empty_view(p, how / 3, &e);
+        cw_iobufs *l = cw_iobufs_new(cwc_backend);
+        cw_iobufs_builder *b = cw_iobufs_builder_new(inline_pool, 8);
+        ck_assert_ptr_nonnull(l);
+        ck_assert_ptr_nonnull(b);
+        int rc = how % 3 == 0   ? cw_iobufs_append(l, &e)
+                 : how % 3 == 1 ? cw_iobufs_prepend(l, &e)
+                                : cw_iobufs_builder_push(b, &e);
+        ck_assert_int_eq(rc, CW_OK);
+        cw_iobuf_release(&e); /* what the drop left is released again: a no-op */
+        ck_assert_msg(class0(p).idle == 1, "way %d: the dropped buffer kept its reference", how);
+        cw_iobufs_release(l);
+        cw_iobufs_builder_release(b);
+    }
+    cw_bufpool_release(p);
+    cw_bufpool_release(inline_pool);
+}
+
+CWC_CASE(buffer_builder_refuses_another_backend, "buffers", "BUF-017", 0)
+{
+    cw_backend other = *cwc_backend;
+    cw_iobuf alien;
+    ck_assert_int_eq(cw_iobuf_copy(&other, "alien", 5, &alien), CW_OK);
+    cw_bufpool_config cfg = one_class(256, 1, 0);
+    cw_bufpool *p;
+    ck_assert_int_eq(cw_bufpool_new(cwc_backend, &cfg, &p), CW_OK);
+    cw_iobufs_builder *b = cw_iobufs_builder_new(p, 8);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_eq(cw_iobufs_builder_push(b, &alien), CW_ERR_INVALID);
+    ck_assert_uint_eq(alien.len, 5);
+    ck_assert(memcmp(alien.data, "alien", 5) == 0);
+    cw_iobuf_release(&alien);
+    cw_iobufs_builder_release(b);
+    cw_bufpool_release(p);
+}
