@@ -182,3 +182,37 @@ CWC_CASE(metrics_http_ignored_without_threads, "metrics", "MET-017", DET)
     cfg.metrics_address = "not an address";
     cwc_run_ok(&cfg, no_endpoint_root, NULL);
 }
+
+/* The body after the head, and the length the head announces for it. */
+static void check_length(const char *response)
+{
+    const char *cl = strstr(response, "\r\nContent-Length: ");
+    ck_assert_msg(cl != NULL, "no Content-Length:\n%s", response);
+    ck_assert_uint_eq(strtoul(cl + 18, NULL, 10), strlen(body_of(response)));
+}
+
+static void *bad_request_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    char address[64];
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
+    static const char *const garbage[] = {"garbage\r\n\r\n", "\r\n\r\n", "GET\r\n\r\n"};
+    for (size_t i = 0; i < sizeof garbage / sizeof garbage[0]; i++) {
+        char *bad = exchange(address, garbage[i]);
+        ck_assert_msg(strncmp(bad, "HTTP/1.1 400 ", 13) == 0, "response:\n%s", bad);
+        check_length(bad);
+        ck_assert_uint_gt(strlen(body_of(bad)), 0);
+        free(bad);
+    }
+    char *missing = exchange(address, "GET /nothing HTTP/1.1\r\n\r\n");
+    check_length(missing);
+    free(missing);
+    return NULL;
+}
+
+CWC_CASE(metrics_http_bad_request, "metrics", "MET-017", PAR)
+{
+    cw_config cfg = cwc_config();
+    cfg.metrics_address = "127.0.0.1:0";
+    cwc_run_ok(&cfg, bad_request_root, NULL);
+}

@@ -105,7 +105,7 @@ static void *never_runs(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(native_no_thread_for_a_run, "native", "RUN-006", PAR)
+CWC_CASE(native_no_thread_for_a_run, "native", "RUN-006 MET-017", PAR)
 {
     atomic_int ran;
     atomic_init(&ran, 0);
@@ -113,10 +113,16 @@ CWC_CASE(native_no_thread_for_a_run, "native", "RUN-006", PAR)
     cw_run_result res;
     threads_exhausted();
     int rc = cwc_run(&cfg, never_runs, &ran, &res);
+    cw_run_result served;
+    cw_config with_endpoint = cfg;
+    with_endpoint.metrics_address = "127.0.0.1:0"; /* a thread of its own, too */
+    int served_rc = cwc_run(&with_endpoint, never_runs, &ran, &served);
     threads_restored();
     ck_assert_int_eq(rc, CW_ERR_NOMEM);
     ck_assert_int_eq(res.status, CW_ERR_NOMEM);
     ck_assert_msg(res.message[0] != '\0', "a refused run says why");
+    ck_assert_msg(served_rc == CW_ERR_NOMEM || served_rc == CW_ERR_IO, "status %d", served_rc);
+    ck_assert_msg(served.message[0] != '\0', "a refused run says why");
     ck_assert_int_eq(atomic_load(&ran), 0);
     cwc_run_ok(&cfg, never_runs, &ran); /* and the process can run again */
     ck_assert_int_eq(atomic_load(&ran), 1);

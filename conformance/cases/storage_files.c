@@ -33,6 +33,15 @@ CWC_CASE(storage_files_layout, "storage", "STOR-027 STOR-020", PERSIST)
     ck_assert_mem_eq(raw, "CWIK\x00\x01\x00\x00\x28\x13\xD8\xDC", 12);
     ck_assert_mem_eq(raw + 4096, "payload", 7);
     free(raw);
+    /* Files and directories another tool of the same user can read back. */
+    char path[512];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/p/00ff6162", s.dir);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_msg((st.st_mode & 0600) == 0600, "blob file mode %o", (unsigned)st.st_mode & 0777);
+    snprintf(path, sizeof path, "%s/p", s.dir);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_msg((st.st_mode & 0700) == 0700, "partition mode %o", (unsigned)st.st_mode & 0777);
     cwc_store_end(&s);
 }
 
