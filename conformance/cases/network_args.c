@@ -1,0 +1,23 @@
+/*
+ * network_args.c - arguments a network call can check and must refuse
+ * (NET-020): an error code, never a crash or a made-up answer.
+ */
+#include "cases/util.h"
+
+static void *resolve_args_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_addr out[4];
+    size_t n = 7;
+    ck_assert_int_eq(cw_resolve(ctx, NULL, out, 4, &n, NULL), CW_ERR_INVALID);
+    ck_assert_uint_eq(n, 0);
+    n = 7;
+    ck_assert_int_eq(cw_resolve(ctx, "localhost", NULL, 4, &n, NULL), CW_ERR_INVALID);
+    ck_assert_uint_eq(n, 0);
+    return NULL;
+}
+
+CWC_CASE(network_resolve_bad_arguments, "network", "NET-020", CWC_NEEDS_NETWORK)
+{
+    cwc_run_ok(NULL, resolve_args_root, NULL);
+}
