@@ -66,7 +66,8 @@ CWC_CASE(recover_synced_storage_persists, "recover", "DET-008 DET-009", RECOVER 
     ck_assert_uint_eq((uintptr_t)then(cp, size_root, NULL, &res, NULL), sizeof DATA - 1);
 }
 
-CWC_CASE(recover_unsynced_storage_does_not_persist, "recover", "DET-008", RECOVER | CWC_NEEDS_STORAGE)
+CWC_CASE(recover_unsynced_storage_does_not_persist, "recover", "DET-008",
+         RECOVER | CWC_NEEDS_STORAGE)
 {
     cw_run_result res;
     cw_checkpoint *cp = first(NULL, write_root, NULL, &res);
@@ -109,6 +110,57 @@ CWC_CASE(recover_keeps_what_was_durable, "recover", "DET-008 DET-009", RECOVER |
     cw_run_result res;
     cw_checkpoint *cp = first(NULL, mixed_root, NULL, &res);
     then(cp, mixed_check_root, NULL, &res, NULL);
+}
+
+/* Resizes follow the same rule as writes: a synced one is kept, an
+ * unsynced one lost, growing or shrinking. */
+static void *resize_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_blob *shrunk = cwc_open(ctx, PART, "shrunk", NULL);
+    cwc_write(shrunk, 0, DATA, sizeof DATA - 1);
+    cwc_sync(shrunk);
+    ck_assert_int_eq(cw_blob_resize(shrunk, 4, NULL), CW_OK);
+    cw_blob *grown = cwc_open(ctx, PART, "grown", NULL);
+    cwc_write(grown, 0, "four", 4);
+    cwc_sync(grown);
+    ck_assert_int_eq(cw_blob_resize(grown, 100, NULL), CW_OK);
+    cw_blob *kept = cwc_open(ctx, PART, "kept", NULL);
+    ck_assert_int_eq(cw_blob_resize(kept, 50, NULL), CW_OK);
+    cwc_sync(kept);
+    return NULL; /* all three left open: the crash takes them */
+}
+
+static uint64_t size_of(cw_ctx *ctx, const char *name)
+{
+    uint64_t size;
+    cw_blob *b = cwc_open(ctx, PART, name, &size);
+    cw_blob_close(b);
+    return size;
+}
+
+static void *resize_check_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    ck_assert_uint_eq(size_of(ctx, "shrunk"), sizeof DATA - 1);
+    ck_assert_uint_eq(size_of(ctx, "grown"), 4);
+    ck_assert_uint_eq(size_of(ctx, "kept"), 50);
+    cw_blob *b = cwc_open(ctx, PART, "shrunk", NULL);
+    cwc_read_eq(b, 0, DATA, sizeof DATA - 1);
+    cw_blob_close(b);
+    static const uint8_t zeros[50];
+    b = cwc_open(ctx, PART, "kept", NULL);
+    cwc_read_eq(b, 0, zeros, sizeof zeros);
+    cw_blob_close(b);
+    return NULL;
+}
+
+CWC_CASE(recover_resizes_as_writes, "recover", "DET-008 DET-009 STOR-009",
+         RECOVER | CWC_NEEDS_STORAGE)
+{
+    cw_run_result res;
+    cw_checkpoint *cp = first(NULL, resize_root, NULL, &res);
+    then(cp, resize_check_root, NULL, &res, NULL);
 }
 
 /* Three runs: each adds a synced blob and finds those of the runs before. */
@@ -200,7 +252,8 @@ static void history(cw_task_fn first_root, void *first_arg, char out[65])
     memcpy(out, res.digest, 65);
 }
 
-CWC_CASE(recover_audit_chain_continues, "recover", "DET-009 DET-011", RECOVER | CW_CAP_AUDIT | CWC_NEEDS_STORAGE)
+CWC_CASE(recover_audit_chain_continues, "recover", "DET-009 DET-011",
+         RECOVER | CW_CAP_AUDIT | CWC_NEEDS_STORAGE)
 {
     char a[65], b[65], c[65];
     history(write_root, (void *)1, a);
@@ -272,7 +325,8 @@ static void *net_check_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(recover_keeps_names_not_connections, "recover", "DET-009 DET-010", RECOVER | CWC_NEEDS_NETWORK)
+CWC_CASE(recover_keeps_names_not_connections, "recover", "DET-009 DET-010",
+         RECOVER | CWC_NEEDS_NETWORK)
 {
     cw_addr where = cw_addr_ipv4(10, 0, 0, 2, 9000);
     cw_run_result res;
@@ -368,7 +422,8 @@ static void *golden_second(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(recover_golden_history, "recover", "DET-009 DET-011", RECOVER | CW_CAP_AUDIT | CWC_NEEDS_STORAGE)
+CWC_CASE(recover_golden_history, "recover", "DET-009 DET-011",
+         RECOVER | CW_CAP_AUDIT | CWC_NEEDS_STORAGE)
 {
     cw_config cfg = cwc_config();
     cfg.seed = GOLDEN_SEED;

@@ -15,7 +15,11 @@ static void *write_named_root(cw_ctx *ctx, void *arg)
     (void)arg;
     cw_blob *b;
     uint64_t size;
-    ck_assert_int_eq(cw_storage_open(ctx, "p", "\x00\xff" "ab", 4, &b, &size, NULL), CW_OK);
+    ck_assert_int_eq(cw_storage_open(ctx, "p",
+                                     "\x00\xff"
+                                     "ab",
+                                     4, &b, &size, NULL),
+                     CW_OK);
     cwc_write(b, 0, "payload", 7);
     cwc_sync(b);
     cw_blob_close(b);
@@ -127,9 +131,9 @@ CWC_CASE(storage_files_heal, "storage", "STOR-027 STOR-023", PERSIST)
     cwc_file_put(s.dir, "p", "73686f7274", "junk", 4); /* under 8 bytes */
     uint8_t header[4096];
     size_t len;
-    ck_assert_int_eq(cw_blob_header_create(cwc_backend, CW_BLOB_LAYOUT_V1, 0, header,
-                                           sizeof header, &len),
-                     CW_OK);
+    ck_assert_int_eq(
+        cw_blob_header_create(cwc_backend, CW_BLOB_LAYOUT_V1, 0, header, sizeof header, &len),
+        CW_OK);
     header[100] = 1;
     cwc_file_put(s.dir, "p", "70616464696e67", header, 4096);
     cwc_file_put(s.dir, "p", "6d61676963", "XXXXXXXXdata", 12);
