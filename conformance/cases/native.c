@@ -97,6 +97,40 @@ static void *release_hog(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
+/* The same after a suspension: a task that slept and woke again is still
+ * off the workers, on the same thread of its own. */
+static void *sleepy_hog(cw_ctx *ctx, void *arg)
+{
+    pid_t before = gettid();
+    ck_assert_int_eq(cw_sleep(ctx, CW_MSEC), CW_OK);
+    ck_assert_msg(before == gettid(), "a dedicated task changed threads");
+    return (void *)(intptr_t)spin_until(arg);
+}
+
+static void *off_worker_after_sleep_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    atomic_int flag;
+    atomic_init(&flag, 0);
+    cw_handle *h = cw_spawn(cw_dedicated(cw_child(ctx, "hog")), sleepy_hog, &flag);
+    cw_sleep(ctx, 20 * CW_MSEC); /* the hog has slept, woken and is spinning */
+    cw_handle *r = cw_spawn(cw_child(ctx, "release"), release_hog, &flag);
+    void *v = NULL;
+    ck_assert_int_eq(cw_join(h, &v), CW_OK);
+    ck_assert_msg(v != NULL, "a shared task could not run while a dedicated one held its thread");
+    ck_assert_int_eq(cw_join(r, NULL), CW_OK);
+    cw_handle_release(h);
+    cw_handle_release(r);
+    return NULL;
+}
+
+CWC_CASE(native_dedicated_keeps_its_thread, "native", "NAT-002", PAR)
+{
+    cw_config cfg = cwc_config();
+    cfg.worker_threads = 1;
+    cwc_run_ok(&cfg, off_worker_after_sleep_root, NULL);
+}
+
 static void *off_worker_root(cw_ctx *ctx, void *arg)
 {
     int execution = (int)(intptr_t)arg;
