@@ -238,3 +238,35 @@ CWC_CASE(det_event_fields_follow_the_table, "deterministic", "DET-015 DET-016", 
     fields_are(x, 1, (const void *[]){minus_two}, (size_t[]){4});
     log_free(&l);
 }
+
+static void *resolver_fields_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_addr addrs[2] = {cw_addr_loopback4(0), cw_addr_loopback6(0)};
+    addrs[0].port = 80; /* the event shows every address with port 0 */
+    ck_assert_int_eq(cw_resolver_register(ctx, "db", addrs, 2), CW_OK);
+    cw_addr out[4];
+    size_t n;
+    ck_assert_int_eq(cw_resolve(ctx, "db", out, 4, &n, NULL), CW_OK);
+    ck_assert_uint_eq(n, 2);
+    return NULL;
+}
+
+CWC_CASE(det_event_fields_of_the_resolver, "deterministic", "DET-015 DET-016 NET-021",
+         DET | CWC_NEEDS_NETWORK)
+{
+    log_t l = {0};
+    cw_config cfg = cwc_config();
+    cfg.event_log = record;
+    cfg.event_log_arg = &l;
+    cw_run_result res;
+    ck_assert_int_eq(cwc_run(&cfg, resolver_fields_root, NULL, &res), CW_OK);
+    size_t at = 0;
+    const logged *x = find(&l, "resolver_register", &at);
+    ck_assert_ptr_nonnull(x);
+    fields_are(x, 3, (const void *[]){"db", "127.0.0.1:80", "[::1]:0"}, (size_t[]){2, 12, 7});
+    x = find(&l, "resolve", &at);
+    ck_assert_ptr_nonnull(x);
+    fields_are(x, 3, (const void *[]){"db", "127.0.0.1:0", "[::1]:0"}, (size_t[]){2, 11, 7});
+    log_free(&l);
+}
