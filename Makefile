@@ -271,8 +271,9 @@ valgrind: all
 # build/mutation and certified on both backends; see ci/mutation/README.md.
 N ?= 400
 SEED ?= 1
-JOBS ?= $(shell nproc)
-TIMEOUT ?= 60
+# Twice the cores: a mutant that hangs waits out its time limit without using a core.
+JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
+TIMEOUT ?= 30
 mutation:
 	$(PYTHON) ci/mutation/run.py --n $(N) --seed $(SEED) --jobs $(JOBS) --timeout $(TIMEOUT) \
 	  $(if $(RERUN),--rerun) $(if $(RESCORE),--rescore) $(if $(FILTER),--filter $(FILTER))
