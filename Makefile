@@ -244,7 +244,7 @@ requirements: $(B)/bin/cw-conformance
 check: deps
 	rm -f build/*/reports/*.json
 	$(MAKE) all layers unit requirements conformance-run plugin-run report-check kit-check negative \
-	  skeleton-kit-check mutation-selftest sweep-check
+	  skeleton-kit-check mutation-selftest sweep-check trace-check
 	$(MAKE) VARIANT=asan unit conformance-run skeleton-run
 	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run skeleton-run
 	$(MAKE) valgrind skeleton-valgrind
@@ -356,3 +356,4 @@ clean:
 # The skeleton backend (examples/skeleton/): a core backend from spec/ alone.
 include examples/skeleton/skeleton.mk
 include tools/sweep/sweep.mk
+include tools/trace/trace.mk

@@ -24,6 +24,9 @@ EXCLUDED_FILES = {
     # cw_check_determinism: a tool over the public interface (the event log
     # of DET-016), tested by reference/tests/test_determinism.c.
     "reference/cwrt/determinism.c",
+    # cw_trace: the event log written as Chrome trace JSON, checked by
+    # make trace-check (tools/trace/).
+    "reference/cwrt/trace.c",
 }
 
 # Calls whose deletion only matters on an impossible path (cw_fatal ends the

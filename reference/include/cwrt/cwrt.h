@@ -11,6 +11,7 @@
 #include "cw/cw.h"
 #include "cwrt/derive.h"
 #include "cwrt/determinism.h"
+#include "cwrt/trace.h"
 
 #ifdef __cplusplus
 extern "C" {
