@@ -27,6 +27,9 @@ EXCLUDED_FILES = {
     # cw_trace: the event log written as Chrome trace JSON, checked by
     # make trace-check (tools/trace/).
     "reference/cwrt/trace.c",
+    # cw_tree_dump: a view of the supervision tree for people, tested by
+    # reference/tests/test_tree.c; no rule of spec/ is about it.
+    "reference/core/tree_dump.c",
 }
 
 # Calls whose deletion only matters on an impossible path (cw_fatal ends the

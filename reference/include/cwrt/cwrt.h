@@ -12,6 +12,7 @@
 #include "cwrt/derive.h"
 #include "cwrt/determinism.h"
 #include "cwrt/trace.h"
+#include "cwrt/tree.h"
 
 #ifdef __cplusplus
 extern "C" {
