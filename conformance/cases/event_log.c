@@ -5,6 +5,7 @@
  * leaves out, reorders or alters an event cannot match the digest.
  */
 #include <openssl/evp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -268,5 +269,78 @@ CWC_CASE(det_event_fields_of_the_resolver, "deterministic", "DET-015 DET-016 NET
     x = find(&l, "resolve", &at);
     ck_assert_ptr_nonnull(x);
     fields_are(x, 3, (const void *[]){"db", "127.0.0.1:0", "[::1]:0"}, (size_t[]){2, 11, 7});
+    log_free(&l);
+}
+
+static void *accept_one_conn(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    cw_conn c;
+    ck_assert_int_eq(cw_listener_accept(arg, &c), CW_OK);
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(c.stream, 2, &got), CW_OK);
+    cw_iobufs_release(got);
+    cw_sink_close(c.sink);
+    cw_stream_close(c.stream);
+    return NULL;
+}
+
+static void *net_fields_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_addr at = cw_addr_loopback4(7000);
+    cw_listener *l;
+    ck_assert_int_eq(cw_bind(ctx, &at, &l), CW_OK);
+    cw_handle *h = cw_spawn(cw_child(ctx, "server"), accept_one_conn, l);
+    cw_sink *sink;
+    cw_stream *stream;
+    ck_assert_int_eq(cw_dial(ctx, &at, &sink, &stream), CW_OK);
+    cw_iobufs *msg = cw_iobufs_new(cwc_backend);
+    cw_iobuf b;
+    ck_assert_int_eq(cw_iobuf_copy(cwc_backend, "hi", 2, &b), CW_OK);
+    ck_assert_int_eq(cw_iobufs_append(msg, &b), CW_OK);
+    ck_assert_int_eq(cw_sink_send(sink, msg), CW_OK);
+    cw_iobufs_release(msg);
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+    cw_sink_close(sink);
+    cw_stream_close(stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(det_event_fields_of_the_network, "deterministic", "DET-015 DET-016 NET-007",
+         DET | CWC_NEEDS_NETWORK)
+{
+    log_t l = {0};
+    cw_config cfg = cwc_config();
+    cfg.event_log = record;
+    cfg.event_log_arg = &l;
+    cw_run_result res;
+    ck_assert_int_eq(cwc_run(&cfg, net_fields_root, NULL, &res), CW_OK);
+    static const uint8_t ok[4] = {0};
+    size_t at = 0;
+    const logged *x = find(&l, "bind", &at);
+    ck_assert_ptr_nonnull(x);
+    fields_are(x, 2, (const void *[]){"127.0.0.1:7000", ok}, (size_t[]){14, 4});
+    x = find(&l, "dial", &at);
+    ck_assert_ptr_nonnull(x);
+    fields_are(x, 2, (const void *[]){"127.0.0.1:7000", ok}, (size_t[]){14, 4});
+    x = find(&l, "send", &at);
+    ck_assert_ptr_nonnull(x);
+    fields_are(x, 3, (const void *[]){"127.0.0.1:7000", "hi", ok}, (size_t[]){14, 2, 4});
+    size_t from = 0;
+    x = find(&l, "accept", &from); /* the dialer's port is the first ephemeral one */
+    ck_assert_ptr_nonnull(x);
+    char peer[32];
+    int n = snprintf(peer, sizeof peer, "127.0.0.1:%u", CW_NET_EPHEMERAL_FIRST);
+    fields_are(x, 2, (const void *[]){"127.0.0.1:7000", peer}, (size_t[]){14, (size_t)n});
+    from = 0;
+    x = find(&l, "recv", &from);
+    ck_assert_ptr_nonnull(x);
+    static const uint8_t two[8] = {0, 0, 0, 0, 0, 0, 0, 2};
+    fields_are(x, 4, (const void *[]){peer, two, ok, "hi"}, (size_t[]){(size_t)n, 8, 4, 2});
+    from = 0;
+    ck_assert_ptr_null(find(&l, "deliver", &from)); /* no latency, no deliveries */
     log_free(&l);
 }

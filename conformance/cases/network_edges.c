@@ -1,0 +1,81 @@
+/*
+ * network_edges.c - over TCP, a recv that runs past the run's read timeout
+ * fails with CW_ERR_TIMEOUT and poisons its half (NET-019, NET-010); a
+ * deterministic backend ignores the TCP settings.
+ */
+#include "cases/util.h"
+
+typedef struct pair {
+    cw_sink *sink;
+    cw_stream *stream;
+} pair;
+
+static void *accept_into(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    void **io = arg;
+    cw_conn c;
+    ck_assert_int_eq(cw_listener_accept(io[0], &c), CW_OK);
+    pair *p = io[1];
+    p->sink = c.sink;
+    p->stream = c.stream;
+    return NULL;
+}
+
+/* A connection over loopback: `a` the dialer's halves, `b` the acceptor's. */
+static cw_listener *connect_pair(cw_ctx *ctx, pair *a, pair *b)
+{
+    cw_addr any = cw_addr_loopback4(0), where;
+    cw_listener *l = NULL;
+    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
+    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
+    void *io[2] = {l, b};
+    cw_handle *h = cw_spawn(cw_child(ctx, "acceptor"), accept_into, io);
+    ck_assert_int_eq(cw_dial(ctx, &where, &a->sink, &a->stream), CW_OK);
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+    return l;
+}
+
+static int send_text(cw_sink *s, const char *text, size_t len)
+{
+    cw_iobufs *l = cw_iobufs_new(cwc_backend);
+    cw_iobuf b;
+    ck_assert_ptr_nonnull(l);
+    ck_assert_int_eq(cw_iobuf_copy(cwc_backend, text, len, &b), CW_OK);
+    ck_assert_int_eq(cw_iobufs_append(l, &b), CW_OK);
+    int rc = cw_sink_send(s, l);
+    cw_iobufs_release(l);
+    return rc;
+}
+
+static void *read_timeout_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    pair a, b;
+    cw_listener *l = connect_pair(ctx, &a, &b);
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(b.stream, 4, &got), CW_ERR_TIMEOUT); /* nothing sent */
+    ck_assert_ptr_null(got);
+    ck_assert_int_eq(send_text(a.sink, "late", 4), CW_OK);
+    ck_assert_int_eq(cw_stream_recv(b.stream, 4, &got), CW_ERR_CLOSED); /* poisoned */
+    ck_assert_ptr_null(got);
+    ck_assert_int_eq(send_text(b.sink, "back", 4), CW_OK); /* the other half works */
+    ck_assert_int_eq(cw_stream_recv(a.stream, 4, &got), CW_OK);
+    ck_assert(cw_iobufs_equal_bytes(got, "back", 4));
+    cw_iobufs_release(got);
+    cw_sink_close(a.sink);
+    cw_stream_close(a.stream);
+    cw_sink_close(b.sink);
+    cw_stream_close(b.stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_tcp_read_timeout_poisons, "network", "NET-019 NET-010",
+         CWC_NEEDS_NETWORK | CWC_UNLESS_DETERMINISTIC)
+{
+    cw_config cfg = cwc_config();
+    cfg.read_timeout = 20 * CW_MSEC;
+    cwc_run_ok(&cfg, read_timeout_root, NULL);
+}
