@@ -759,3 +759,34 @@ CWC_CASE(strategy_abort_waits_for_running_chunks, "parallel", "PAR-009", CWC_UNL
 {
     cwc_run_ok(NULL, abort_root, NULL);
 }
+
+/* ---- A fold waits for its slowest chunk ------------------------------------------- */
+
+/* The later a chunk, the longer it takes: the last one ends well after the
+ * others, so a fold that stopped waiting one chunk early would miss it. */
+static void slow_sum_fold(void *acc, size_t begin, size_t end, void *arg)
+{
+    (void)arg;
+    pause_us((long)(begin / 100) * 1000); /* up to 30 ms for the chunk at 3000 */
+    sum_fold(acc, begin, end, NULL);
+}
+
+static void *slowest_chunk_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_strategy *s = new_strategy(cw_child(ctx, "pool"), 4);
+    cw_fold f = sum;
+    f.fold = slow_sum_fold;
+    for (int round = 0; round < 3; round++) {
+        int64_t total = -1;
+        ck_assert_int_eq(cw_strategy_fold(s, ctx, 0, 4000, &f, &total), CW_OK);
+        ck_assert_int_eq(total, (int64_t)4000 * 3999 / 2);
+    }
+    cw_strategy_release(s);
+    return NULL;
+}
+
+CWC_CASE(strategy_fold_waits_for_every_chunk, "parallel", "PAR-002", 0)
+{
+    cwc_run_ok(NULL, slowest_chunk_root, NULL);
+}
