@@ -52,7 +52,7 @@ static int send_text(cw_sink *s, const char *text, size_t len)
 static void *read_timeout_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
-    pair a, b;
+    pair a = {0}, b = {0};
     cw_listener *l = connect_pair(ctx, &a, &b);
     cw_iobufs *got = NULL;
     ck_assert_int_eq(cw_stream_recv(b.stream, 4, &got), CW_ERR_TIMEOUT); /* nothing sent */

@@ -171,7 +171,7 @@ static void instant(cw_trace *t, const cw_event *e)
     fprintf(t->out, ",\"pid\":1,\"tid\":%llu,\"ts\":%.3f,\"args\":{", (unsigned long long)t->task,
             ts);
     for (size_t i = 0; i < e->nfields; i++) {
-        char hex[2 * SHOWN + 3];
+        char hex[2 * SHOWN + 3] = ""; /* an empty field stays "" */
         fprintf(t->out, "%s\"f%zu\":", i ? "," : "", i);
         if (printable(e->fields[i].data, e->fields[i].len)) {
             put_string(t, e->fields[i].data, e->fields[i].len);
