@@ -326,7 +326,10 @@ def main():
             except queue.Empty:
                 return
             t0 = time.time()
-            status, why = job.test(m)
+            try:
+                status, why = job.test(m)
+            except Exception as e:  # noqa: BLE001 - a harness failure must not lose the mutant
+                status, why = "invalid", ("harness error: %r" % e)[:300]
             with lock:
                 results.append(dict(m, status=status, why=why, seconds=round(time.time() - t0, 1)))
                 done = sum(1 for r in results if r.get("seconds"))
@@ -350,6 +353,7 @@ def rescore(args):
         last = json.load(f)
     equivalent = load_equivalent()
     args.seed, args.jobs, args.population = last["seed"], last["jobs"], last["population"]
+    args.n = last.get("n", last["sampled"])
     args.rerun, args.filter = False, ""
     results = []
     for r in last["mutants"]:
@@ -363,7 +367,7 @@ def rescore(args):
 def write_reports(args, results, elapsed, stale):
     t, folders = tally(results)
     today = datetime.date.today().isoformat()
-    report = {"schema": 1, "date": today, "seed": args.seed, "sampled": len(results),
+    report = {"schema": 1, "date": today, "seed": args.seed, "n": args.n, "sampled": len(results),
               "population": args.population, "jobs": args.jobs, "seconds": round(elapsed),
               **t, "score": score(t["killed"], t["survived"]), "folders": folders,
               "mutants": [{k: r[k] for k in ("id", "file", "line", "operator", "mutation",
@@ -376,7 +380,7 @@ def write_reports(args, results, elapsed, stale):
     with open(os.path.join(OUT, ("rerun" if args.rerun else "summary") + ".txt"), "w") as f:
         f.write(text)
     sys.stdout.write("\n" + text)
-    if not args.rerun and not args.filter and len(results) >= MIN_SCORED_SAMPLE:
+    if not args.rerun and not args.filter and args.n >= MIN_SCORED_SAMPLE:
         short = {"schema": 1, "date": today, "seed": args.seed, "sampled": len(results),
                  "invalid": t["invalid"], "equivalent": t["equivalent"], "killed": t["killed"],
                  "survived": t["survived"], "score": score(t["killed"], t["survived"]),
