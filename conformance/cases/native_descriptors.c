@@ -45,6 +45,12 @@ static void *leave_open_root(cw_ctx *ctx, void *arg)
     (void)arg;
     cw_blob *b = cwc_open(ctx, "fds", "left_open", NULL);
     cwc_write(b, 0, "x", 1);
+    cw_blob *synced = cwc_open(ctx, "fds", "start_synced", NULL);
+    cwc_write(synced, 0, "y", 1);
+    cw_handle *sync = cw_blob_start_sync(synced);
+    ck_assert_int_eq(cw_join(sync, NULL), CW_OK);
+    cw_handle_release(sync);
+    cw_blob_close(synced); /* closed after its start_sync: nothing may keep it open */
     cw_addr any = cw_addr_loopback4(0), where;
     cw_listener *l = NULL;
     ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
