@@ -56,10 +56,13 @@ def load_equivalent():
         for n, line in enumerate(f, 1):
             if not line.strip() or line.startswith("#"):
                 continue
+            # The line text may hold tabs of its own (a file indented with
+            # them): the file is the first field, the mutation and the
+            # reason the last two, the line text whatever is between.
             parts = line.rstrip("\n").split("\t")
-            if len(parts) != 4 or not parts[3].strip():
+            if len(parts) < 4 or not parts[-1].strip():
                 sys.exit("%s:%d: want file<TAB>line text<TAB>mutation<TAB>reason" % (EQUIVALENT, n))
-            eq["\t".join(parts[:3])] = parts[3].strip()
+            eq["\t".join(parts[:-1])] = parts[-1].strip()
     return eq
 
 
@@ -284,9 +287,14 @@ def main():
     if args.rerun:
         with open(os.path.join(OUT, "report.json")) as f:
             last = json.load(f)
-        args.seed = last["seed"]
-        keep = {r["id"] for r in last["mutants"] if r["status"] == "survived"}
-        picked = [m for m in gen.sample(population, last["sampled"], args.seed) if m["id"] in keep]
+        args.seed, args.n = last["seed"], last.get("n", last["sampled"])
+        # Found by id (file, line text, mutation), not sampled again: the
+        # population changes with the code, the survivors' ids do not.
+        by_id = {m["id"]: m for m in population}
+        keep = [r["id"] for r in last["mutants"] if r["status"] == "survived"]
+        picked = [by_id[i] for i in keep if i in by_id]
+        args.gone = len(keep) - len(picked)
+        args.last = last
     if args.filter:
         picked = [m for m in picked if args.filter in m["file"]]
     if args.list:
@@ -364,6 +372,20 @@ def rescore(args):
     write_reports(args, results, last["seconds"], sorted(set(equivalent) - generated))
 
 
+def merge_rerun(args, rerun, elapsed, stale):
+    """The last full report with its survivors' new verdicts: the sample's
+    score with the suite as it is now (cases are only ever added, so what
+    an older suite killed stays killed). Survivors whose code is gone are
+    left as they were."""
+    now = {r["id"]: r for r in rerun}
+    merged = [dict(r, **{k: now[r["id"]][k] for k in ("status", "why", "seconds")})
+              if r["id"] in now else r for r in args.last["mutants"]]
+    print("rerun: %d survivors run again, %d no longer generated (their code changed)"
+          % (len(rerun), args.gone))
+    args.rerun = False
+    write_reports(args, merged, args.last["seconds"] + elapsed, stale)
+
+
 def write_reports(args, results, elapsed, stale):
     t, folders = tally(results)
     today = datetime.date.today().isoformat()
@@ -376,6 +398,8 @@ def write_reports(args, results, elapsed, stale):
     name = "rerun" if args.rerun else "report"
     with open(os.path.join(OUT, name + ".json"), "w") as f:
         json.dump(report, f, indent=1)
+    if args.rerun and not args.filter:
+        return merge_rerun(args, results, elapsed, stale)
     text = summary(args, results, elapsed, stale)
     with open(os.path.join(OUT, ("rerun" if args.rerun else "summary") + ".txt"), "w") as f:
         f.write(text)
