@@ -261,7 +261,7 @@ cross-check:
 # The suite on the deterministic backend under valgrind: each case's child
 # process exits non-zero on any memory error or definite leak.
 VALGRIND := valgrind -q --error-exitcode=9 --leak-check=full --show-leak-kinds=definite \
-            --errors-for-leak-kinds=definite
+            --errors-for-leak-kinds=definite --suppressions=conformance/valgrind.supp
 
 valgrind: all
 	@echo "== conformance on deterministic under valgrind"
@@ -334,7 +334,7 @@ install: all
 	install -m 755 $(B)/bin/cw-conformance $(B)/bin/cw-sweep $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 conformance/cw-conformance.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 755 ci/openmetrics.py ci/check-reports.py $(DESTDIR)$(PREFIX)/share/cwrt/
-	install -m 644 conformance/report.schema.json $(DESTDIR)$(PREFIX)/share/cwrt/
+	install -m 644 conformance/report.schema.json conformance/valgrind.supp $(DESTDIR)$(PREFIX)/share/cwrt/
 	for pc in cwrt cwconformance; do \
 	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(LIB_VERSION)|g' \
 	    -e 's|@SUITE_VERSION@|$(SUITE_VERSION)|g' ci/$$pc.pc.in \
