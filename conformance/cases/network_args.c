@@ -14,6 +14,9 @@ static void *resolve_args_root(cw_ctx *ctx, void *arg)
     n = 7;
     ck_assert_int_eq(cw_resolve(ctx, "localhost", NULL, 4, &n, NULL), CW_ERR_INVALID);
     ck_assert_uint_eq(n, 0);
+    n = 7;
+    ck_assert_int_eq(cw_resolve(ctx, "localhost", NULL, 1, &n, NULL), CW_ERR_INVALID);
+    ck_assert_uint_eq(n, 0);
     return NULL;
 }
 

@@ -26,18 +26,33 @@ typedef struct step {
     cw_time next;
 } step;
 
-#define OK_AT(t) {(t), CW_OK, 0}
-#define NO_AT(t, n) {(t), CW_ERR_WOULD_BLOCK, (n)}
+#define OK_AT(t)                                                                                   \
+    {                                                                                              \
+        (t), CW_OK, 0                                                                              \
+    }
+#define NO_AT(t, n)                                                                                \
+    {                                                                                              \
+        (t), CW_ERR_WOULD_BLOCK, (n)                                                               \
+    }
 
 /* Accept/refuse sequence for three_per_30ms from time `t0`, checked with
  * the arithmetic of the spec worked out by hand. */
 static const step gcra_steps[] = {
-    OK_AT(0),       OK_AT(0),       OK_AT(0),       NO_AT(0, 10 * MS),    /* burst of 3 */
-    NO_AT(5 * MS, 10 * MS),                                               /* not yet */
-    OK_AT(10 * MS), NO_AT(10 * MS, 20 * MS),                              /* one refilled */
-    OK_AT(25 * MS), NO_AT(25 * MS, 30 * MS),                              /* TAT 50 */
-    OK_AT(100 * MS), OK_AT(100 * MS), OK_AT(100 * MS), NO_AT(100 * MS, 110 * MS), /* full again */
-    OK_AT(115 * MS), NO_AT(116 * MS, 120 * MS),
+    OK_AT(0),
+    OK_AT(0),
+    OK_AT(0),
+    NO_AT(0, 10 * MS),      /* burst of 3 */
+    NO_AT(5 * MS, 10 * MS), /* not yet */
+    OK_AT(10 * MS),
+    NO_AT(10 * MS, 20 * MS), /* one refilled */
+    OK_AT(25 * MS),
+    NO_AT(25 * MS, 30 * MS), /* TAT 50 */
+    OK_AT(100 * MS),
+    OK_AT(100 * MS),
+    OK_AT(100 * MS),
+    NO_AT(100 * MS, 110 * MS), /* full again */
+    OK_AT(115 * MS),
+    NO_AT(116 * MS, 120 * MS),
 };
 
 static void run_steps(cw_limiter *l, cw_time t0)
@@ -395,4 +410,19 @@ CWC_CASE(limiter_concurrent_checks_take_each_cell_once, "ratelimit", "RATE-006",
     cw_config cfg = cwc_config();
     cfg.worker_threads = 4;
     cwc_run_ok(&cfg, race_root, NULL);
+}
+
+CWC_CASE(keyed_limiter_refuses_unreadable_keys, "ratelimit", "RATE-004", 0)
+{
+    cw_quota q;
+    ck_assert_int_eq(cw_quota_per(&q, 1, CW_SEC), CW_OK);
+    cw_keyed_limiter *k;
+    ck_assert_int_eq(cw_keyed_limiter_new(&q, &k), CW_OK);
+    cw_time next = 7;
+    ck_assert_int_eq(cw_keyed_limiter_check_at(k, NULL, 3, 0, &next), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_keyed_limiter_check_at(k, "k", (size_t)1 << 32, 0, &next), CW_ERR_INVALID);
+    /* The empty key is a key like any other: one cell, then a wait. */
+    ck_assert_int_eq(cw_keyed_limiter_check_at(k, NULL, 0, 0, &next), CW_OK);
+    ck_assert_int_ne(cw_keyed_limiter_check_at(k, "", 0, 0, &next), CW_OK);
+    cw_keyed_limiter_free(k);
 }

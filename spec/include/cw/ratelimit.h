@@ -81,7 +81,8 @@ void cw_keyed_limiter_free(cw_keyed_limiter *l);
 
 /* As cw_limiter_check_at for the key key[0 .. len). A key not held yet is
  * stored, which may first evict idle keys [RATE-005]; CW_ERR_NOMEM when it
- * cannot be stored (nothing changed), CW_ERR_INVALID for len >= 2^32. */
+ * cannot be stored (nothing changed), CW_ERR_INVALID for len >= 2^32 or
+ * a NULL key with len > 0 (NULL with len 0 is the empty key) [RATE-004]. */
 int cw_keyed_limiter_check_at(cw_keyed_limiter *l, const void *key, size_t len, cw_time now,
                               cw_time *next);
 int cw_keyed_limiter_check(cw_keyed_limiter *l, cw_ctx *ctx, const void *key, size_t len,
