@@ -116,21 +116,3 @@ CWC_CASE(metrics_order_by_every_attribute, "metrics", "MET-010", CWC_NEEDS_METRI
 {
     cwc_run_ok(NULL, second_pair_root, NULL);
 }
-
-/* Negative numbers keep their sign: bucket bounds and sums below zero. */
-static void *negative_root(cw_ctx *ctx, void *arg)
-{
-    (void)arg;
-    static const double bounds[] = {-1.5, 2.0};
-    cw_metric *h = cw_histogram(ctx, "temp", "temperature", bounds, 2);
-    cw_histogram_observe(h, -3.25);
-    char *text = cwc_encode(ctx);
-    CWC_HAS(text, "\ntemp_sum -3.25\ntemp_count 1\ntemp_bucket{le=\"-1.5\"} 1\n");
-    free(text);
-    return NULL;
-}
-
-CWC_CASE(metrics_negative_numbers, "metrics", "MET-008", CWC_NEEDS_METRICS)
-{
-    cwc_run_ok(NULL, negative_root, NULL);
-}
