@@ -177,6 +177,17 @@ CWC_CASE(det_event_log_same_seed_same_events, "deterministic", "DET-016 DET-001"
     log_free(&c);
 }
 
+/* One run of `root` under the suite's seed, required to succeed, with
+ * every event it records copied into `l`. */
+static void run_logged(cw_task_fn root, log_t *l)
+{
+    cw_config cfg = cwc_config();
+    cfg.event_log = record;
+    cfg.event_log_arg = l;
+    cw_run_result res;
+    ck_assert_int_eq(cwc_run(&cfg, root, NULL, &res), CW_OK);
+}
+
 /* The first logged event with `label` at or after `from`, or NULL. */
 static const logged *find(const log_t *l, const char *label, size_t *from)
 {
@@ -216,11 +227,7 @@ static void *fields_root(cw_ctx *ctx, void *arg)
 CWC_CASE(det_event_fields_follow_the_table, "deterministic", "DET-015 DET-016", DET)
 {
     log_t l = {0};
-    cw_config cfg = cwc_config();
-    cfg.event_log = record;
-    cfg.event_log_arg = &l;
-    cw_run_result res;
-    ck_assert_int_eq(cwc_run(&cfg, fields_root, NULL, &res), CW_OK);
+    run_logged(fields_root, &l);
     size_t at = 0;
     const logged *x = find(&l, "process_task", &at); /* the root: id 0, label "" */
     ck_assert_ptr_nonnull(x);
@@ -257,11 +264,7 @@ CWC_CASE(det_event_fields_of_the_resolver, "deterministic", "DET-015 DET-016 NET
          DET | CWC_NEEDS_NETWORK)
 {
     log_t l = {0};
-    cw_config cfg = cwc_config();
-    cfg.event_log = record;
-    cfg.event_log_arg = &l;
-    cw_run_result res;
-    ck_assert_int_eq(cwc_run(&cfg, resolver_fields_root, NULL, &res), CW_OK);
+    run_logged(resolver_fields_root, &l);
     size_t at = 0;
     const logged *x = find(&l, "resolver_register", &at);
     ck_assert_ptr_nonnull(x);
@@ -313,11 +316,7 @@ CWC_CASE(det_event_fields_of_the_network, "deterministic", "DET-015 DET-016 NET-
          DET | CWC_NEEDS_NETWORK)
 {
     log_t l = {0};
-    cw_config cfg = cwc_config();
-    cfg.event_log = record;
-    cfg.event_log_arg = &l;
-    cw_run_result res;
-    ck_assert_int_eq(cwc_run(&cfg, net_fields_root, NULL, &res), CW_OK);
+    run_logged(net_fields_root, &l);
     static const uint8_t ok[4] = {0};
     size_t at = 0;
     const logged *x = find(&l, "bind", &at);
