@@ -291,6 +291,8 @@ static void *net_root(cw_ctx *ctx, void *arg)
     cw_stream *stream;
     ck_assert_int_eq(cw_dial(ctx, where, &sink, &stream), CW_OK);
     ck_assert_int_eq(cw_stop(ctx, 7, 0), CW_OK);
+    cw_addr all = cw_addr_ipv4(0, 0, 0, 0, 0);
+    ck_assert_int_eq(cw_network_partition(ctx, &all, &all), CW_OK); /* not kept either */
     return NULL; /* the listener and the connection are left open */
 }
 
@@ -325,7 +327,7 @@ static void *net_check_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(recover_keeps_names_not_connections, "recover", "DET-009 DET-010",
+CWC_CASE(recover_keeps_names_not_connections, "recover", "DET-009 DET-010 NET-028",
          RECOVER | CWC_NEEDS_NETWORK)
 {
     cw_addr where = cw_addr_ipv4(10, 0, 0, 2, 9000);

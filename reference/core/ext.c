@@ -75,6 +75,15 @@ uint64_t cw_rt_draw(cw_rt *rt)
     return rt->sched->draw(rt);
 }
 
+bool cw_rt_chance(cw_rt *rt, cw_rate r)
+{
+    if (r.num == 0)
+        return false;
+    if (r.num >= r.den)
+        return true;
+    return cw_rt_draw(rt) % r.den < r.num;
+}
+
 void cw_sched_park(cw_task *t)
 {
     t->rt->sched->park(t);

@@ -123,6 +123,9 @@ cw_time cw_rt_now(cw_rt *rt);
  * draws the spec places in the one random stream besides cw_random. Only on
  * a scheduler with a seeded PRNG (the deterministic one). */
 uint64_t cw_rt_draw(cw_rt *rt);
+/* Whether an event of probability `r` happens: one draw, below(den) < num,
+ * and none at all for a rate of never or always (spec/11-deterministic.md). */
+bool cw_rt_chance(cw_rt *rt, cw_rate r);
 /* The calling task `t` gives up its thread until woken (it may return
  * early); make `t` runnable (a no-op for a finished task). Any thread. */
 void cw_sched_park(cw_task *t);

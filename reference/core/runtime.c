@@ -8,6 +8,13 @@
 
 #include "core/internal.h"
 
+/* num 0 is never, whatever den (a zeroed rate is off); otherwise a fraction
+ * no larger than 1 [RUN-002]. */
+static bool rate_valid(cw_rate r)
+{
+    return r.num == 0 || (r.den > 0 && r.num <= r.den);
+}
+
 int cw_config_resolve(const cw_config *in, cw_config *cfg, char *why, size_t whylen)
 {
     cw_config_default(cfg);
@@ -26,6 +33,10 @@ int cw_config_resolve(const cw_config *in, cw_config *cfg, char *why, size_t why
     if (cfg->stack_size == 0 || cfg->stack_size > ((size_t)1 << 30)) {
         snprintf(why, whylen, "stack size must be between 1 byte and 1 GiB, got %zu",
                  cfg->stack_size);
+        return CW_ERR_INVALID;
+    }
+    if (!rate_valid(cfg->network_dial_failure) || !rate_valid(cfg->network_reset)) {
+        snprintf(why, whylen, "a rate must be num/den with num <= den and den > 0 unless num is 0");
         return CW_ERR_INVALID;
     }
     if (cfg->blob_layouts.first > cfg->blob_layouts.last ||

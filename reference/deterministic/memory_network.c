@@ -68,6 +68,14 @@ static void connect_pair(cw_rt *rt, const cw_backend *b, const cw_addr *dialer,
     theirs->stream = cw_stream_new(rt, b, dialer);
     cw_mem_link(*sink, theirs->stream);
     cw_mem_link(theirs->sink, *stream);
+    /* The ends a partition matches, and each side's two halves (a reset
+     * breaks both directions) [NET-028, NET-032]. */
+    (*stream)->local = *dialer;
+    theirs->stream->local = *target;
+    (*sink)->twin = *stream;
+    (*stream)->twin = *sink;
+    theirs->sink->twin = theirs->stream;
+    theirs->stream->twin = theirs->sink;
     cw_pipe_delay(*stream);
     cw_pipe_delay(theirs->stream);
 }
@@ -87,7 +95,12 @@ static int mem_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream 
     uint16_t port = (uint16_t)net->next_ephemeral++;
     cw_addr dialer =
         addr->family == CW_ADDR_IPV6 ? cw_addr_loopback6(port) : cw_addr_loopback4(port);
+    /* A partition or the failure rate refuses a dial as if nothing listened;
+     * the rate draws only for a dial that would have connected [NET-031]. */
     cw_listener *l = find(net, addr);
+    if (l && (cw_net_cut(net, &dialer, addr) ||
+              cw_rt_chance(rt, cw_rt_config(rt)->network_dial_failure)))
+        l = NULL;
     int rc = l ? CW_OK : CW_ERR_CONNECTION_FAILED;
     cw_net_audit_result(rt, "dial", addr, rc);
     if (l) {
@@ -124,4 +137,6 @@ const cw_network_ops cw_network_memory_entries = {
     .resolve = cw_mem_resolve,
     .resolver_register = cw_mem_resolver_register,
     .mock_channel = cw_mem_mock_channel,
+    .partition = cw_mem_partition,
+    .repair = cw_mem_repair,
 };

@@ -44,6 +44,8 @@ struct cw_stream {
     cw_sock *sock;          /* TCP: the socket; NULL in memory */
     struct cw_sink *writer; /* memory: the sink that fills this buffer, NULL once closed */
     cw_addr remote;         /* audit: the dial target, or the accepted peer */
+    cw_addr local;          /* memory, a dialed connection: the other end (partition.c) */
+    struct cw_sink *twin;   /* memory, a dialed connection: the sink of the same side */
     uint8_t *buf;
     size_t off, len, cap;
     cw_iobuf_mut direct; /* TCP: data NULL unless a recv reads into it */
@@ -64,6 +66,8 @@ struct cw_stream {
     size_t seg_head, nsegs, seg_cap;
     cw_time last_arrival; /* of the latest send: the next one arrives no earlier */
     cw_wait arrival;      /* an alarm with no task, armed for the oldest segment */
+    bool held;            /* a partition cuts the connection: nothing arrives [NET-029] */
+    bool end_held;        /* the sink closed while held: the end arrives at the repair */
 };
 
 /* The sending half. */
@@ -72,6 +76,7 @@ struct cw_sink {
     cw_rt *rt;
     cw_sock *sock;            /* TCP: the socket; NULL in memory */
     struct cw_stream *reader; /* memory: where bytes go, NULL once that stream closed */
+    struct cw_stream *twin;   /* memory, a dialed connection: the stream of the same side */
     cw_addr remote;
     bool poisoned;
     uint64_t busy, tickets; /* as for streams */
@@ -103,6 +108,11 @@ typedef struct cw_host {
     size_t n;
 } cw_host;
 
+/* A partition between two address patterns (partition.c) [NET-028]. */
+typedef struct cw_cut {
+    cw_addr a, b;
+} cw_cut;
+
 /* A run's network, made by its first call (run.c). */
 struct cw_net {
     cw_rt *rt;
@@ -111,6 +121,8 @@ struct cw_net {
     uint32_t next_port;      /* memory: the next port for a bind of port 0 */
     cw_host *hosts;
     size_t nhosts, cap_hosts;
+    cw_cut *cuts; /* memory: the partitions in force, in the order they were made */
+    size_t ncuts, cap_cuts;
     cw_list lookups; /* native: cw_lookup, system resolutions under way */
     cw_metric *inbound, *outbound, *inbound_bytes, *outbound_bytes;
     const struct cw_net_driver *driver; /* the backend's (cw_ext_driver) */
@@ -190,6 +202,24 @@ void cw_mem_writer_closed(cw_stream *s);
 void cw_mem_drop_flight(cw_stream *s);
 /* A dialed connection's stream: its bytes will take the run's latency. */
 void cw_pipe_delay(cw_stream *s);
+
+/* A send on a memory sink: CW_OK once its bytes were handed to the peer
+ * stream, or CW_ERR_SEND_FAILED when that stream is gone, memory ran out or
+ * the send reset the connection (NET-014, NET-032). */
+int cw_mem_send(cw_sink *s, const cw_iobufs *bufs);
+/* A partition was made: a stream it cuts holds its bytes [NET-029]. */
+void cw_mem_hold(cw_stream *s);
+/* A partition was repaired: a held stream no partition cuts any more lets
+ * what is due arrive, and the rest at its time [NET-030]. */
+void cw_mem_release(cw_stream *s);
+
+/* partition.c: partitions of the memory network [NET-028..NET-030]. */
+/* Whether a partition cuts the connection or dial between `x` and `y`. */
+bool cw_net_cut(const cw_net *net, const cw_addr *x, const cw_addr *y);
+/* Whether a partition cuts the connection of a memory stream. */
+bool cw_stream_cut(const cw_stream *s);
+int cw_mem_partition(cw_ctx *ctx, const cw_addr *a, const cw_addr *b);
+int cw_mem_repair(cw_ctx *ctx, const cw_addr *a, const cw_addr *b);
 
 /* listener.c */
 cw_listener *cw_listener_new(cw_rt *rt, const cw_backend *b, const cw_addr *addr);

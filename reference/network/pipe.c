@@ -22,6 +22,8 @@
 #include "metrics/metrics.h"
 #include "network/net.h"
 
+static void reset(cw_sink *s);
+
 void cw_mem_link(cw_sink *sink, cw_stream *stream)
 {
     sink->reader = stream;
@@ -98,6 +100,8 @@ static void audit_deliver(cw_stream *s, size_t len)
  * last of them. */
 static void arrive_due(cw_stream *s, cw_time now)
 {
+    if (s->held)
+        return;
     bool arrived = false;
     while (s->nsegs > 0 && segment_at(s, 0)->at <= now) {
         cw_segment *g = segment_at(s, 0);
@@ -108,6 +112,10 @@ static void arrive_due(cw_stream *s, cw_time now)
         audit_deliver(s, g->len);
         s->seg_head = (s->seg_head + 1) % s->seg_cap;
         s->nsegs--;
+    }
+    if (s->nsegs == 0 && s->end_held) {
+        s->end_held = false;
+        s->eof = arrived = true;
     }
     if (arrived)
         cw_waiters_wake(s->rt, &s->waiters);
@@ -126,7 +134,7 @@ static void arrival_fire(cw_wait *w)
     cw_rt *rt = s->rt;
     cw_rt_lock(rt);
     arrive_due(s, cw_rt_now(rt));
-    if (s->nsegs > 0)
+    if (s->nsegs > 0 && !s->held) /* a held stream waits for its repair */
         arm_arrival(s);
     cw_rt_unlock(rt);
 }
@@ -158,14 +166,34 @@ static void send_in_flight(cw_stream *s, size_t len)
     *segment_at(s, s->nsegs - 1) = (cw_segment){at, len, false};
     if (at <= now)
         arrive_due(s, now);
-    else if (s->nsegs == 1)
+    else if (s->nsegs == 1 && !s->held)
+        arm_arrival(s);
+}
+
+void cw_mem_hold(cw_stream *s)
+{
+    if (s->held || !cw_stream_cut(s))
+        return;
+    s->held = true;
+    if (s->nsegs > 0)
+        cw_rt_alarm_disarm(s->rt, &s->arrival);
+}
+
+void cw_mem_release(cw_stream *s)
+{
+    if (!s->held || cw_stream_cut(s))
+        return;
+    s->held = false;
+    arrive_due(s, cw_rt_now(s->rt));
+    if (s->nsegs > 0)
         arm_arrival(s);
 }
 
 bool cw_mem_deliver(cw_stream *s, const cw_iobufs *bufs)
 {
     size_t len = cw_iobufs_len(bufs);
-    bool delayed = s->delayed && latency_on(s->rt);
+    /* Bytes stay behind those held or in flight, so that they keep their order. */
+    bool delayed = s->delayed && (latency_on(s->rt) || s->held || s->nsegs > 0);
     if (!cw_stream_reserve(s, len) || (delayed && !segment_reserve(s)))
         return false;
     uint8_t *at = s->buf + s->off + s->len + s->flying;
@@ -185,6 +213,20 @@ bool cw_mem_deliver(cw_stream *s, const cw_iobufs *bufs)
     return true;
 }
 
+int cw_mem_send(cw_sink *s, const cw_iobufs *bufs)
+{
+    cw_stream *r = s->reader;
+    if (!r)
+        return CW_ERR_SEND_FAILED;
+    /* Only connections reset, never the mock channel; decided before the
+     * jitter is drawn (11-deterministic.md). */
+    if (r->delayed && cw_rt_chance(s->rt, cw_rt_config(s->rt)->network_reset)) {
+        reset(s);
+        return CW_ERR_SEND_FAILED;
+    }
+    return cw_mem_deliver(r, bufs) ? CW_OK : CW_ERR_SEND_FAILED;
+}
+
 void cw_mem_writer_closed(cw_stream *s)
 {
     s->writer = NULL;
@@ -192,8 +234,26 @@ void cw_mem_writer_closed(cw_stream *s)
         segment_at(s, s->nsegs - 1)->eof = true; /* the end follows the last bytes */
         return;
     }
+    if (s->held) {
+        s->end_held = true;
+        return;
+    }
     s->eof = true;
     cw_waiters_wake(s->rt, &s->waiters);
+}
+
+/* Each side's sink loses its stream, as if both streams were closed, and
+ * each stream ends after what is already in flight to it [NET-032]. */
+static void reset(cw_sink *s)
+{
+    cw_stream *theirs = s->reader, *ours = s->twin;
+    s->reader = NULL;
+    if (theirs)
+        cw_mem_writer_closed(theirs);
+    if (ours && ours->writer) {
+        ours->writer->reader = NULL;
+        cw_mem_writer_closed(ours);
+    }
 }
 
 void cw_mem_drop_flight(cw_stream *s)

@@ -46,6 +46,7 @@ static void net_close(cw_rt *rt, void *state)
     }
     if (net->driver->close)
         net->driver->close(net);
+    free(net->cuts);
     free(net); /* its metrics belong to the run's registry, which frees them */
 }
 

@@ -29,6 +29,8 @@ void cw_sink_free(cw_sink *s)
 {
     cw_waiters_end(s->rt, &s->waiters, CW_ERR_CLOSED);
     cw_stream *r = s->reader;
+    if (s->twin)
+        s->twin->twin = NULL;
     /* The peer stream sees the end once what is in flight arrived and it
      * drained what is buffered. */
     if (r)
@@ -91,13 +93,8 @@ static bool send_try(cw_wait *w)
         return finish(w, s, CW_ERR_CLOSED); /* an earlier send was abandoned midway */
     if (!v->ticket)
         v->ticket = ++s->tickets;
-    if (!s->sock) {
-        if (!s->reader)
-            return finish(w, s, CW_ERR_SEND_FAILED);
-        if (!cw_mem_deliver(s->reader, bufs))
-            return finish(w, s, CW_ERR_SEND_FAILED);
-        return finish(w, s, CW_OK);
-    }
+    if (!s->sock)
+        return finish(w, s, cw_mem_send(s, bufs));
     int rc = cw_net_of(s->rt)->driver->write(s, bufs);
     if (rc == CW_ERR_WOULD_BLOCK) {
         if (s->sent > 0)

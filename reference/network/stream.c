@@ -31,6 +31,8 @@ void cw_stream_free(cw_stream *s)
     cw_waiters_end(s->rt, &s->waiters, CW_ERR_CLOSED);
     if (s->writer)
         s->writer->reader = NULL;
+    if (s->twin)
+        s->twin->twin = NULL;
     cw_mem_drop_flight(s); /* bytes in flight to a closed stream are lost */
     if (s->sock)
         cw_net_of(s->rt)->driver->release_stream(s->sock);

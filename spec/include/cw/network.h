@@ -175,6 +175,10 @@ struct cw_network_ops {
                    cw_resolve_error *err);
     int (*resolver_register)(cw_ctx *ctx, const char *host, const cw_addr *addrs, size_t n);
     int (*mock_channel)(cw_ctx *ctx, cw_sink **sink, cw_stream **stream);
+
+    /* ABI 1.4: network faults (deterministic backends; NET-028). */
+    int (*partition)(cw_ctx *ctx, const cw_addr *a, const cw_addr *b);
+    int (*repair)(cw_ctx *ctx, const cw_addr *a, const cw_addr *b);
 };
 
 #define CW_NETWORK_OPS_HAS(ops, field)                                                             \
@@ -336,6 +340,28 @@ static inline int cw_mock_channel(cw_ctx *ctx, cw_sink **sink, cw_stream **strea
     *sink = NULL;
     *stream = NULL;
     return ops ? ops->mock_channel(ctx, sink, stream) : CW_ERR_UNSUPPORTED;
+}
+
+/* ---- Faults (deterministic backends) ---------------------------------------------------- */
+
+/* Cut the connections and dials between addresses matching `a` and those
+ * matching `b` (an unspecified IP or a port 0 matches any) until
+ * cw_network_repair: their bytes are held and such dials refused
+ * [NET-028, NET-029]. CW_ERR_INVALID for a NULL or unknown-family pattern;
+ * CW_ERR_UNSUPPORTED on a backend without CW_CAP_DETERMINISTIC [NET-033]. */
+static inline int cw_network_partition(cw_ctx *ctx, const cw_addr *a, const cw_addr *b)
+{
+    const cw_network_ops *ops = cw__network_ops(cw__backend_of(ctx));
+    return ops && CW_NETWORK_OPS_HAS(ops, partition) ? ops->partition(ctx, a, b)
+                                                      : CW_ERR_UNSUPPORTED;
+}
+
+/* Remove the partition between `a` and `b` (either order); the bytes it
+ * held arrive [NET-030]. Returns as cw_network_partition. */
+static inline int cw_network_repair(cw_ctx *ctx, const cw_addr *a, const cw_addr *b)
+{
+    const cw_network_ops *ops = cw__network_ops(cw__backend_of(ctx));
+    return ops && CW_NETWORK_OPS_HAS(ops, repair) ? ops->repair(ctx, a, b) : CW_ERR_UNSUPPORTED;
 }
 
 #ifdef __cplusplus

@@ -87,6 +87,12 @@ struct cw_config {
      * function must not call into the runtime. ABI 1.3. */
     cw_event_fn event_log;
     void *event_log_arg;
+    /* network faults, on a deterministic backend (spec/18-network.md,
+     * NET-031, NET-032): the probability that a dial which found a listener
+     * is refused, and that a send on a dialed or accepted connection resets
+     * it (default never, never). ABI 1.4. */
+    cw_rate network_dial_failure;
+    cw_rate network_reset;
 };
 
 /* The outcome of cw_start. */
@@ -129,6 +135,8 @@ static inline void cw_config_default(cw_config *cfg)
     cfg->network_jitter = 0;
     cfg->event_log = NULL;
     cfg->event_log_arg = NULL;
+    cfg->network_dial_failure = CW_RATE_NEVER;
+    cfg->network_reset = CW_RATE_NEVER;
 }
 
 /* Run `root(ctx, arg)` as the root task of a new runtime of backend `b` and

@@ -32,6 +32,18 @@ typedef uint64_t cw_duration;
 #define CW_MSEC ((cw_duration)1000000)
 #define CW_SEC ((cw_duration)1000000000)
 
+/* A probability as an exact fraction, num/den: num 0 is never, num == den
+ * always, and num above den (or above 0 with den 0) is invalid. A backend
+ * decides with one draw of its seeded stream, below(den) < num, and draws
+ * nothing for never and always (spec/11-deterministic.md). */
+typedef struct cw_rate {
+    uint64_t num;
+    uint64_t den;
+} cw_rate;
+
+#define CW_RATE_NEVER ((cw_rate){0, 1})
+#define CW_RATE_ALWAYS ((cw_rate){1, 1})
+
 typedef struct cw_backend cw_backend;
 
 /* The common prefix of every object: see spec/10-backend.md [ABI-002]. */

@@ -1,0 +1,72 @@
+/*
+ * network_util.h - helpers the network cases share: text sends and
+ * receives, and a connection made through a listener.
+ */
+#ifndef CWC_NETWORK_UTIL_H
+#define CWC_NETWORK_UTIL_H
+
+#include <string.h>
+
+#include "cases/util.h"
+
+static inline int send_text(cw_sink *s, const char *text)
+{
+    cw_iobufs *l = cw_iobufs_new(cwc_backend);
+    cw_iobuf b;
+    ck_assert_int_eq(cw_iobuf_copy(cwc_backend, text, strlen(text), &b), CW_OK);
+    ck_assert_int_eq(cw_iobufs_append(l, &b), CW_OK);
+    int rc = cw_sink_send(s, l);
+    cw_iobufs_release(l);
+    return rc;
+}
+
+/* A connection through a listener: a's sink reaches b's stream and back. */
+struct half_pair {
+    cw_sink *sink;
+    cw_stream *stream;
+};
+
+static inline cw_listener *connect_halves(cw_ctx *ctx, struct half_pair *a, struct half_pair *b)
+{
+    cw_addr any = cw_addr_loopback4(0), where;
+    cw_listener *l;
+    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
+    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
+    ck_assert_int_eq(cw_dial(ctx, &where, &a->sink, &a->stream), CW_OK);
+    cw_conn c;
+    ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+    b->sink = c.sink;
+    b->stream = c.stream;
+    return l;
+}
+
+static inline void close_halves(struct half_pair *p)
+{
+    if (p->sink)
+        cw_sink_close(p->sink);
+    if (p->stream)
+        cw_stream_close(p->stream);
+}
+
+/* Nothing of the stream visible yet: peek shows nothing and a poll of a
+ * recv finds nothing (and, never having waited, poisons nothing). */
+static inline void expect_nothing_yet(cw_stream *s, size_t len)
+{
+    uint8_t seen[16];
+    ck_assert_uint_eq(cw_stream_peek(s, sizeof seen, seen), 0);
+    cw_iobufs *got = NULL;
+    cw_wait w = cw_wait_stream_recv(s, len, &got);
+    ck_assert_int_eq(cw_poll(&w, 1), CW_ERR_WOULD_BLOCK);
+    ck_assert_ptr_null(got);
+}
+
+static inline void recv_text(cw_stream *s, const char *want)
+{
+    cw_iobufs *got = NULL;
+    size_t len = strlen(want);
+    ck_assert_int_eq(cw_stream_recv(s, len, &got), CW_OK);
+    ck_assert(cw_iobufs_equal_bytes(got, want, len));
+    cw_iobufs_release(got);
+}
+
+#endif
