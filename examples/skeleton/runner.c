@@ -13,6 +13,13 @@
 /* The end of the ABI 1.0 configuration: a smaller `size` is refused. */
 #define SK_CONFIG_1_0 (offsetof(cw_config, blocking_threads) + sizeof(unsigned))
 
+/* 0 over anything is never; otherwise num <= den with den > 0 [RUN-002]. A
+ * shorter struct keeps the defaults' rates, which are valid. */
+static bool rate_valid(cw_rate r)
+{
+    return r.num == 0 || (r.den != 0 && r.num <= r.den);
+}
+
 /* The caller's fields over the defaults, so an older, shorter struct works.
  * NULL when valid, else the reason [RUN-002]. */
 static const char *load_config(const cw_config *given, cw_config *cfg)
@@ -32,6 +39,8 @@ static const char *load_config(const cw_config *given, cw_config *cfg)
         (cfg->blob_layouts.first > cfg->blob_layouts.last ||
          cfg->blob_layouts.last > CW_BLOB_LAYOUT_LATEST))
         return "invalid configuration: blob_layouts must be a range of known layouts";
+    if (!rate_valid(cfg->network_dial_failure) || !rate_valid(cfg->network_reset))
+        return "invalid configuration: a rate must be a fraction num/den no larger than 1";
     return NULL;
 }
 
