@@ -64,6 +64,39 @@ CWC_CASE(network_deterministic_ports_and_replay, "network", "NET-007 NET-017", D
     ck_assert_str_eq(a.digest, b.digest);
 }
 
+/* Port 0 takes the lowest free port from 1024 up, per address: a port
+ * freed by a close is taken again, and another address starts over. */
+static void *lowest_port_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_listener *l[4], *other, *again;
+    cw_addr any = cw_addr_loopback4(0), where, elsewhere = cw_addr_ipv4(10, 0, 0, 9, 0);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(cw_bind(ctx, &any, &l[i]), CW_OK);
+        ck_assert_int_eq(cw_listener_local_addr(l[i], &where), CW_OK);
+        ck_assert_uint_eq(where.port, 1024 + i);
+    }
+    ck_assert_int_eq(cw_bind(ctx, &elsewhere, &other), CW_OK);
+    ck_assert_int_eq(cw_listener_local_addr(other, &where), CW_OK);
+    ck_assert_uint_eq(where.port, 1024);
+    cw_listener_close(l[1]);
+    ck_assert_int_eq(cw_bind(ctx, &any, &again), CW_OK);
+    ck_assert_int_eq(cw_listener_local_addr(again, &where), CW_OK);
+    ck_assert_uint_eq(where.port, 1025);
+    cw_listener_close(l[0]);
+    cw_listener_close(l[2]);
+    cw_listener_close(l[3]);
+    cw_listener_close(again);
+    cw_listener_close(other);
+    return NULL;
+}
+
+CWC_CASE(network_bind_zero_takes_the_lowest_port, "network", "NET-004", DET)
+{
+    cw_config cfg = cwc_config();
+    cwc_run_ok(&cfg, lowest_port_root, NULL);
+}
+
 static void *exhaust(cw_ctx *ctx, void *arg)
 {
     (void)arg;

@@ -20,15 +20,14 @@ static cw_listener *find(cw_net *net, const cw_addr *addr)
     return NULL;
 }
 
-/* A port no listener of this family and address holds, counting up. */
+/* The lowest port from 1024 up that no listener of this family and address
+ * holds, outside the dialers' range [NET-004]. Lowest rather than next: a
+ * port freed by a close is chosen again, as the rule says. */
 static bool pick_port(cw_net *net, cw_addr *addr)
 {
-    for (uint32_t tries = 0; tries < 65536; tries++) {
-        uint32_t port = net->next_port++;
-        if (net->next_port > 65535)
-            net->next_port = CW_NET_PORT_FIRST;
-        if (port >= CW_NET_EPHEMERAL_FIRST && port < CW_NET_EPHEMERAL_END)
-            continue;
+    for (uint32_t port = CW_NET_PORT_FIRST; port <= 65535; port++) {
+        if (port == CW_NET_EPHEMERAL_FIRST)
+            port = CW_NET_EPHEMERAL_END;
         addr->port = (uint16_t)port;
         if (!find(net, addr))
             return true;

@@ -118,7 +118,6 @@ struct cw_net {
     cw_rt *rt;
     cw_list listeners, sinks, streams;
     uint32_t next_ephemeral; /* memory: the next dialer port */
-    uint32_t next_port;      /* memory: the next port for a bind of port 0 */
     cw_host *hosts;
     size_t nhosts, cap_hosts;
     cw_cut *cuts; /* memory: the partitions in force, in the order they were made */

@@ -63,7 +63,6 @@ cw_net *cw_net_of(cw_rt *rt)
     cw_list_init(&net->streams);
     cw_list_init(&net->lookups);
     net->next_ephemeral = CW_NET_EPHEMERAL_FIRST;
-    net->next_port = CW_NET_PORT_FIRST;
     cw_ext_attach(rt, CW_EXT_NETWORK, net, net_close);
     if (net->driver->open)
         net->driver->open(net);
