@@ -123,6 +123,41 @@ CWC_CASE(stall_names_blocked_tasks, "deterministic", "DET-006", DET)
     ck_assert_ptr_nonnull(strstr(res.message, "stuck#"));
 }
 
+#define CROWD 20
+
+static void *crowd_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < CROWD; i++)
+        cw_handle_release(cw_spawn(cw_child(ctx, "stuck"), cwc_pending_task, NULL));
+    return cwc_pending_task(ctx, NULL);
+}
+
+/* Every blocked task is named, in ascending id, or the count of those not
+ * named closes the message. */
+CWC_CASE(stall_names_every_blocked_task, "deterministic", "DET-006", DET)
+{
+    cw_run_result res;
+    ck_assert_int_eq(cwc_run(NULL, crowd_root, NULL, &res), CW_ERR_STALLED);
+    ck_assert_ptr_nonnull(strstr(res.message, "root#0"));
+    const char *at = strstr(res.message, "root#0");
+    size_t named = 1;
+    char want[32];
+    for (int id = 1; id <= CROWD; id++, named++) {
+        snprintf(want, sizeof want, "stuck#%d", id);
+        const char *next = strstr(at, want);
+        if (!next)
+            break;
+        at = next;
+    }
+    const char *more = strstr(res.message, "(and ");
+    size_t rest = 0;
+    if (more)
+        ck_assert_int_eq(sscanf(more, "(and %zu more)", &rest), 1);
+    ck_assert_uint_eq(named + rest, CROWD + 1);
+    ck_assert_uint_ge(named, 16 + (rest == 0 ? CROWD - 15 : 0));
+}
+
 static void *sleep_loop_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;

@@ -867,12 +867,28 @@ struct abort_self {
     int cleanup_rc;     /* what a storage call in a cleanup handler returned */
     cw_blob *blob;
     cw_oneshot *parked; /* the second task has its cleanup handler in place */
+    cw_ctx *ctx;        /* the unwinding task's, for a partition call */
 };
+
+/* A refusal for a task being unwound, as STOR-018 spells it. */
+static void expect_closed(int rc, const cw_storage_error *err)
+{
+    ck_assert_int_eq(rc, CW_ERR_CLOSED);
+    ck_assert_int_eq(err->code, CW_ERR_CLOSED);
+    ck_assert_int_eq(err->os_error, 0);
+    ck_assert_str_eq(err->message, "closed");
+}
 
 static void sync_in_cleanup(void *arg)
 {
     struct abort_self *s = arg;
-    s->cleanup_rc = cw_blob_sync(s->blob, NULL);
+    cw_storage_error err;
+    memset(&err, 0x55, sizeof err);
+    s->cleanup_rc = cw_blob_sync(s->blob, &err);
+    expect_closed(s->cleanup_rc, &err);
+    cw_blob_names *names = NULL;
+    memset(&err, 0x55, sizeof err);
+    expect_closed(cw_storage_scan(s->ctx, "p", &names, &err), &err);
 }
 
 static void *self_aborting(cw_ctx *ctx, void *arg)
@@ -891,6 +907,7 @@ static void *self_aborting(cw_ctx *ctx, void *arg)
 static void *parked_with_cleanup(cw_ctx *ctx, void *arg)
 {
     struct abort_self *s = arg;
+    s->ctx = ctx;
     CW_CLEANUP_PUSH(ctx, sync_in_cleanup, s);
     cwc_notify(s->parked);
     cwc_pending_task(ctx, NULL);
@@ -902,7 +919,7 @@ static void *tasks_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
     struct abort_self s = {cw_oneshot_new(ctx, sizeof(cw_handle *)), 1, NULL,
-                           cw_oneshot_new(ctx, 1)};
+                           cw_oneshot_new(ctx, 1), NULL};
     cw_handle *h = cw_spawn(cw_child(ctx, "self"), self_aborting, &s);
     ck_assert_int_eq(cw_oneshot_send(s.handle, &h), CW_OK);
     ck_assert_int_eq(cw_join(h, NULL), CW_ERR_CLOSED);

@@ -166,6 +166,7 @@ static void *legacy_root(cw_ctx *ctx, void *arg)
         ck_assert_int_eq(rc, CW_ERR_BLOB_LAYOUT_MISMATCH);
         ck_assert_str_eq(err.message, "blob layout mismatch: expected one of V1..=V1, found V0");
         ck_assert_uint_eq(err.found, CW_BLOB_LAYOUT_V0);
+        ck_assert_int_eq(err.os_error, 0); /* no system call failed [STOR-018] */
         return NULL;
     }
     ck_assert_int_eq(rc, CW_OK);
