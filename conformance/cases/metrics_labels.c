@@ -47,6 +47,8 @@ static const struct {
     {"\xef\xc0\x80", R R R},
     {"\xf0\x8f\xbf\xbf", R R R R},
     {"\xf1\x80\x80\xc0", R R R R},
+    {"\xf1\x80\xc0\x80", R R R R},
+    {"\xf1\xc0\x80\x80", R R R R},
     {"\xf1\x80\x7f\x80", R R "\x7f" R},
     {"\xf4\x90\x80\x80", R R R R},
     {"\xf5\x80\x80\x80", R R R R},

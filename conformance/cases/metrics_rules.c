@@ -328,6 +328,42 @@ CWC_CASE(metrics_rule_sample_lines, "metrics", "MET-008", 0)
     cwc_run_ok(NULL, samples_root, NULL);
 }
 
+/* Negative numbers keep their sign, in bounds and sums; a histogram whose
+ * _sum would not be a counter writes its buckets alone. */
+static void *negative_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static const double below[] = {-2.5, -0.000003, 0.0, 1e21};
+    static const double above[] = {1.0, 2.0};
+    cw_metric *neg = cw_histogram(ctx, "neg", "h", below, 4);
+    cw_histogram_observe(neg, -3.0);
+    cw_histogram_observe(neg, -1.0);
+    cw_histogram_observe(neg, 5.0);
+    cw_metric *dip = cw_histogram(ctx, "dip", "h", above, 2);
+    cw_histogram_observe(dip, -4.5);
+    cw_metric *nan = cw_histogram(ctx, "nan", "h", above, 2);
+    cw_histogram_observe(nan, NAN);
+    cw_metric *back = cw_histogram(ctx, "back", "h", above, 2);
+    cw_histogram_observe(back, -4.5);
+    cw_histogram_observe(back, 6.0);
+    char *text = cwc_encode(ctx);
+    CWC_HAS(text, "# TYPE neg histogram\nneg_bucket{le=\"-2.5\"} 1\n"
+                  "neg_bucket{le=\"-0.000003\"} 2\nneg_bucket{le=\"0.0\"} 2\n"
+                  "neg_bucket{le=\"1e21\"} 3\nneg_bucket{le=\"+Inf\"} 3\n");
+    CWC_HAS(text, "# TYPE dip histogram\ndip_bucket{le=\"1.0\"} 1\n");
+    CWC_HAS(text, "# TYPE nan histogram\nnan_bucket{le=\"1.0\"} 0\n");
+    CWC_HAS(text, "# TYPE back histogram\nback_sum 1.5\nback_count 2\n");
+    ck_assert(cw_histogram_sum(neg) == 1.0);
+    ck_assert(cw_histogram_sum(dip) == -4.5);
+    free(text);
+    return NULL;
+}
+
+CWC_CASE(metrics_rule_negative_numbers, "metrics", "MET-008", 0)
+{
+    cwc_run_ok(NULL, negative_root, NULL);
+}
+
 /* ---- MET-009: labels, their order and escaping ---------------------------- */
 
 /* Quotes, backslashes, newlines, UTF-8, and a byte that is not UTF-8. */

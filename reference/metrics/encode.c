@@ -10,6 +10,7 @@
  * Labels are the context's attributes (sorted by key), then a family's
  * labels in their declared order, then `le` for histogram buckets.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "metrics/metrics.h"
@@ -68,17 +69,30 @@ static void put_name(const sample_ctx *s, const char *suffix, const char *le)
     cw_text_puts(s->t, " ");
 }
 
+/* OpenMetrics takes _sum and _count for counters: neither may go below
+ * zero, nor sit beside a negative bucket [MET-008]. The bounds ascend, so
+ * the first one says whether any is negative. */
+static bool sum_is_a_counter(const cw_metric *series, double sum)
+{
+    const cw_mtype *type = series->type;
+    bool negative_bound = type->nbuckets > 0 && type->buckets[0] < 0;
+    return !negative_bound && !(sum < 0) && !isnan(sum);
+}
+
 static void put_histogram(const sample_ctx *s, const cw_metric *series)
 {
     size_t nb = series->type->nbuckets;
     uint64_t *cumulative = cw_xcalloc(nb + 1, sizeof *cumulative);
     uint64_t count = cw_series_buckets(series, cumulative);
-    put_name(s, "_sum", NULL);
-    cw_text_double(s->t, cw_series_sum(series));
-    cw_text_puts(s->t, "\n");
-    put_name(s, "_count", NULL);
-    cw_text_u64(s->t, count);
-    cw_text_puts(s->t, "\n");
+    double sum = cw_series_sum(series);
+    if (sum_is_a_counter(series, sum)) {
+        put_name(s, "_sum", NULL);
+        cw_text_double(s->t, sum);
+        cw_text_puts(s->t, "\n");
+        put_name(s, "_count", NULL);
+        cw_text_u64(s->t, count);
+        cw_text_puts(s->t, "\n");
+    }
     for (size_t i = 0; i <= nb; i++) {
         cw_text le = {0};
         if (i < nb)
