@@ -484,6 +484,50 @@ CWC_CASE(network_dial_nothing, "network", "NET-006 NET-026", 0)
     cwc_run_ok(NULL, dial_nothing_root, NULL);
 }
 
+/* A listener on 127.0.0.1 listens there only: the same port on another
+ * loopback address has nobody behind it. */
+static void *exact_address_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_addr where;
+    cw_listener *l = listen_loopback(ctx, CW_ADDR_IPV4, &where);
+    cw_addr other = cw_addr_ipv4(127, 0, 0, 2, where.port);
+    cw_sink *sink;
+    cw_stream *stream;
+    ck_assert_int_eq(cw_dial(ctx, &other, &sink, &stream), CW_ERR_CONNECTION_FAILED);
+    ck_assert_ptr_null(sink);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_listens_on_its_address_only, "network", "NET-006 NET-005", 0)
+{
+    cwc_run_ok(NULL, exact_address_root, NULL);
+}
+
+/* A connection dialed and never accepted is closed with its listener: the
+ * dialer's stream ends [NET-026]. */
+static void *unaccepted_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_addr where;
+    cw_listener *l = listen_loopback(ctx, CW_ADDR_IPV4, &where);
+    cw_sink *sink;
+    cw_stream *stream;
+    ck_assert_int_eq(cw_dial(ctx, &where, &sink, &stream), CW_OK);
+    cw_listener_close(l);
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(stream, 1, &got), CW_ERR_RECV_FAILED);
+    ck_assert_ptr_null(got);
+    conn_close(sink, stream);
+    return NULL;
+}
+
+CWC_CASE(network_unaccepted_closed_with_listener, "network", "NET-026 NET-014", 0)
+{
+    cwc_run_ok(NULL, unaccepted_root, NULL);
+}
+
 static void *double_bind_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
