@@ -169,6 +169,69 @@ CWC_CASE(many_partition_read_write, "storage", "STOR-008 STOR-013", 0)
     cwc_store_run(many_partitions_root, NULL);
 }
 
+/* Many partitions of many blobs, made in an order that is not sorted: each
+ * scan lists exactly its own blobs, sorted, and each blob holds its own
+ * name, before and after every other one of each partition is removed. */
+#define CROWD_PARTS 12
+#define CROWD_BLOBS 40
+
+static void crowd_name(char *out, size_t len, size_t part, size_t blob)
+{
+    snprintf(out, len, "p%02zu-b%02zu", part, (blob * 17) % CROWD_BLOBS);
+}
+
+static void expect_crowd(cw_ctx *ctx, size_t part, size_t step)
+{
+    char partition[16], name[32];
+    snprintf(partition, sizeof partition, "crowd%02zu", (part * 5) % CROWD_PARTS);
+    cw_blob_names *names = NULL;
+    ck_assert_int_eq(cw_storage_scan(ctx, partition, &names, NULL), CW_OK);
+    ck_assert_uint_eq(names->count, CROWD_BLOBS / step);
+    for (size_t i = 0; i < names->count; i++) {
+        snprintf(name, sizeof name, "p%02zu-b%02zu", (part * 5) % CROWD_PARTS, i * step);
+        ck_assert_uint_eq(names->names[i].len, strlen(name));
+        ck_assert(memcmp(names->names[i].data, name, strlen(name)) == 0);
+        cw_blob *b = cwc_open(ctx, partition, name, NULL);
+        cwc_read_eq(b, 0, name, strlen(name));
+        cw_blob_close(b);
+    }
+    cw_blob_names_release(names);
+}
+
+static void *crowd_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    char partition[16], name[32];
+    for (size_t blob = 0; blob < CROWD_BLOBS; blob++) {
+        for (size_t part = 0; part < CROWD_PARTS; part++) {
+            size_t p = (part * 5) % CROWD_PARTS;
+            snprintf(partition, sizeof partition, "crowd%02zu", p);
+            crowd_name(name, sizeof name, p, blob);
+            cw_blob *b = cwc_open(ctx, partition, name, NULL);
+            cwc_write(b, 0, name, strlen(name));
+            cwc_sync(b);
+            cw_blob_close(b);
+        }
+    }
+    for (size_t part = 0; part < CROWD_PARTS; part++)
+        expect_crowd(ctx, part, 1);
+    for (size_t part = 0; part < CROWD_PARTS; part++) {
+        snprintf(partition, sizeof partition, "crowd%02zu", part);
+        for (size_t blob = 1; blob < CROWD_BLOBS; blob += 2) {
+            snprintf(name, sizeof name, "p%02zu-b%02zu", part, blob);
+            ck_assert_int_eq(cw_storage_remove(ctx, partition, name, strlen(name), NULL), CW_OK);
+        }
+    }
+    for (size_t part = 0; part < CROWD_PARTS; part++)
+        expect_crowd(ctx, part, 2);
+    return NULL;
+}
+
+CWC_CASE(storage_many_blobs_in_many_partitions, "storage", "STOR-002 STOR-013", 0)
+{
+    cwc_store_run(crowd_root, NULL);
+}
+
 static void *read_past_length_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
