@@ -37,6 +37,24 @@ CWC_CASE(run_timeout_ends_any_run, "runner", "RUN-005", 0)
     }
 }
 
+static void *nap_root(cw_ctx *ctx, void *arg)
+{
+    cw_sleep(ctx, CW_MSEC);
+    return arg;
+}
+
+/* A timeout so long that start + timeout passes the end of time is no
+ * timeout at all: the sum saturates rather than wrapping to the past. */
+CWC_CASE(run_timeout_near_forever, "runner", "RUN-005", 0)
+{
+    const cw_duration huge[] = {CW_FOREVER - 1, CW_FOREVER / 2 + 1, CW_FOREVER - CW_SEC};
+    for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++) {
+        cw_config cfg = cwc_config();
+        cfg.timeout = huge[i];
+        cwc_run_ok(&cfg, nap_root, NULL);
+    }
+}
+
 static void *must_not_run(cw_ctx *ctx, void *arg)
 {
     (void)ctx;
