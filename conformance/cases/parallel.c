@@ -200,6 +200,54 @@ CWC_CASE(strategy_rejects_bad_input, "parallel", "PAR-001", 0)
     cwc_run_ok(NULL, bad_input_root, NULL);
 }
 
+/* Accumulators too large to have, and results too large to address: the
+ * call fails before it calls anything. */
+static int huge_calls;
+
+static void counted_identity(void *acc, void *arg)
+{
+    (void)acc;
+    (void)arg;
+    huge_calls++;
+}
+
+static void counted_map(void *out, size_t i, void *arg)
+{
+    (void)out;
+    (void)i;
+    (void)arg;
+    huge_calls++;
+}
+
+static void *huge_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_strategy *s = new_strategy(ctx, 4);
+    const size_t sizes[] = {SIZE_MAX, SIZE_MAX - 7, SIZE_MAX / 2, (size_t)1 << 60};
+    int64_t out = 7;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        cw_fold f = sum;
+        f.acc_size = sizes[i];
+        f.identity = counted_identity;
+        ck_assert_int_eq(cw_strategy_fold(s, ctx, 0, 1000, &f, &out), CW_ERR_NOMEM);
+    }
+    ck_assert_int_eq(out, 7);
+    size_t m[1] = {7};
+    ck_assert_int_eq(cw_strategy_map(s, ctx, 0, 3, SIZE_MAX / 2, counted_map, NULL, m),
+                     CW_ERR_INVALID);
+    ck_assert_int_eq(cw_strategy_map(s, ctx, 0, 2, SIZE_MAX / 2 + 1, counted_map, NULL, m),
+                     CW_ERR_INVALID);
+    ck_assert_int_eq(huge_calls, 0);
+    ck_assert_uint_eq(m[0], 7);
+    cw_strategy_release(s);
+    return NULL;
+}
+
+CWC_CASE(strategy_refuses_what_memory_cannot_hold, "parallel", "PAR-010", 0)
+{
+    cwc_run_ok(NULL, huge_root, NULL);
+}
+
 /* ---- Fold: exact chunks, calls and order -------------------------------------------- */
 
 enum { MAX_RANGES = 64 };
