@@ -460,6 +460,114 @@ CWC_CASE(network_peek_then_recv, "network", "NET-012", 0)
     cwc_run_ok(NULL, peek_root, NULL);
 }
 
+/* ---- Bytes that trickle in, then the end ------------------------------------------------------ */
+
+/* One byte, then one more, then a burst, then the end; each after a pause
+ * long enough for it to arrive on its own. */
+static void *trickle_sender(cw_ctx *ctx, void *arg)
+{
+    cw_sink *sink = arg;
+    const char *parts[] = {"a", "b", "cdefgh"};
+    for (size_t i = 0; i < 3; i++) {
+        ck_assert_int_eq(send_bytes(sink, parts[i], strlen(parts[i])), CW_OK);
+        cw_sleep(ctx, 20 * CW_MSEC);
+    }
+    cw_sink_close(sink);
+    return NULL;
+}
+
+/* Receives of every size over bytes that came one at a time: each recv
+ * takes exactly its length, and a recv needing more than came before the
+ * end fails [NET-011, NET-014]. */
+static void *trickle_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct pair a, b;
+    cw_listener *l;
+    connect_pair(ctx, &a, &b, &l);
+    cw_handle *h = cw_spawn(cw_child(ctx, "sender"), trickle_sender, a.sink);
+    recv_expect(b.stream, "a", 1);
+    recv_expect(b.stream, "bc", 2);
+    recv_expect(b.stream, "def", 3);
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(b.stream, 10, &got), CW_ERR_RECV_FAILED);
+    ck_assert_ptr_null(got);
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+    cw_stream_close(a.stream);
+    conn_close(b.sink, b.stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_trickle_then_end, "network", "NET-009 NET-011 NET-014", 0)
+{
+    cw_config cfg = cwc_config();
+    cfg.read_timeout = 5 * CW_SEC; /* a stream that misses the end fails in time */
+    cwc_run_ok(&cfg, trickle_root, NULL);
+}
+
+/* Two sends apart, then the whole connection closed (over TCP, with the
+ * default zero_linger, a reset). */
+struct burst {
+    struct pair half;
+    const char *first, *second; /* second may be NULL */
+};
+
+static void *burst_sender(cw_ctx *ctx, void *arg)
+{
+    struct burst *b = arg;
+    ck_assert_int_eq(send_bytes(b->half.sink, b->first, strlen(b->first)), CW_OK);
+    cw_sleep(ctx, 20 * CW_MSEC);
+    if (b->second) {
+        ck_assert_int_eq(send_bytes(b->half.sink, b->second, strlen(b->second)), CW_OK);
+        cw_sleep(ctx, 20 * CW_MSEC);
+    }
+    /* The receiving half first: over TCP the socket then goes with the
+     * sink, reset rather than shut down. */
+    cw_stream_close(b->half.stream);
+    cw_sink_close(b->half.sink);
+    return NULL;
+}
+
+/* Bytes read ahead of a recv, more that come later on their own, and a
+ * peer that closed (or reset) the connection meanwhile: every byte that
+ * arrived is returned, and a recv needing more fails [NET-012, NET-014]. */
+static void *read_ahead_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct burst one = {{NULL, NULL}, "xy", "z"}, two = {{NULL, NULL}, "pq", NULL};
+    struct pair b1, b2;
+    cw_listener *l1, *l2;
+    connect_pair(ctx, &one.half, &b1, &l1);
+    connect_pair(ctx, &two.half, &b2, &l2);
+    cw_handle *h1 = cw_spawn(cw_child(ctx, "one"), burst_sender, &one);
+    cw_handle *h2 = cw_spawn(cw_child(ctx, "two"), burst_sender, &two);
+    recv_expect(b1.stream, "x", 1);
+    recv_expect(b1.stream, "yz", 2);
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(b1.stream, 1, &got), CW_ERR_RECV_FAILED);
+    recv_expect(b2.stream, "p", 1);
+    ck_assert_int_eq(cw_join(h2, NULL), CW_OK); /* the peer is gone */
+    cw_sleep(ctx, 20 * CW_MSEC);
+    ck_assert_int_eq(cw_stream_recv(b2.stream, 2, &got), CW_ERR_RECV_FAILED);
+    ck_assert_int_eq(cw_join(h1, NULL), CW_OK);
+    cw_handle_release(h1);
+    cw_handle_release(h2);
+    conn_close(b1.sink, b1.stream);
+    conn_close(b2.sink, b2.stream);
+    cw_listener_close(l1);
+    cw_listener_close(l2);
+    return NULL;
+}
+
+CWC_CASE(network_read_ahead_then_reset, "network", "NET-011 NET-012 NET-014", 0)
+{
+    cw_config cfg = cwc_config();
+    cfg.read_timeout = 5 * CW_SEC;
+    cwc_run_ok(&cfg, read_ahead_root, NULL);
+}
+
 /* ---- Dial and bind failures ------------------------------------------------------------------ */
 
 static void *dial_nothing_root(cw_ctx *ctx, void *arg)
