@@ -14,17 +14,32 @@
 
 extern char **environ;
 
+/* Connect to "a.b.c.d:port" or "[v6]:port"; -1 when nothing answers. */
 static int connect_to(const char *address)
 {
     char host[64];
     const char *colon = strrchr(address, ':');
     ck_assert_ptr_nonnull(colon);
-    snprintf(host, sizeof host, "%.*s", (int)(colon - address), address);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
-    ck_assert_int_eq(inet_pton(AF_INET, host, &sa.sin_addr), 1);
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    bool v6 = address[0] == '[';
+    snprintf(host, sizeof host, "%.*s", (int)(colon - address) - (v6 ? 2 : 0), address + v6);
+    uint16_t port = htons((uint16_t)atoi(colon + 1));
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof ss);
+    struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+    if (v6) {
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = port;
+        ck_assert_int_eq(inet_pton(AF_INET6, host, &a6->sin6_addr), 1);
+    } else {
+        a4->sin_family = AF_INET;
+        a4->sin_port = port;
+        ck_assert_int_eq(inet_pton(AF_INET, host, &a4->sin_addr), 1);
+    }
+    int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     ck_assert_int_ge(fd, 0);
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+    socklen_t len = v6 ? sizeof *a6 : sizeof *a4;
+    if (connect(fd, (struct sockaddr *)&ss, len) != 0) {
         close(fd);
         return -1;
     }
@@ -134,6 +149,30 @@ CWC_CASE(metrics_http_scrape, "metrics", "MET-017", PAR)
     if (fd >= 0)
         close(fd);
     ck_assert_int_lt(fd, 0);
+}
+
+/* Over IPv6 too: the endpoint names the address it listens on, bracketed,
+ * with its real port, and answers there. */
+static void *scrape_v6_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    char address[64];
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
+    ck_assert_msg(strncmp(address, "[::1]:", 6) == 0, "endpoint %s", address);
+    ck_assert_int_gt(atoi(address + 6), 0);
+    cw_counter_add(cw_counter(ctx, "v6", "over IPv6"), 6);
+    char *ok = exchange(address, "GET /metrics HTTP/1.1\r\n\r\n");
+    ck_assert_msg(strncmp(ok, "HTTP/1.1 200 OK\r\n", 17) == 0, "response:\n%s", ok);
+    CWC_HAS(body_of(ok), "\nv6_total 6\n");
+    free(ok);
+    return NULL;
+}
+
+CWC_CASE(metrics_http_scrape_ipv6, "metrics", "MET-017", PAR)
+{
+    cw_config cfg = cwc_config();
+    cfg.metrics_address = "[::1]:0";
+    cwc_run_ok(&cfg, scrape_v6_root, NULL);
 }
 
 static void *must_not_run(cw_ctx *ctx, void *arg)
