@@ -5,7 +5,11 @@
  * that starts one run after another must not run out of descriptors.
  */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "cases/storage.h"
 
@@ -81,4 +85,114 @@ CWC_CASE(native_run_closes_every_descriptor, "native", "NAT-006 RUN-003",
     for (int fd = 0; fd < 1024; fd++)
         ck_assert_msg(!after.open[fd] || before.open[fd],
                       "descriptor %d was opened by a run and is still open after it", fd);
+}
+
+/* ---- No descriptor left [NAT-007, RUN-006] --------------------------------------------- */
+
+static struct rlimit saved_nofile;
+
+/* From now on the process can open no descriptor: the soft limit sits at
+ * the lowest free one (those above it stay usable). */
+static void descriptors_exhausted(void)
+{
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &saved_nofile), 0);
+    int lowest = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    ck_assert_int_ge(lowest, 0);
+    close(lowest);
+    struct rlimit r = {(rlim_t)lowest, saved_nofile.rlim_max};
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &r), 0);
+    int probe = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (probe >= 0)
+        close(probe);
+    ck_assert_msg(probe < 0 && errno == EMFILE, "RLIMIT_NOFILE does not hold: the case cannot run");
+}
+
+static void descriptors_restored(void)
+{
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &saved_nofile), 0);
+}
+
+static void *must_not_run(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    *(int *)arg = 1;
+    return NULL;
+}
+
+CWC_CASE(native_no_descriptor_for_a_run, "native", "RUN-006 NAT-007", PAR)
+{
+    int ran = 0;
+    cw_config cfg = cwc_config();
+    cw_run_result res;
+    descriptors_exhausted();
+    int rc = cwc_run(&cfg, must_not_run, &ran, &res);
+    descriptors_restored();
+    ck_assert_int_eq(rc, CW_ERR_NOMEM);
+    ck_assert_msg(res.message[0] != '\0', "a refused run says why");
+    ck_assert_int_eq(ran, 0);
+    cwc_run_ok(&cfg, must_not_run, &ran); /* and the process can run again */
+    ck_assert_int_eq(ran, 1);
+}
+
+/* What each call gave while no descriptor was left. */
+struct starved {
+    int bind, dial, accept, open, open_os;
+};
+
+static void *starved_root(cw_ctx *ctx, void *arg)
+{
+    struct starved *st = arg;
+    cw_addr any = cw_addr_loopback4(0), where;
+    cw_listener *l, *other = NULL;
+    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
+    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
+    cw_sink *sink, *sink2 = NULL;
+    cw_stream *stream, *stream2 = NULL;
+    ck_assert_int_eq(cw_dial(ctx, &where, &sink, &stream), CW_OK);
+    cw_blob *first = cwc_open(ctx, "starved", "first", NULL); /* storage is up */
+
+    descriptors_exhausted();
+    st->bind = cw_bind(ctx, &any, &other);
+    st->dial = cw_dial(ctx, &where, &sink2, &stream2);
+    cw_conn c;
+    st->accept = cw_listener_accept(l, &c);
+    cw_blob *b = NULL;
+    uint64_t size;
+    cw_storage_error err;
+    memset(&err, 0, sizeof err);
+    st->open = cw_storage_open(ctx, "starved", "second", 6, &b, &size, &err);
+    st->open_os = err.os_error;
+    descriptors_restored();
+
+    /* Everything works again, and the queued connection is still there. */
+    ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+    cw_sink_close(c.sink);
+    cw_stream_close(c.stream);
+    ck_assert_int_eq(cw_bind(ctx, &any, &other), CW_OK);
+    cw_listener_close(other);
+    ck_assert_int_eq(cw_dial(ctx, &where, &sink2, &stream2), CW_OK);
+    cw_sink_close(sink2);
+    cw_stream_close(stream2);
+    cw_blob_close(cwc_open(ctx, "starved", "second", NULL));
+    cw_blob_close(first);
+    cw_sink_close(sink);
+    cw_stream_close(stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(native_no_descriptor_in_a_run, "native", "NAT-007",
+         PAR | CWC_NEEDS_STORAGE | CWC_NEEDS_NETWORK)
+{
+    struct starved st;
+    memset(&st, 0, sizeof st);
+    cwc_store s;
+    cwc_store_begin(&s);
+    cwc_run_ok(&s.cfg, starved_root, &st);
+    cwc_store_end(&s);
+    ck_assert_int_eq(st.bind, CW_ERR_BIND_FAILED);
+    ck_assert_int_eq(st.dial, CW_ERR_CONNECTION_FAILED);
+    ck_assert_int_eq(st.accept, CW_ERR_NOMEM);
+    ck_assert_int_eq(st.open, CW_ERR_BLOB_OPEN_FAILED);
+    ck_assert_int_eq(st.open_os, EMFILE);
 }

@@ -6,6 +6,7 @@
  * the runner waits until each has unwound on its own thread, so no task
  * outlives cw_start.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,9 +168,12 @@ int cw_native_start_as(const cw_backend *self, const cw_config *cfg, cw_task_fn 
     int rc = cw_metrics_http_start(&n->http, &n->rt, resolved.metrics_address, out->message,
                                    sizeof out->message);
     if (rc == CW_OK && cw_reactor_start(&n->reactor) != CW_OK) {
+        /* Its descriptors could not be had: a resource ran out [RUN-006]. */
+        int e = errno;
         cw_metrics_http_stop(&n->http);
-        snprintf(out->message, sizeof out->message, "cannot start the reactor");
-        rc = CW_ERR_IO;
+        snprintf(out->message, sizeof out->message, "cannot start the reactor: %s",
+                 strerror(e));
+        rc = CW_ERR_NOMEM;
     }
     if (rc != CW_OK) {
         cw_rt_pools_close(n->rt.pools);

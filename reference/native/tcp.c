@@ -176,6 +176,10 @@ static int tcp_accept(cw_listener *l, cw_conn *out)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return CW_ERR_WOULD_BLOCK;
+            /* No descriptor for it now: the connection stays queued in the
+             * kernel for a later accept [NAT-007]. */
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                return CW_ERR_NOMEM;
             return CW_ERR_CLOSED;
         }
         configure(l->rt, fd);
