@@ -172,23 +172,23 @@ CWC_CASE(many_partition_read_write, "storage", "STOR-008 STOR-013", 0)
 /* Many partitions of many blobs, made in an order that is not sorted: each
  * scan lists exactly its own blobs, sorted, and each blob holds its own
  * name, before and after every other one of each partition is removed. */
-#define CROWD_PARTS 12
-#define CROWD_BLOBS 40
+#define CROWD_PARTS 10
+#define CROWD_BLOBS 20
 
 static void crowd_name(char *out, size_t len, size_t part, size_t blob)
 {
-    snprintf(out, len, "p%02zu-b%02zu", part, (blob * 17) % CROWD_BLOBS);
+    snprintf(out, len, "p%02zu-b%02zu", part, (blob * 7) % CROWD_BLOBS);
 }
 
 static void expect_crowd(cw_ctx *ctx, size_t part, size_t step)
 {
     char partition[16], name[32];
-    snprintf(partition, sizeof partition, "crowd%02zu", (part * 5) % CROWD_PARTS);
+    snprintf(partition, sizeof partition, "crowd%02zu", (part * 3) % CROWD_PARTS);
     cw_blob_names *names = NULL;
     ck_assert_int_eq(cw_storage_scan(ctx, partition, &names, NULL), CW_OK);
     ck_assert_uint_eq(names->count, CROWD_BLOBS / step);
     for (size_t i = 0; i < names->count; i++) {
-        snprintf(name, sizeof name, "p%02zu-b%02zu", (part * 5) % CROWD_PARTS, i * step);
+        snprintf(name, sizeof name, "p%02zu-b%02zu", (part * 3) % CROWD_PARTS, i * step);
         ck_assert_uint_eq(names->names[i].len, strlen(name));
         ck_assert(memcmp(names->names[i].data, name, strlen(name)) == 0);
         cw_blob *b = cwc_open(ctx, partition, name, NULL);
@@ -204,7 +204,7 @@ static void *crowd_root(cw_ctx *ctx, void *arg)
     char partition[16], name[32];
     for (size_t blob = 0; blob < CROWD_BLOBS; blob++) {
         for (size_t part = 0; part < CROWD_PARTS; part++) {
-            size_t p = (part * 5) % CROWD_PARTS;
+            size_t p = (part * 3) % CROWD_PARTS;
             snprintf(partition, sizeof partition, "crowd%02zu", p);
             crowd_name(name, sizeof name, p, blob);
             cw_blob *b = cwc_open(ctx, partition, name, NULL);
