@@ -126,6 +126,10 @@ uint64_t cw_rt_draw(cw_rt *rt);
 /* Whether an event of probability `r` happens: one draw, below(den) < num,
  * and none at all for a rate of never or always (spec/11-deterministic.md). */
 bool cw_rt_chance(cw_rt *rt, cw_rate r);
+/* A rate no larger than 1 (RUN-002); storage fault settings made of such
+ * rates and a known write_mode (STOR-034). */
+bool cw_rate_valid(cw_rate r);
+bool cw_storage_faults_valid(const cw_storage_faults *f);
 /* The calling task `t` gives up its thread until woken (it may return
  * early); make `t` runnable (a no-op for a finished task). Any thread. */
 void cw_sched_park(cw_task *t);

@@ -10,9 +10,20 @@
 
 /* num 0 is never, whatever den (a zeroed rate is off); otherwise a fraction
  * no larger than 1 [RUN-002]. */
-static bool rate_valid(cw_rate r)
+bool cw_rate_valid(cw_rate r)
 {
     return r.num == 0 || (r.den > 0 && r.num <= r.den);
+}
+
+bool cw_storage_faults_valid(const cw_storage_faults *f)
+{
+    const cw_rate rates[] = {f->open,       f->read,       f->write,          f->sync,
+                             f->resize,     f->remove,     f->scan,           f->write_kept,
+                             f->resize_partial, f->resize_kept};
+    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++)
+        if (!cw_rate_valid(rates[i]))
+            return false;
+    return f->write_mode == CW_KEEP_PREFIX || f->write_mode == CW_KEEP_SUBSET;
 }
 
 int cw_config_resolve(const cw_config *in, cw_config *cfg, char *why, size_t whylen)
@@ -35,8 +46,10 @@ int cw_config_resolve(const cw_config *in, cw_config *cfg, char *why, size_t why
                  cfg->stack_size);
         return CW_ERR_INVALID;
     }
-    if (!rate_valid(cfg->network_dial_failure) || !rate_valid(cfg->network_reset)) {
-        snprintf(why, whylen, "a rate must be num/den with num <= den and den > 0 unless num is 0");
+    if (!cw_rate_valid(cfg->network_dial_failure) || !cw_rate_valid(cfg->network_reset) ||
+        !cw_storage_faults_valid(&cfg->storage_faults)) {
+        snprintf(why, whylen, "a rate must be num/den with num <= den and den > 0 unless num is 0, "
+                           "and write_mode CW_KEEP_PREFIX or CW_KEEP_SUBSET");
         return CW_ERR_INVALID;
     }
     if (cfg->blob_layouts.first > cfg->blob_layouts.last ||

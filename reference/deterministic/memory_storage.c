@@ -358,22 +358,39 @@ void cw_memory_crash(cw_storage *st, const cw_crash_policy *policy)
         }
 }
 
-static bool keep_no_byte(void *arg, size_t change, uint64_t byte)
+/* The run's storage faults decide what a crash keeps [STOR-033]: one
+ * cw_keep per write, begun at its first byte. */
+typedef struct fault_policy {
+    cw_storage *st;
+    cw_keep keep;
+    size_t change; /* the write `keep` is for */
+    bool begun;
+} fault_policy;
+
+static bool keep_faulty_byte(void *arg, size_t change, uint64_t byte)
 {
-    (void)arg, (void)change, (void)byte;
-    return false;
+    fault_policy *p = arg;
+    (void)byte;
+    if (!p->begun || p->change != change) {
+        cw_keep_begin(&p->keep, p->st);
+        p->change = change;
+        p->begun = true;
+    }
+    return cw_keep_next(&p->keep);
 }
 
-static bool keep_no_resize(void *arg, size_t change)
+static bool keep_faulty_resize(void *arg, size_t change)
 {
-    (void)arg, (void)change;
-    return false;
+    fault_policy *p = arg;
+    (void)change;
+    return cw_rt_chance(p->st->rt, p->st->faults.resize_kept);
 }
 
 void cw_storage_crash(cw_storage *st)
 {
-    static const cw_crash_policy lose_unsynced = {keep_no_byte, keep_no_resize, NULL};
-    cw_memory_crash(st, &lose_unsynced);
+    fault_policy p = {st, {0}, 0, false};
+    const cw_crash_policy faulty = {keep_faulty_byte, keep_faulty_resize, &p};
+    cw_memory_crash(st, &faulty);
 }
 
 /* ---- The driver ----------------------------------------------------------------------- */
@@ -665,6 +682,11 @@ static void mem_free(cw_storage *st)
     free(ms);
 }
 
+static uint64_t mem_length(const cw_bfile *f)
+{
+    return ((const mem_file *)f->impl)->live.len;
+}
+
 const cw_storage_driver cw_memory_driver = {
     .init = mem_init,
     .open = mem_open,
@@ -678,4 +700,5 @@ const cw_storage_driver cw_memory_driver = {
     .close = mem_close,
     .drain = mem_drain,
     .free = mem_free,
+    .length = mem_length,
 };

@@ -35,6 +35,11 @@ cw_checkpoint *cw_det_checkpoint_new(cw_det *d)
      * the deterministic backend reads neither. */
     cp->cfg.metrics_address = NULL;
     cp->cfg.storage_directory = NULL;
+    /* The storage faults in force at the crash, which the next run keeps
+     * (STOR-034): cw_storage_set_faults may have changed the run's. */
+    const cw_storage *st = cw_ext_state(&d->rt, CW_EXT_STORAGE);
+    if (st)
+        cp->cfg.storage_faults = st->faults;
     cp->storage = cw_memory_take(&d->rt);
     cp->hosts = cw_hosts_take(&d->rt);
     return cp;

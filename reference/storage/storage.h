@@ -42,6 +42,9 @@ struct cw_storage {
     cw_blob_range layouts;     /* the run's blob_layouts */
     int broken;                /* errno when the driver could not start: every call fails */
     char why[256];
+    /* The storage faults in force (faults.c): the run's settings, then
+     * those of cw_storage_set_faults; used by deterministic runs only. */
+    cw_storage_faults faults;
     /* The run's storage metrics (metrics/), registered with the storage. */
     cw_metric *open_blobs, *reads, *read_bytes, *writes, *write_bytes, *syncs, *resizes;
 };
@@ -96,6 +99,9 @@ struct cw_storage_driver {
     void (*drain)(cw_storage *st);
     /* Every file closed: release st->impl. */
     void (*free)(cw_storage *st);
+    /* The physical length of `f` as its handles see it: for the storage
+     * faults of a simulated run (faults.c); NULL where none are injected. */
+    uint64_t (*length)(const cw_bfile *f);
 };
 
 /* The table both backends carry (table.c). */
@@ -190,5 +196,45 @@ int cw_fail_partition_missing(cw_storage_error *err, const char *partition);
  * NULL), reported as `code` for blob `hex` (may be NULL) of `partition`. */
 int cw_fail_os(cw_storage_error *err, int code, const char *partition, const char *hex,
                int os_error, const char *what);
+
+/* ---- faults.c: injected faults [STOR-030..STOR-034] ------------------------------- */
+
+typedef enum cw_fault_kind {
+    CW_FAULT_OPEN,
+    CW_FAULT_READ,
+    CW_FAULT_WRITE,
+    CW_FAULT_SYNC,
+    CW_FAULT_RESIZE,
+    CW_FAULT_REMOVE,
+    CW_FAULT_SCAN,
+} cw_fault_kind;
+
+/* Whether a call of `kind` on `partition` (and blob name, NULL for none)
+ * fails: one draw of its rate on a deterministic run, and a `fault` event
+ * when it does. Never on other runs. */
+bool cw_fault_hit(cw_storage *st, cw_fault_kind kind, const char *partition, const uint8_t *name,
+                  size_t len);
+bool cw_fault_hit_file(const cw_bfile *f, cw_fault_kind kind);
+/* Fill `err` for an injected failure of `kind`; returns the kind's code. */
+int cw_fault_fail(cw_storage_error *err, cw_fault_kind kind, const char *partition,
+                  const char *hex);
+/* Apply to the driver what a failed write keeps of its `len` bytes, as
+ * plain unsynced writes (STOR-031). */
+void cw_fault_torn_write(cw_bfile *f, uint64_t offset, const struct iovec *iov, int n, size_t len);
+/* The length a failed resize from `old` toward `asked` leaves (STOR-032). */
+uint64_t cw_fault_partial_length(const cw_storage *st, uint64_t old, uint64_t asked);
+
+/* The bytes of one write that survive, decided one at a time, in order. */
+typedef struct cw_keep {
+    cw_rt *rt;
+    cw_rate rate;
+    bool subset;  /* each byte on its own, else a prefix */
+    bool stopped; /* a prefix lost a byte: no later one is kept */
+} cw_keep;
+
+void cw_keep_begin(cw_keep *k, const cw_storage *st);
+bool cw_keep_next(cw_keep *k);
+
+int cw_storage_set_faults_entry(cw_ctx *ctx, const cw_storage_faults *faults);
 
 #endif

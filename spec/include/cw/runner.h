@@ -93,6 +93,9 @@ struct cw_config {
      * it (default never, never). ABI 1.4. */
     cw_rate network_dial_failure;
     cw_rate network_reset;
+    /* storage faults, on a deterministic backend (spec/17-storage.md,
+     * STOR-030..): all zero (the default) injects none. ABI 1.4. */
+    cw_storage_faults storage_faults;
 };
 
 /* The outcome of cw_start. */
@@ -137,6 +140,7 @@ static inline void cw_config_default(cw_config *cfg)
     cfg->event_log_arg = NULL;
     cfg->network_dial_failure = CW_RATE_NEVER;
     cfg->network_reset = CW_RATE_NEVER;
+    memset(&cfg->storage_faults, 0, sizeof cfg->storage_faults);
 }
 
 /* Run `root(ctx, arg)` as the root task of a new runtime of backend `b` and

@@ -84,6 +84,26 @@ typedef uint8_t cw_write_options;
 #define CW_WRITE_DONT_CACHE ((cw_write_options)(1u << 1)) /* a hint: need not stay cached */
 #define CW_WRITE_ALL ((cw_write_options)(CW_WRITE_SYNC | CW_WRITE_DONT_CACHE))
 
+/* ---- Faults (deterministic backends, 17-storage.md) --------------------------- */
+
+/* Which bytes of a torn write are kept [STOR-031]. */
+enum cw_keep_mode {
+    CW_KEEP_PREFIX = 0, /* from the first byte up to the first one not kept */
+    CW_KEEP_SUBSET = 1, /* each byte on its own */
+};
+
+/* Storage faults: every rate 0 (all zero, the default) injects nothing. */
+typedef struct cw_storage_faults {
+    /* A call of each kind fails with this probability [STOR-030]. */
+    cw_rate open, read, write, sync, resize, remove, scan;
+    /* Each byte of a failed write, and of an unsynced write at a crash, is
+     * kept with this probability, as write_mode says [STOR-031, STOR-033]. */
+    cw_rate write_kept;
+    uint32_t write_mode; /* enum cw_keep_mode */
+    cw_rate resize_partial; /* a failed resize stops halfway [STOR-032] */
+    cw_rate resize_kept;    /* an unsynced resize survives a crash [STOR-033] */
+} cw_storage_faults;
+
 /* True when every option of `which` is set in `o`. */
 static inline bool cw_read_options_contains(cw_read_options o, cw_read_options which)
 {
@@ -238,6 +258,9 @@ struct cw_storage_ops {
     int (*blob_resize)(cw_blob *b, uint64_t len, cw_storage_error *err);
     int (*blob_sync)(cw_blob *b, cw_storage_error *err);
     cw_handle *(*blob_start_sync)(cw_blob *b);
+
+    /* ABI 1.4: storage faults (deterministic backends; STOR-034). */
+    int (*set_faults)(cw_ctx *ctx, const cw_storage_faults *faults);
 };
 
 #define CW_STORAGE_OPS_HAS(ops, field)                                                             \
@@ -484,6 +507,18 @@ static inline void cw_blob_header_reason(const cw_blob_header *h, char *buf, siz
         if (len > 0)
             buf[0] = '\0';
     }
+}
+
+/* ---- Faults --------------------------------------------------------------------------- */
+
+/* Deterministic backends: the storage faults of every call made from now on
+ * [STOR-034]. CW_ERR_INVALID for a rate above 1 or an unknown write_mode
+ * (nothing changes); CW_ERR_UNSUPPORTED elsewhere [STOR-035]. */
+static inline int cw_storage_set_faults(cw_ctx *ctx, const cw_storage_faults *faults)
+{
+    const cw_storage_ops *ops = cw__storage_ops(cw__backend_of(ctx));
+    return ops && CW_STORAGE_OPS_HAS(ops, set_faults) ? ops->set_faults(ctx, faults)
+                                                       : CW_ERR_UNSUPPORTED;
 }
 
 #ifdef __cplusplus
