@@ -1,0 +1,623 @@
+/*
+ * storage_faults.c - injected storage faults of a deterministic backend
+ * (17-storage.md, STOR-030 to STOR-035): calls of each kind failing, torn
+ * writes, resizes that stop halfway, a crash keeping part of what was not
+ * synced, and what other backends answer.
+ *
+ * Where a rate decides, the expected outcome comes from the values the
+ * run would have drawn: a model run makes the same calls up to the point
+ * of the draw and then calls cw_random_u64 instead, so the cases follow
+ * the decision rule of 11-deterministic.md without depending on where the
+ * backend's random stream stands when the root starts.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cases/storage.h"
+
+#define DET CW_CAP_DETERMINISTIC
+#define RECOVER (CW_CAP_DETERMINISTIC | CW_CAP_RECOVER)
+
+static cw_storage_faults no_faults(void)
+{
+    cw_storage_faults f;
+    memset(&f, 0, sizeof f);
+    return f;
+}
+
+static void set_faults(cw_ctx *ctx, cw_storage_faults f)
+{
+    ck_assert_int_eq(cw_storage_set_faults(ctx, &f), CW_OK);
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), m = strlen(tail);
+    return n >= m && strcmp(s + n - m, tail) == 0;
+}
+
+/* An injected failure as STOR-030 spells it. */
+static void expect_injected(int rc, const cw_storage_error *err, int code)
+{
+    ck_assert_int_eq(rc, code);
+    ck_assert_int_eq(err->code, code);
+    ck_assert_int_eq(err->os_error, 0);
+    ck_assert_msg(ends_with(err->message, "injected fault"), "message: %s", err->message);
+}
+
+/* ---- Each kind fails [STOR-030] ------------------------------------------------------- */
+
+static void *kinds_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_storage_error err;
+    cw_blob *b = cwc_open(ctx, "p", "kept", NULL);
+    cwc_write(b, 0, "durable", 7);
+    cwc_sync(b);
+    cw_storage_faults f = no_faults();
+
+    f.open = CW_RATE_ALWAYS;
+    set_faults(ctx, f);
+    cw_blob *nb = (cw_blob *)1;
+    uint64_t size;
+    expect_injected(cw_storage_open(ctx, "p", "new", 3, &nb, &size, &err), &err,
+                    CW_ERR_BLOB_OPEN_FAILED);
+    ck_assert_ptr_null(nb);
+    /* A refusal for its arguments comes first and draws nothing. */
+    ck_assert_int_eq(cw_storage_open(ctx, "bad name!", "x", 1, &nb, &size, &err),
+                     CW_ERR_PARTITION_NAME_INVALID);
+    f.open = CW_RATE_NEVER;
+    set_faults(ctx, f);
+    ck_assert(!cwc_scan_has(ctx, "p", "new", 3)); /* the failed open created nothing */
+
+    f.read = CW_RATE_ALWAYS;
+    set_faults(ctx, f);
+    cw_iobuf_mut m;
+    expect_injected(cw_blob_read_at(b, 0, 7, CW_READ_DEFAULT, &m, &err), &err, CW_ERR_IO);
+    uint8_t into[7];
+    expect_injected(cw_blob_read_into(b, 0, into, 7, CW_READ_DEFAULT, &err), &err, CW_ERR_IO);
+    ck_assert_int_eq(cw_blob_read_at(b, 0, 7, 0x80, &m, &err), CW_ERR_INVALID);
+
+    f.read = CW_RATE_NEVER;
+    f.write = CW_RATE_ALWAYS; /* write_kept never: nothing of it is kept */
+    set_faults(ctx, f);
+    expect_injected(cw_blob_write_at(b, 0, "XXXXXXX", 7, CW_WRITE_DEFAULT, &err), &err,
+                    CW_ERR_IO);
+    expect_injected(cw_blob_write_at(b, 0, "XXXXXXX", 7, CW_WRITE_SYNC, &err), &err, CW_ERR_IO);
+    ck_assert_int_eq(cw_blob_write_at(b, UINT64_MAX, "X", 1, CW_WRITE_DEFAULT, &err),
+                     CW_ERR_OFFSET_OVERFLOW);
+
+    /* All of a failed write kept: the bytes are there, the call failed. */
+    f.write_kept = CW_RATE_ALWAYS;
+    set_faults(ctx, f);
+    expect_injected(cw_blob_write_at(b, 7, "+tail", 5, CW_WRITE_DEFAULT, &err), &err, CW_ERR_IO);
+    f.write = CW_RATE_NEVER;
+    f.write_kept = CW_RATE_NEVER;
+    set_faults(ctx, f);
+    cwc_read_eq(b, 0, "durable+tail", 12);
+    ck_assert_int_eq(cw_blob_resize(b, 7, &err), CW_OK);
+
+    f.resize = CW_RATE_ALWAYS; /* resize_partial never: the length stays */
+    set_faults(ctx, f);
+    expect_injected(cw_blob_resize(b, 100, &err), &err, CW_ERR_BLOB_RESIZE_FAILED);
+
+    f.resize = CW_RATE_NEVER;
+    f.sync = CW_RATE_ALWAYS;
+    set_faults(ctx, f);
+    expect_injected(cw_blob_sync(b, &err), &err, CW_ERR_BLOB_SYNC_FAILED);
+    cw_handle *h = cw_blob_start_sync(b);
+    ck_assert_int_eq(cw_join(h, NULL), CW_ERR_BLOB_SYNC_FAILED);
+    cw_handle_release(h);
+
+    f.sync = CW_RATE_NEVER;
+    f.remove = CW_RATE_ALWAYS;
+    set_faults(ctx, f);
+    expect_injected(cw_storage_remove(ctx, "p", "kept", 4, &err), &err, CW_ERR_IO);
+    expect_injected(cw_storage_remove(ctx, "p", NULL, 0, &err), &err, CW_ERR_IO);
+
+    f.remove = CW_RATE_NEVER;
+    f.scan = CW_RATE_ALWAYS;
+    set_faults(ctx, f);
+    cw_blob_names *names = (cw_blob_names *)1;
+    expect_injected(cw_storage_scan(ctx, "p", &names, &err), &err, CW_ERR_IO);
+    ck_assert_ptr_null(names);
+
+    /* Nothing of it changed the blob, and no fault is left. */
+    set_faults(ctx, no_faults());
+    ck_assert(cwc_scan_has(ctx, "p", "kept", 4));
+    cwc_read_eq(b, 0, "durable", 7);
+    ck_assert_int_eq(cwc_read_rc(b, 7, 1), CW_ERR_BLOB_INSUFFICIENT_LENGTH);
+    cw_blob_close(b);
+    return NULL;
+}
+
+CWC_CASE(storage_faults_each_kind_fails, "storage", "STOR-030 STOR-034", DET)
+{
+    cwc_store_run(kinds_root, NULL);
+}
+
+/* From the configuration, too: a run that starts with every open failing. */
+static void *configured_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_blob *b;
+    uint64_t size;
+    cw_storage_error err;
+    expect_injected(cw_storage_open(ctx, "p", "b", 1, &b, &size, &err), &err,
+                    CW_ERR_BLOB_OPEN_FAILED);
+    return NULL;
+}
+
+CWC_CASE(storage_faults_from_the_configuration, "storage", "STOR-030", DET)
+{
+    cw_config cfg = cwc_config();
+    cfg.storage_faults.open = CW_RATE_ALWAYS;
+    cwc_run_ok(&cfg, configured_root, NULL);
+}
+
+/* ---- Torn writes and partial resizes [STOR-031, STOR-032] ----------------------------- */
+
+#define OLD_LEN 16
+#define TORN_AT 8
+#define TORN_LEN 24
+
+struct torn {
+    uint32_t mode;
+    uint64_t drawn[TORN_LEN + 1];
+    uint8_t seen[TORN_AT + TORN_LEN];
+    uint64_t len;
+    uint64_t after; /* the next random value after the failed write */
+};
+
+/* The model: the same calls up to the failed write, then the draws. */
+static void *torn_model_root(cw_ctx *ctx, void *arg)
+{
+    struct torn *t = arg;
+    uint8_t old[OLD_LEN];
+    memset(old, 'o', sizeof old);
+    cw_blob *b = cwc_open(ctx, "p", "torn", NULL);
+    cwc_write(b, 0, old, sizeof old);
+    cwc_sync(b);
+    cw_storage_faults f = no_faults();
+    f.write = CW_RATE_ALWAYS;
+    f.write_kept = (cw_rate){2, 3};
+    f.write_mode = t->mode;
+    set_faults(ctx, f);
+    for (size_t i = 0; i <= TORN_LEN; i++)
+        t->drawn[i] = cw_random_u64(ctx);
+    cw_blob_close(b);
+    return NULL;
+}
+
+/* The same run, reading through the handle that wrote. */
+static void *torn_read_root(cw_ctx *ctx, void *arg)
+{
+    struct torn *t = arg;
+    uint8_t old[OLD_LEN], fresh[TORN_LEN];
+    memset(old, 'o', sizeof old);
+    memset(fresh, 'n', sizeof fresh);
+    cw_blob *b = cwc_open(ctx, "p", "torn", NULL);
+    cwc_write(b, 0, old, sizeof old);
+    cwc_sync(b);
+    cw_storage_faults f = no_faults();
+    f.write = CW_RATE_ALWAYS;
+    f.write_kept = (cw_rate){2, 3};
+    f.write_mode = t->mode;
+    set_faults(ctx, f);
+    cw_storage_error err;
+    expect_injected(cw_blob_write_at(b, TORN_AT, fresh, TORN_LEN, CW_WRITE_DEFAULT, &err), &err,
+                    CW_ERR_IO);
+    t->after = cw_random_u64(ctx);
+    set_faults(ctx, no_faults());
+    memset(t->seen, 0xee, sizeof t->seen);
+    t->len = 0;
+    for (uint64_t n = TORN_AT + TORN_LEN; n > 0 && t->len == 0; n--)
+        if (cwc_read_rc(b, 0, (size_t)n) == CW_OK)
+            t->len = n;
+    if (t->len)
+        ck_assert_int_eq(cw_blob_read_into(b, 0, t->seen, (size_t)t->len, 0, &err), CW_OK);
+    cw_blob_close(b);
+    return NULL;
+}
+
+/* What STOR-031 says the blob holds after the torn write, from the model's
+ * draws; returns how many draws the write made. */
+static size_t expect_torn(const struct torn *m, uint32_t mode, uint8_t *want, uint64_t *len)
+{
+    memset(want, 'o', OLD_LEN);
+    memset(want + OLD_LEN, 0, TORN_AT + TORN_LEN - OLD_LEN);
+    *len = OLD_LEN;
+    size_t draws = 0;
+    for (size_t i = 0; i < TORN_LEN; i++) {
+        bool kept = m->drawn[draws++] % 3 < 2;
+        if (kept) {
+            want[TORN_AT + i] = 'n';
+            if (TORN_AT + i + 1 > *len)
+                *len = TORN_AT + i + 1;
+        } else if (mode == CW_KEEP_PREFIX) {
+            break;
+        }
+    }
+    return draws;
+}
+
+static void torn_case(uint32_t mode)
+{
+    static struct torn model, got;
+    memset(&model, 0, sizeof model);
+    memset(&got, 0, sizeof got);
+    model.mode = got.mode = mode;
+    cwc_store_run(torn_model_root, &model);
+    cwc_store_run(torn_read_root, &got);
+    uint8_t want[TORN_AT + TORN_LEN];
+    uint64_t len;
+    size_t draws = expect_torn(&model, mode, want, &len);
+    ck_assert_uint_eq(got.len, len);
+    ck_assert(memcmp(got.seen, want, (size_t)len) == 0);
+    ck_assert_uint_eq(got.after, model.drawn[draws]); /* a byte, a draw; none after */
+}
+
+CWC_CASE(storage_faults_torn_write_prefix, "storage", "STOR-031", DET)
+{
+    torn_case(CW_KEEP_PREFIX);
+}
+
+CWC_CASE(storage_faults_torn_write_subset, "storage", "STOR-031", DET)
+{
+    torn_case(CW_KEEP_SUBSET);
+}
+
+struct partial {
+    bool model;
+    uint64_t drawn[4];
+    uint64_t grown, shrunk, near, after;
+};
+
+static uint64_t size_of(cw_ctx *ctx, const char *name)
+{
+    uint64_t size;
+    cw_blob *b = cwc_open(ctx, "p", name, &size);
+    cw_blob_close(b);
+    return size;
+}
+
+static void *partial_root(cw_ctx *ctx, void *arg)
+{
+    struct partial *p = arg;
+    cw_blob *b = cwc_open(ctx, "p", "r", NULL);
+    cw_storage_error err;
+    ck_assert_int_eq(cw_blob_resize(b, 10, &err), CW_OK);
+    cwc_sync(b);
+    cw_storage_faults f = no_faults();
+    f.resize = CW_RATE_ALWAYS;
+    f.resize_partial = (cw_rate){1, 2};
+    set_faults(ctx, f);
+    if (p->model) {
+        for (int i = 0; i < 4; i++)
+            p->drawn[i] = cw_random_u64(ctx);
+        cw_blob_close(b);
+        return NULL;
+    }
+    expect_injected(cw_blob_resize(b, 110, &err), &err, CW_ERR_BLOB_RESIZE_FAILED);
+    cwc_sync(b); /* what the resize left, made durable to be seen by an open */
+    set_faults(ctx, no_faults());
+    p->grown = size_of(ctx, "r");
+    set_faults(ctx, f);
+    uint64_t before = p->grown;
+    expect_injected(cw_blob_resize(b, before + 1, &err), &err, CW_ERR_BLOB_RESIZE_FAILED);
+    p->after = cw_random_u64(ctx);
+    set_faults(ctx, no_faults());
+    cwc_sync(b);
+    p->near = size_of(ctx, "r");
+    cw_blob_close(b);
+    return NULL;
+}
+
+/* The length a failed resize from `old` to `asked` leaves, and its draws. */
+static uint64_t expect_partial(const uint64_t *drawn, size_t *at, uint64_t old, uint64_t asked)
+{
+    uint64_t lo = old < asked ? old : asked, gap = old < asked ? asked - old : old - asked;
+    if (gap < 2)
+        return old;
+    if (drawn[(*at)++] % 2 >= 1)
+        return old;
+    return lo + 1 + drawn[(*at)++] % (gap - 1);
+}
+
+CWC_CASE(storage_faults_partial_resize, "storage", "STOR-032", DET)
+{
+    static struct partial model, got;
+    memset(&model, 0, sizeof model);
+    memset(&got, 0, sizeof got);
+    model.model = true;
+    cwc_store_run(partial_root, &model);
+    cwc_store_run(partial_root, &got);
+    size_t at = 0;
+    uint64_t grown = expect_partial(model.drawn, &at, 10, 110);
+    ck_assert_uint_eq(got.grown, grown);
+    ck_assert(grown == 10 || (grown > 10 && grown < 110));
+    /* One apart: nothing lies between, and nothing is drawn. */
+    ck_assert_uint_eq(got.near, grown);
+    ck_assert_uint_eq(got.after, model.drawn[at]);
+}
+
+/* ---- The audit and replay of faults [STOR-030, DET-015] ------------------------------- */
+
+struct trail {
+    int faults;
+    char first[3][16];
+};
+
+static void keep_faults(void *arg, const cw_event *e)
+{
+    struct trail *t = arg;
+    if (strcmp(e->label, "fault") != 0)
+        return;
+    if (t->faults < 3 && e->nfields == 3) {
+        size_t n = e->fields[0].len < 15 ? e->fields[0].len : 15;
+        memcpy(t->first[t->faults], e->fields[0].data, n);
+        t->first[t->faults][n] = '\0';
+    }
+    t->faults++;
+}
+
+static void *mixed_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_storage_faults f = no_faults();
+    f.write = f.read = f.sync = (cw_rate){1, 3};
+    f.write_kept = (cw_rate){1, 2};
+    f.write_mode = CW_KEEP_SUBSET;
+    set_faults(ctx, f);
+    cw_blob *b = NULL;
+    uint64_t size;
+    while (cw_storage_open(ctx, "p", "mixed", 5, &b, &size, NULL) != CW_OK)
+        ;
+    for (int i = 0; i < 40; i++) {
+        uint8_t v[8];
+        memset(v, i, sizeof v);
+        (void)cw_blob_write_at(b, (uint64_t)i * 4, v, sizeof v, 0, NULL);
+        (void)cw_blob_sync(b, NULL);
+        (void)cwc_read_rc(b, 0, 4);
+    }
+    cw_blob_close(b);
+    return NULL;
+}
+
+CWC_CASE(storage_faults_audited_and_replayed, "storage", "STOR-030 DET-015", DET)
+{
+    static struct trail t;
+    memset(&t, 0, sizeof t);
+    cw_config cfg = cwc_config();
+    cfg.event_log = keep_faults;
+    cfg.event_log_arg = &t;
+    cw_run_result one, two, other;
+    ck_assert_int_eq(cwc_run(&cfg, mixed_root, NULL, &one), CW_OK);
+    ck_assert_int_gt(t.faults, 0);
+    for (int i = 0; i < t.faults && i < 3; i++)
+        ck_assert_msg(strcmp(t.first[i], "write") == 0 || strcmp(t.first[i], "sync") == 0 ||
+                          strcmp(t.first[i], "read") == 0,
+                      "fault kind %s", t.first[i]);
+    cfg.event_log = NULL;
+    ck_assert_int_eq(cwc_run(&cfg, mixed_root, NULL, &two), CW_OK);
+    ck_assert_str_eq(one.digest, two.digest);
+    cfg.seed++;
+    ck_assert_int_eq(cwc_run(&cfg, mixed_root, NULL, &other), CW_OK);
+    ck_assert_str_ne(one.digest, other.digest);
+}
+
+/* ---- Settings [STOR-034, STOR-035, RUN-002] ------------------------------------------- */
+
+static void *settings_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_storage_faults bad = no_faults();
+    ck_assert_int_eq(cw_storage_set_faults(ctx, NULL), CW_ERR_INVALID);
+    bad.scan = (cw_rate){2, 1};
+    ck_assert_int_eq(cw_storage_set_faults(ctx, &bad), CW_ERR_INVALID);
+    bad = no_faults();
+    bad.write_kept = (cw_rate){1, 0};
+    ck_assert_int_eq(cw_storage_set_faults(ctx, &bad), CW_ERR_INVALID);
+    bad = no_faults();
+    bad.write_mode = 2;
+    bad.open = CW_RATE_ALWAYS;
+    ck_assert_int_eq(cw_storage_set_faults(ctx, &bad), CW_ERR_INVALID);
+    /* Nothing changed: opens still work. */
+    cw_blob_close(cwc_open(ctx, "p", "fine", NULL));
+    return NULL;
+}
+
+static void *nothing_root(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    return arg;
+}
+
+CWC_CASE(storage_faults_settings_checked, "storage", "STOR-034 RUN-002", DET)
+{
+    cwc_store_run(settings_root, NULL);
+    cw_config cfg = cwc_config();
+    cw_run_result res;
+    cfg.storage_faults.resize_kept = (cw_rate){3, 2};
+    ck_assert_int_eq(cwc_run(&cfg, nothing_root, NULL, &res), CW_ERR_INVALID);
+    cfg = cwc_config();
+    cfg.storage_faults.write_mode = 7;
+    ck_assert_int_eq(cwc_run(&cfg, nothing_root, NULL, &res), CW_ERR_INVALID);
+}
+
+/* Any backend refuses bad settings in the configuration (RUN-002). */
+CWC_CASE(runner_storage_fault_settings_refused, "runner", "RUN-002", 0)
+{
+    cw_config cfg = cwc_config();
+    cw_run_result res;
+    cfg.storage_faults.sync = (cw_rate){1, 0};
+    ck_assert_int_eq(cwc_run(&cfg, nothing_root, NULL, &res), CW_ERR_INVALID);
+}
+
+static void *unsupported_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_storage_faults f = no_faults();
+    f.open = f.write = f.sync = CW_RATE_ALWAYS;
+    ck_assert_int_eq(cw_storage_set_faults(ctx, &f), CW_ERR_UNSUPPORTED);
+    cw_blob *b = cwc_open(ctx, "p", "real", NULL); /* the configuration's faults: ignored */
+    cwc_write(b, 0, "ok", 2);
+    cwc_sync(b);
+    cwc_read_eq(b, 0, "ok", 2);
+    cw_blob_close(b);
+    return NULL;
+}
+
+CWC_CASE(storage_faults_unsupported, "storage", "STOR-035", CWC_UNLESS_DETERMINISTIC)
+{
+    cwc_store s;
+    cwc_store_begin(&s);
+    s.cfg.storage_faults.open = CW_RATE_ALWAYS;
+    s.cfg.storage_faults.write = CW_RATE_ALWAYS;
+    cwc_run_ok(&s.cfg, unsupported_root, NULL);
+    cwc_store_end(&s);
+}
+
+/* ---- A crash keeps what the faults say [STOR-033, STOR-034] --------------------------- */
+
+#define CRASH_LEN 32
+
+struct crash {
+    cw_storage_faults faults;
+    bool sync_fails;       /* the write is followed by a sync that fails */
+    uint64_t drawn[CRASH_LEN + 2];
+    uint8_t seen[CRASH_LEN];
+    uint64_t len, after;
+    uint64_t resized; /* the length of a blob resized without a sync */
+};
+
+static void *crash_write_root(cw_ctx *ctx, void *arg)
+{
+    struct crash *c = arg;
+    uint8_t old[CRASH_LEN], fresh[CRASH_LEN];
+    memset(old, 'o', sizeof old);
+    memset(fresh, 'n', sizeof fresh);
+    cw_blob *b = cwc_open(ctx, "p", "c", NULL);
+    cwc_write(b, 0, old, 8);
+    cwc_sync(b);
+    cwc_write(b, 4, fresh, CRASH_LEN - 4); /* unsynced: the crash decides */
+    cw_blob *r = cwc_open(ctx, "p", "r", NULL);
+    cwc_write(r, 0, old, 8);
+    cwc_sync(r);
+    ck_assert_int_eq(cw_blob_resize(r, 100, NULL), CW_OK); /* unsynced too, after the write */
+    cw_blob_close(r);
+    cw_storage_faults f = c->faults;
+    if (c->sync_fails)
+        f.sync = CW_RATE_ALWAYS;
+    set_faults(ctx, f);
+    if (c->sync_fails) {
+        cw_storage_error err;
+        expect_injected(cw_blob_sync(b, &err), &err, CW_ERR_BLOB_SYNC_FAILED);
+    }
+    cw_blob_close(b);
+    return NULL;
+}
+
+static void *crash_read_root(cw_ctx *ctx, void *arg)
+{
+    struct crash *c = arg;
+    cw_blob_close(cwc_open(ctx, "p", "r", &c->resized));
+    cw_blob *b = cwc_open(ctx, "p", "c", &c->len);
+    if (c->len)
+        ck_assert_int_eq(cw_blob_read_into(b, 0, c->seen, (size_t)c->len, 0, NULL), CW_OK);
+    cw_blob_close(b);
+    for (size_t i = 0; i < sizeof c->drawn / sizeof c->drawn[0]; i++)
+        c->drawn[i] = cw_random_u64(ctx);
+    return NULL;
+}
+
+static void crash_and_read(struct crash *c)
+{
+    cwc_store s;
+    cwc_store_begin(&s);
+    cw_checkpoint *cp = NULL;
+    cw_run_result res;
+    ck_assert_int_eq(cw_start_checkpoint(cwc_backend, &s.cfg, crash_write_root, c, &res, &cp),
+                     CW_OK);
+    ck_assert_ptr_nonnull(cp);
+    ck_assert_int_eq(cw_recover(cp, crash_read_root, c, &res, NULL), CW_OK);
+    cwc_store_end(&s);
+}
+
+CWC_CASE(storage_faults_crash_keeps_what_they_say, "recover", "STOR-033 STOR-034 DET-009",
+         RECOVER | CWC_NEEDS_STORAGE)
+{
+    static struct crash none, all, some, failed;
+    /* None kept by default: the durable bytes alone. */
+    memset(&none, 0, sizeof none);
+    crash_and_read(&none);
+    ck_assert_uint_eq(none.len, 8);
+    ck_assert(memcmp(none.seen, "oooooooo", 8) == 0);
+    ck_assert_uint_eq(none.resized, 8);
+    /* All kept. */
+    memset(&all, 0, sizeof all);
+    all.faults.write_kept = CW_RATE_ALWAYS;
+    all.faults.resize_kept = CW_RATE_ALWAYS;
+    crash_and_read(&all);
+    ck_assert_uint_eq(all.len, CRASH_LEN);
+    ck_assert(memcmp(all.seen, "oooonnnn", 8) == 0);
+    ck_assert_uint_eq(all.resized, 100);
+    /* Some: each byte as the stream decides, the draws continuing into the
+     * recovered run. `none` drew nothing at its crash, so its first values
+     * are the ones `some` used. */
+    memset(&some, 0, sizeof some);
+    some.faults.write_kept = (cw_rate){1, 2};
+    some.faults.write_mode = CW_KEEP_SUBSET;
+    crash_and_read(&some);
+    uint64_t len = 8;
+    for (size_t i = 0; i < CRASH_LEN - 4; i++) {
+        bool kept = none.drawn[i] % 2 < 1;
+        uint8_t want = kept ? 'n' : (4 + i < 8 ? 'o' : 0);
+        if (kept && 4 + i + 1 > len)
+            len = 4 + i + 1;
+        if (4 + i < some.len)
+            ck_assert_msg(some.seen[4 + i] == want, "byte %zu", 4 + i);
+    }
+    ck_assert_uint_eq(some.len, len);
+    ck_assert_uint_eq(some.drawn[0], none.drawn[CRASH_LEN - 4]);
+    /* A write whose sync failed is not durable: nothing of it is kept. */
+    memset(&failed, 0, sizeof failed);
+    failed.sync_fails = true;
+    crash_and_read(&failed);
+    ck_assert_uint_eq(failed.len, 8);
+    ck_assert(memcmp(failed.seen, "oooooooo", 8) == 0);
+}
+
+/* Settings changed during a run are the recovered run's. */
+static void *set_then_crash(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_blob_close(cwc_open(ctx, "p", "later", NULL));
+    cw_storage_faults f = no_faults();
+    f.read = CW_RATE_ALWAYS;
+    set_faults(ctx, f);
+    return NULL;
+}
+
+static void *read_after_recovery(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_blob *b = cwc_open(ctx, "p", "later", NULL);
+    cw_storage_error err;
+    cw_iobuf_mut m;
+    expect_injected(cw_blob_read_at(b, 0, 0, 0, &m, &err), &err, CW_ERR_IO);
+    cw_blob_close(b);
+    return NULL;
+}
+
+CWC_CASE(storage_faults_carried_by_recovery, "recover", "STOR-034 DET-009",
+         RECOVER | CWC_NEEDS_STORAGE)
+{
+    cw_config cfg = cwc_config();
+    cw_checkpoint *cp = NULL;
+    cw_run_result res;
+    ck_assert_int_eq(cw_start_checkpoint(cwc_backend, &cfg, set_then_crash, NULL, &res, &cp),
+                     CW_OK);
+    ck_assert_int_eq(cw_recover(cp, read_after_recovery, NULL, &res, NULL), CW_OK);
+}
