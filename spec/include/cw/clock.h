@@ -5,6 +5,9 @@
 #ifndef CW_CLOCK_H
 #define CW_CLOCK_H
 
+#include <stdbool.h>
+#include <time.h>
+
 #include "cw/select.h"
 
 #ifdef __cplusplus
@@ -58,6 +61,38 @@ static inline int cw_timeout(cw_ctx *ctx, cw_duration d, cw_wait *w)
     if (i < 0)
         return i;
     return i == 0 ? both[0].result : CW_ERR_TIMEOUT;
+}
+
+/* ---- Pacing [CLK-006, CLK-007] --------------------------------------------------- */
+
+/* Whether work done outside the run is finished: called on the task's
+ * thread, any number of times; it must not call into the runtime. */
+typedef bool (*cw_done_fn)(void *arg);
+
+/* Wait for outside work as if it took exactly `latency` on the runtime
+ * clock: on a deterministic backend the call returns at the time of the
+ * call plus `latency`, and if `done(arg)` is still false then, the whole
+ * run waits for it, its clock standing still. Elsewhere it returns once
+ * `done(arg)` is true, checking at least every millisecond. CW_OK, or the
+ * sleep's error (CW_ERR_CLOSED while the task is being unwound). */
+static inline int cw_pace(cw_ctx *ctx, cw_duration latency, cw_done_fn done, void *arg)
+{
+    if (cw__backend_of(ctx)->capabilities & CW_CAP_DETERMINISTIC) {
+        int rc = cw_sleep(ctx, latency);
+        if (rc != CW_OK)
+            return rc;
+        /* The run's one thread waits here: nothing else happens meanwhile. */
+        struct timespec step = {0, 20 * 1000};
+        while (!done(arg))
+            nanosleep(&step, NULL);
+        return CW_OK;
+    }
+    while (!done(arg)) {
+        int rc = cw_sleep(ctx, CW_MSEC);
+        if (rc != CW_OK)
+            return rc;
+    }
+    return CW_OK;
 }
 
 #ifdef __cplusplus
