@@ -16,9 +16,13 @@
 /* ---- PRNG (prng.c): xoshiro256** seeded through splitmix64 ---- */
 typedef struct cw_prng {
     uint64_t s[4];
+    const uint8_t *bytes; /* the caller's bytes still to give, or NULL */
+    size_t len, at;
 } cw_prng;
 
 void cw_prng_seed(cw_prng *p, uint64_t seed);
+/* Give `bytes` (the caller's, kept valid) before the seeded stream [DET-017]. */
+void cw_prng_take_bytes(cw_prng *p, const uint8_t *bytes, size_t len);
 uint64_t cw_prng_next(cw_prng *p);
 /* A value in [0, bound) by the specified reduction: next() % bound. */
 uint64_t cw_prng_below(cw_prng *p, uint64_t bound);

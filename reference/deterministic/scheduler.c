@@ -433,6 +433,7 @@ static int det_run(const cw_backend *self, const cw_config *cfg, cw_checkpoint *
     open_metrics(d);
     d->thread = pthread_self();
     cw_prng_seed(&d->prng, resolved.seed);
+    cw_prng_take_bytes(&d->prng, resolved.random_bytes, resolved.random_len);
     cw_auditor_init(&d->auditor);
     cw_auditor_log_to(&d->auditor, resolved.event_log, resolved.event_log_arg, &d->now);
     d->now = resolved.start_time;

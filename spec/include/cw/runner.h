@@ -96,6 +96,14 @@ struct cw_config {
     /* storage faults, on a deterministic backend (spec/17-storage.md,
      * STOR-030..): all zero (the default) injects none. ABI 1.4. */
     cw_storage_faults storage_faults;
+    /* deterministic (spec/11-deterministic.md, DET-017): the run's random
+     * stream takes these bytes first, 8 to an output, little-endian, then
+     * goes on with the seed's; they must stay valid until the last run of
+     * the history returns. NULL / 0 (the default): the seed's alone. So a
+     * fuzzer's input can decide the schedule, the jitter and the faults.
+     * ABI 1.4. */
+    const uint8_t *random_bytes;
+    size_t random_len;
 };
 
 /* The outcome of cw_start. */
@@ -141,6 +149,8 @@ static inline void cw_config_default(cw_config *cfg)
     cfg->network_dial_failure = CW_RATE_NEVER;
     cfg->network_reset = CW_RATE_NEVER;
     memset(&cfg->storage_faults, 0, sizeof cfg->storage_faults);
+    cfg->random_bytes = NULL;
+    cfg->random_len = 0;
 }
 
 /* Run `root(ctx, arg)` as the root task of a new runtime of backend `b` and
