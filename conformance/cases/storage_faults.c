@@ -10,6 +10,7 @@
  * the decision rule of 11-deterministic.md without depending on where the
  * backend's random stream stands when the root starts.
  */
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -461,6 +462,9 @@ static void *unsupported_root(cw_ctx *ctx, void *arg)
     cw_storage_faults f = no_faults();
     f.open = f.write = f.sync = CW_RATE_ALWAYS;
     ck_assert_int_eq(cw_storage_set_faults(ctx, &f), CW_ERR_UNSUPPORTED);
+    char audit[65] = "x";
+    ck_assert_int_eq(cw_storage_audit(ctx, audit), CW_ERR_UNSUPPORTED);
+    ck_assert_str_eq(audit, "");
     cw_blob *b = cwc_open(ctx, "p", "real", NULL); /* the configuration's faults: ignored */
     cwc_write(b, 0, "ok", 2);
     cwc_sync(b);
@@ -620,4 +624,109 @@ CWC_CASE(storage_faults_carried_by_recovery, "recover", "STOR-034 DET-009",
     ck_assert_int_eq(cw_start_checkpoint(cwc_backend, &cfg, set_then_crash, NULL, &res, &cp),
                      CW_OK);
     ck_assert_int_eq(cw_recover(cp, read_after_recovery, NULL, &res, NULL), CW_OK);
+}
+
+/* ---- The storage audit [STOR-036] ------------------------------------------------------ */
+
+/* The digest STOR-036 defines, computed here from the items given. */
+typedef struct audit_model {
+    EVP_MD_CTX *md;
+} audit_model;
+
+static void model_put(audit_model *m, const void *data, size_t len)
+{
+    uint8_t be[8];
+    for (int i = 7; i >= 0; i--)
+        be[7 - i] = (uint8_t)((uint64_t)len >> (8 * i));
+    EVP_DigestUpdate(m->md, be, 8);
+    if (len)
+        EVP_DigestUpdate(m->md, data, len);
+}
+
+static void model_begin(audit_model *m)
+{
+    m->md = EVP_MD_CTX_new();
+    ck_assert_ptr_nonnull(m->md);
+    ck_assert_int_eq(EVP_DigestInit_ex(m->md, EVP_sha256(), NULL), 1);
+    model_put(m, "cw-storage-audit", 16);
+}
+
+static void model_partition(audit_model *m, const char *name, uint64_t nblobs)
+{
+    uint8_t n[8];
+    for (int i = 7; i >= 0; i--)
+        n[7 - i] = (uint8_t)(nblobs >> (8 * i));
+    model_put(m, name, strlen(name));
+    model_put(m, n, 8);
+}
+
+static void model_end(audit_model *m, char hex[65])
+{
+    uint8_t d[32];
+    unsigned len = 0;
+    EVP_DigestFinal_ex(m->md, d, &len);
+    EVP_MD_CTX_free(m->md);
+    for (int i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}
+
+struct audits {
+    char empty[65], one[65], after_unsynced[65], after_sync[65], moved[65];
+};
+
+static void *audit_root(cw_ctx *ctx, void *arg)
+{
+    struct audits *a = arg;
+    ck_assert_int_eq(cw_storage_audit(ctx, a->empty), CW_OK);
+    cw_blob *b = cwc_open(ctx, "ab", "c", NULL);
+    ck_assert_int_eq(cw_storage_audit(ctx, a->one), CW_OK);
+    cwc_write(b, 0, "xyz", 3);
+    ck_assert_int_eq(cw_storage_audit(ctx, a->after_unsynced), CW_OK);
+    cwc_sync(b);
+    ck_assert_int_eq(cw_storage_audit(ctx, a->after_sync), CW_OK);
+    cw_blob_close(b);
+    ck_assert_int_eq(cw_storage_remove(ctx, "ab", NULL, 0, NULL), CW_OK);
+    cw_blob_close(cwc_open(ctx, "a", "bc", NULL));
+    ck_assert_int_eq(cw_storage_audit(ctx, a->moved), CW_OK);
+    return NULL;
+}
+
+CWC_CASE(storage_audit_digests_durable_content, "storage", "STOR-036", DET | CWC_NEEDS_STORAGE)
+{
+    static struct audits a, again;
+    cw_config cfg = cwc_config();
+    cfg.blob_layouts = cw_blob_range_of(CW_BLOB_LAYOUT_V0, CW_BLOB_LAYOUT_V0); /* an 8-byte header */
+    cwc_run_ok(&cfg, audit_root, &a);
+    /* The same program, the same disks. */
+    cwc_run_ok(&cfg, audit_root, &again);
+    ck_assert_str_eq(a.after_sync, again.after_sync);
+    /* Exactly the digest of the rule, from what the disk holds. */
+    uint8_t header[CW_BLOB_HEADER_MAX];
+    size_t hlen;
+    ck_assert_int_eq(cw_blob_header_create(cwc_backend, CW_BLOB_LAYOUT_V0,
+                                           CW_BLOB_VERSION_DEFAULT, header, sizeof header, &hlen),
+                     CW_OK);
+    char want[65];
+    audit_model m;
+    model_begin(&m);
+    model_end(&m, want);
+    ck_assert_str_eq(a.empty, want);
+    model_begin(&m);
+    model_partition(&m, "ab", 1);
+    model_put(&m, "c", 1);
+    model_put(&m, header, hlen);
+    model_end(&m, want);
+    ck_assert_str_eq(a.one, want);
+    ck_assert_str_eq(a.after_unsynced, a.one); /* not durable yet */
+    uint8_t synced[CW_BLOB_HEADER_MAX + 3];
+    memcpy(synced, header, hlen);
+    memcpy(synced + hlen, "xyz", 3);
+    model_begin(&m);
+    model_partition(&m, "ab", 1);
+    model_put(&m, "c", 1);
+    model_put(&m, synced, hlen + 3);
+    model_end(&m, want);
+    ck_assert_str_eq(a.after_sync, want);
+    /* Partition "a" holding "bc" is not partition "ab" holding "c". */
+    ck_assert_str_ne(a.moved, a.one);
 }

@@ -123,6 +123,16 @@ void cw_det_checkpoint_free(cw_checkpoint *cp);
 /* ---- Memory storage (memory_storage.c) ---- */
 extern const cw_storage_driver cw_memory_driver;
 
+/* Every partition in name order, each followed by its blobs in scan order
+ * with their durable bytes (storage_audit.c reads the storage this way). */
+typedef struct cw_memory_visitor {
+    void (*partition)(void *arg, const char *name, size_t nblobs);
+    void (*blob)(void *arg, const uint8_t *name, size_t len, const uint8_t *bytes, size_t n);
+} cw_memory_visitor;
+void cw_memory_walk(const cw_storage *st, const cw_memory_visitor *v, void *arg);
+/* The storage audit of a memory storage [STOR-036]. */
+int cw_memory_audit(const cw_storage *st, char out[65]);
+
 /* What a crash of memory storage keeps of the unsynced changes, numbered in
  * issue order: each byte of a write, and each resize, that the policy
  * answers true for. */

@@ -682,6 +682,24 @@ static void mem_free(cw_storage *st)
     free(ms);
 }
 
+void cw_memory_walk(const cw_storage *st, const cw_memory_visitor *v, void *arg)
+{
+    const mem_storage *ms = st->impl;
+    for (size_t i = 0; i < ms->n; i++) {
+        const mem_partition *p = ms->parts[i];
+        v->partition(arg, p->name, p->n);
+        for (size_t j = 0; j < p->n; j++) {
+            const mem_blob *b = p->blobs[j];
+            v->blob(arg, b->name, b->len, b->durable.data, b->durable.len);
+        }
+    }
+}
+
+static int mem_audit(cw_storage *st, char out[65])
+{
+    return cw_memory_audit(st, out);
+}
+
 static uint64_t mem_length(const cw_bfile *f)
 {
     return ((const mem_file *)f->impl)->live.len;
@@ -701,4 +719,5 @@ const cw_storage_driver cw_memory_driver = {
     .drain = mem_drain,
     .free = mem_free,
     .length = mem_length,
+    .audit = mem_audit,
 };

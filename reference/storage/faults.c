@@ -166,3 +166,14 @@ int cw_storage_set_faults_entry(cw_ctx *ctx, const cw_storage_faults *faults)
     pthread_mutex_unlock(&st->lock);
     return CW_OK;
 }
+
+int cw_storage_audit_entry(cw_ctx *ctx, char out[65])
+{
+    cw_rt *rt = cw_ctx_rt(ctx);
+    out[0] = '\0';
+    cw_task_self(rt, "cw_storage_audit");
+    cw_storage *st = cw_storage_of(rt);
+    if (!(cw_rt_backend(rt)->capabilities & CW_CAP_DETERMINISTIC) || !st->driver->audit)
+        return CW_ERR_UNSUPPORTED;
+    return st->driver->audit(st, out);
+}

@@ -102,6 +102,8 @@ struct cw_storage_driver {
     /* The physical length of `f` as its handles see it: for the storage
      * faults of a simulated run (faults.c); NULL where none are injected. */
     uint64_t (*length)(const cw_bfile *f);
+    /* The storage audit [STOR-036]: NULL where there is none. */
+    int (*audit)(cw_storage *st, char out[65]);
 };
 
 /* The table both backends carry (table.c). */
@@ -236,5 +238,6 @@ void cw_keep_begin(cw_keep *k, const cw_storage *st);
 bool cw_keep_next(cw_keep *k);
 
 int cw_storage_set_faults_entry(cw_ctx *ctx, const cw_storage_faults *faults);
+int cw_storage_audit_entry(cw_ctx *ctx, char out[65]);
 
 #endif

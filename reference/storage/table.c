@@ -25,4 +25,5 @@ const cw_storage_ops cw_storage_entries = {
     .blob_sync = cw_blob_sync_entry,
     .blob_start_sync = cw_blob_start_sync_entry,
     .set_faults = cw_storage_set_faults_entry,
+    .audit = cw_storage_audit_entry,
 };

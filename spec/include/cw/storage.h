@@ -259,8 +259,10 @@ struct cw_storage_ops {
     int (*blob_sync)(cw_blob *b, cw_storage_error *err);
     cw_handle *(*blob_start_sync)(cw_blob *b);
 
-    /* ABI 1.4: storage faults (deterministic backends; STOR-034). */
+    /* ABI 1.4: storage faults and the storage audit (deterministic
+     * backends; STOR-034, STOR-036). */
     int (*set_faults)(cw_ctx *ctx, const cw_storage_faults *faults);
+    int (*audit)(cw_ctx *ctx, char out[65]);
 };
 
 #define CW_STORAGE_OPS_HAS(ops, field)                                                             \
@@ -509,7 +511,18 @@ static inline void cw_blob_header_reason(const cw_blob_header *h, char *buf, siz
     }
 }
 
-/* ---- Faults --------------------------------------------------------------------------- */
+/* ---- Faults and the audit ------------------------------------------------------------- */
+
+/* Deterministic backends: a digest of everything a crash would keep, as 64
+ * hex digits and a NUL, so two runs' disks can be compared [STOR-036].
+ * CW_ERR_UNSUPPORTED elsewhere. */
+static inline int cw_storage_audit(cw_ctx *ctx, char out[65])
+{
+    const cw_storage_ops *ops = cw__storage_ops(cw__backend_of(ctx));
+    out[0] = '\0';
+    return ops && CW_STORAGE_OPS_HAS(ops, audit) ? ops->audit(ctx, out) : CW_ERR_UNSUPPORTED;
+}
+
 
 /* Deterministic backends: the storage faults of every call made from now on
  * [STOR-034]. CW_ERR_INVALID for a rate above 1 or an unknown write_mode
