@@ -291,7 +291,9 @@ def main():
         # Found by id (file, line text, mutation), not sampled again: the
         # population changes with the code, the survivors' ids do not.
         by_id = {m["id"]: m for m in population}
-        keep = [r["id"] for r in last["mutants"] if r["status"] == "survived"]
+        listed = load_equivalent()
+        keep = [r["id"] for r in last["mutants"]
+                if r["status"] == "survived" or withdrawn(r, listed)]
         picked = [by_id[i] for i in keep if i in by_id]
         args.gone = len(keep) - len(picked)
         args.last = last
@@ -355,6 +357,13 @@ def main():
     write_reports(args, results, elapsed, stale)
 
 
+def withdrawn(r, equivalent):
+    """A mutant counted equivalent by a reviewed entry that is no longer in
+    the list (the code it relied on changed): it must be run again."""
+    return (r["status"] == "equivalent" and r["why"] != "same object code"
+            and r["id"] not in equivalent)
+
+
 def rescore(args):
     """The last report again, with the reviewed list as it is now."""
     with open(os.path.join(OUT, "report.json")) as f:
@@ -367,6 +376,8 @@ def rescore(args):
     for r in last["mutants"]:
         if r["id"] in equivalent and r["status"] == "survived":
             r = dict(r, status="equivalent", why=equivalent[r["id"]])
+        elif withdrawn(r, equivalent):
+            r = dict(r, status="survived", why="its equivalence was withdrawn: run it again")
         results.append(r)
     generated = {m["id"] for m in gen.all_mutants(ROOT)}
     write_reports(args, results, last["seconds"], sorted(set(equivalent) - generated))
