@@ -568,6 +568,39 @@ CWC_CASE(network_read_ahead_then_reset, "network", "NET-011 NET-012 NET-014", 0)
     cwc_run_ok(&cfg, read_ahead_root, NULL);
 }
 
+/* The accepting side closes its halves: the dialer sees the end, and its
+ * sends fail once the peer is gone [NET-014]. */
+static void *accepted_close_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct pair a, b;
+    cw_listener *l;
+    connect_pair(ctx, &a, &b, &l);
+    ck_assert_int_eq(send_bytes(b.sink, "bye", 3), CW_OK);
+    conn_close(b.sink, b.stream);
+    recv_expect(a.stream, "bye", 3);
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(a.stream, 1, &got), CW_ERR_RECV_FAILED);
+    ck_assert_ptr_null(got);
+    int rc = CW_OK;
+    for (int i = 0; i < 200 && rc == CW_OK; i++) { /* over TCP the reset takes a moment */
+        rc = send_bytes(a.sink, "x", 1);
+        if (rc == CW_OK)
+            cw_sleep(ctx, CW_MSEC);
+    }
+    ck_assert_int_eq(rc, CW_ERR_SEND_FAILED);
+    conn_close(a.sink, a.stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_accepted_side_closes, "network", "NET-014 NET-001", 0)
+{
+    cw_config cfg = cwc_config();
+    cfg.read_timeout = 5 * CW_SEC;
+    cwc_run_ok(&cfg, accepted_close_root, NULL);
+}
+
 /* ---- Dial and bind failures ------------------------------------------------------------------ */
 
 static void *dial_nothing_root(cw_ctx *ctx, void *arg)
