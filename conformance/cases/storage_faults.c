@@ -271,7 +271,7 @@ CWC_CASE(storage_faults_torn_write_subset, "storage", "STOR-031", DET)
 
 struct partial {
     bool model;
-    uint64_t drawn[4];
+    uint64_t drawn[6];
     uint64_t grown, shrunk, near, after;
 };
 
@@ -295,7 +295,7 @@ static void *partial_root(cw_ctx *ctx, void *arg)
     f.resize_partial = (cw_rate){1, 2};
     set_faults(ctx, f);
     if (p->model) {
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 6; i++)
             p->drawn[i] = cw_random_u64(ctx);
         cw_blob_close(b);
         return NULL;
@@ -307,10 +307,17 @@ static void *partial_root(cw_ctx *ctx, void *arg)
     set_faults(ctx, f);
     uint64_t before = p->grown;
     expect_injected(cw_blob_resize(b, before + 1, &err), &err, CW_ERR_BLOB_RESIZE_FAILED);
-    p->after = cw_random_u64(ctx);
     set_faults(ctx, no_faults());
     cwc_sync(b);
     p->near = size_of(ctx, "r");
+    /* Shrinking stops halfway too. */
+    f.resize_partial = CW_RATE_ALWAYS;
+    set_faults(ctx, f);
+    expect_injected(cw_blob_resize(b, 2, &err), &err, CW_ERR_BLOB_RESIZE_FAILED);
+    p->after = cw_random_u64(ctx);
+    set_faults(ctx, no_faults());
+    cwc_sync(b);
+    p->shrunk = size_of(ctx, "r");
     cw_blob_close(b);
     return NULL;
 }
@@ -340,6 +347,11 @@ CWC_CASE(storage_faults_partial_resize, "storage", "STOR-032", DET)
     ck_assert(grown == 10 || (grown > 10 && grown < 110));
     /* One apart: nothing lies between, and nothing is drawn. */
     ck_assert_uint_eq(got.near, grown);
+    /* Partial for sure, shrinking: the length alone is drawn. */
+    uint64_t lo = 2, gap = grown - 2;
+    uint64_t shrunk = gap < 2 ? grown : lo + 1 + model.drawn[at++] % (gap - 1);
+    ck_assert_uint_eq(got.shrunk, shrunk);
+    ck_assert(shrunk == grown || (shrunk > 2 && shrunk < grown));
     ck_assert_uint_eq(got.after, model.drawn[at]);
 }
 
