@@ -8,6 +8,7 @@
 #   make cross-check the library and the suite built for aarch64 and s390x (big-endian),
 #                   run under qemu-user: every golden digest equal to this host's
 #   make fuzz       build the fuzz targets for libFuzzer and AFL++ (FUZZ_SECONDS to run)
+#   make fuzz-ci    every fuzz target for CI_SECONDS (60) from the corpus in git; fails on a finding
 #   make coverage   gcovr reports (HTML, JSON, Cobertura) for reference/
 #   make bench      the benchmarks in bench/
 #   make lint       the layer check, clang-tidy and cppcheck
@@ -68,7 +69,7 @@ SPEC_H := $(sort $(wildcard spec/include/cw/*.h))
 
 .PHONY: all libs check certify fuzz coverage bench lint install clean deps \
         unit conformance-run plugin-run negative requirements format valgrind report-check \
-        kit-check cross-check layers mutation mutation-selftest alloc-sweep
+        kit-check cross-check layers mutation mutation-selftest alloc-sweep fuzz-ci
 
 all: libs $(B)/bin/cw-conformance $(B)/bin/cw-sweep
 
@@ -296,6 +297,10 @@ certify: deps all
 
 fuzz:
 	$(MAKE) -C fuzz all
+
+CI_SECONDS ?= 60
+fuzz-ci:
+	$(MAKE) -C fuzz ci CI_SECONDS=$(CI_SECONDS)
 
 coverage: deps
 	$(MAKE) VARIANT=coverage all unit conformance-run
