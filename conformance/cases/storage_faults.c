@@ -747,8 +747,7 @@ CWC_CASE(storage_audit_digests_durable_content, "storage", "STOR-036", DET | CWC
  * every unsynced byte: an older unsynced write to the same range must not
  * land on top of them, and another blob's unsynced bytes are its own. */
 struct layered {
-    uint8_t a[6], b[4];
-    uint64_t alen, blen;
+    uint64_t alen, blen, clen;
 };
 
 static void *layered_write_root(cw_ctx *ctx, void *arg)
@@ -759,8 +758,13 @@ static void *layered_write_root(cw_ctx *ctx, void *arg)
     cwc_write(a, 0, "AAAAAA", 6);
     cwc_write(b, 0, "PPPP", 4);
     ck_assert_int_eq(cw_blob_write_at(a, 2, "BB", 2, CW_WRITE_SYNC, NULL), CW_OK);
+    /* An unsynced resize, then a synced write inside the old length. */
+    cw_blob *c = cwc_open(ctx, "p", "c", NULL);
+    ck_assert_int_eq(cw_blob_resize(c, 100, NULL), CW_OK);
+    ck_assert_int_eq(cw_blob_write_at(c, 0, "Z", 1, CW_WRITE_SYNC, NULL), CW_OK);
     cw_blob_close(a);
     cw_blob_close(b);
+    cw_blob_close(c);
     return NULL;
 }
 
@@ -773,8 +777,11 @@ static void *layered_read_root(cw_ctx *ctx, void *arg)
         cwc_read_eq(a, 0, "AABBAA", 6);
     if (l->blen == 4)
         cwc_read_eq(b, 0, "PPPP", 4);
+    cw_blob *c = cwc_open(ctx, "p", "c", &l->clen);
+    cwc_read_eq(c, 0, "Z", 1);
     cw_blob_close(a);
     cw_blob_close(b);
+    cw_blob_close(c);
     return NULL;
 }
 
@@ -785,6 +792,7 @@ CWC_CASE(storage_faults_crash_keeps_synced_writes_on_top, "recover", "STOR-033 S
     memset(&l, 0, sizeof l);
     cw_config cfg = cwc_config();
     cfg.storage_faults.write_kept = CW_RATE_ALWAYS;
+    cfg.storage_faults.resize_kept = CW_RATE_ALWAYS;
     cw_checkpoint *cp = NULL;
     cw_run_result res;
     ck_assert_int_eq(cw_start_checkpoint(cwc_backend, &cfg, layered_write_root, NULL, &res, &cp),
@@ -792,4 +800,5 @@ CWC_CASE(storage_faults_crash_keeps_synced_writes_on_top, "recover", "STOR-033 S
     ck_assert_int_eq(cw_recover(cp, layered_read_root, &l, &res, NULL), CW_OK);
     ck_assert_uint_eq(l.alen, 6);
     ck_assert_uint_eq(l.blen, 4);
+    ck_assert_uint_eq(l.clen, 100); /* the resize was kept, the write on top of it */
 }
