@@ -69,7 +69,8 @@ SPEC_H := $(sort $(wildcard spec/include/cw/*.h))
 
 .PHONY: all libs check certify fuzz coverage bench lint install clean deps \
         unit conformance-run plugin-run negative requirements format valgrind report-check \
-        kit-check cross-check layers mutation mutation-selftest alloc-sweep fuzz-ci
+        kit-check cross-check layers mutation mutation-selftest alloc-sweep fuzz-ci \
+        oss-fuzz-check
 
 all: libs $(B)/bin/cw-conformance $(B)/bin/cw-sweep
 
@@ -245,7 +246,7 @@ requirements: $(B)/bin/cw-conformance
 check: deps
 	rm -f build/*/reports/*.json
 	$(MAKE) all layers unit requirements conformance-run plugin-run report-check kit-check negative \
-	  skeleton-kit-check mutation-selftest sweep-check trace-check
+	  skeleton-kit-check mutation-selftest sweep-check trace-check oss-fuzz-check
 	$(MAKE) VARIANT=asan unit conformance-run skeleton-run
 	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run skeleton-run
 	$(MAKE) valgrind skeleton-valgrind
@@ -297,6 +298,24 @@ certify: deps all
 
 fuzz:
 	$(MAKE) -C fuzz all
+
+# fuzz/oss-fuzz/build.sh called as OSS-Fuzz and ClusterFuzzLite call it
+# (their variables set, an $OUT folder), then each binary over its seed
+# corpus; the image itself needs a registry this machine cannot reach.
+OSSF := $(abspath build/oss-fuzz)
+oss-fuzz-check:
+	@rm -rf $(OSSF) && mkdir -p $(OSSF)/src $(OSSF)/out $(OSSF)/work
+	@ln -s $(CURDIR) $(OSSF)/src/cwrt
+	@flags="-O1 -fno-omit-frame-pointer -gline-tables-only -fsanitize=address,undefined \
+	  -fsanitize=fuzzer-no-link"; \
+	CC=clang CXX=clang++ CFLAGS="$$flags" CXXFLAGS="$$flags" SANITIZER=address \
+	  LIB_FUZZING_ENGINE=-fsanitize=fuzzer SRC=$(OSSF)/src OUT=$(OSSF)/out WORK=$(OSSF)/work \
+	  bash fuzz/oss-fuzz/build.sh > $(OSSF)/build.log 2>&1 || { tail -30 $(OSSF)/build.log; exit 1; }
+	@sh fuzz/oss-fuzz/check-out.sh $(OSSF)/out
+	@if SANITIZER=memory OUT=$(OSSF)/out SRC=$(OSSF)/src bash fuzz/oss-fuzz/build.sh 2>/dev/null; \
+	  then echo "build.sh accepted MemorySanitizer"; exit 1; fi
+	@cmp -s fuzz/oss-fuzz/build.sh .clusterfuzzlite/build.sh || \
+	  { echo ".clusterfuzzlite/build.sh differs from fuzz/oss-fuzz/build.sh"; exit 1; }
 
 CI_SECONDS ?= 60
 fuzz-ci:
