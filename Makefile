@@ -252,6 +252,7 @@ check: deps
 	$(MAKE) valgrind skeleton-valgrind
 	@$(MAKE) -s -C fuzz replay > build/fuzz-replay.txt || { cat build/fuzz-replay.txt; exit 1; }
 	@cat build/fuzz-replay.txt
+	@$(MAKE) -s -C fuzz candidates
 	@sh ci/summary.sh $$(sed -n 's/^fuzz replay: \([0-9]*\) passed.*/\1/p' build/fuzz-replay.txt)
 
 # Other architectures, through Debian's cross compilers and qemu-user

@@ -25,7 +25,8 @@
  * parse back.
  *
  * The candidate is the reference's deterministic backend, or the backend a
- * shared object exports (cw_backend_entry) when BLOB_HEADER_BACKEND names
+ * shared object exports (cw_backend_entry) when CW_FUZZ_BACKEND (or its
+ * former name BLOB_HEADER_BACKEND) names
  * one: the same target then certifies another implementation's codec.
  */
 #include <dlfcn.h>
@@ -34,6 +35,7 @@
 #include <string.h>
 
 #include "cwrt/cwrt.h"
+#include "driver/candidate.h"
 #include "driver/target.h"
 
 enum { REGION = 4096, MAX_LEN = 4096 + 64 };
@@ -244,17 +246,7 @@ static void invariants(int rc, const cw_blob_header *h, const uint8_t *raw, uint
 
 static const cw_backend *candidate(void)
 {
-    static const cw_backend *b;
-    if (b)
-        return b;
-    const char *path = getenv("BLOB_HEADER_BACKEND");
-    if (!path || !path[0])
-        return b = cw_backend_deterministic();
-    void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    cw_backend_entry_fn entry = so ? (cw_backend_entry_fn)dlsym(so, CW_BACKEND_ENTRY_SYMBOL) : NULL;
-    if (!entry)
-        fail("BLOB_HEADER_BACKEND names no backend shared object");
-    return b = entry();
+    return fuzz_candidate("BLOB_HEADER_BACKEND");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

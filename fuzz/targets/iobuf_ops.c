@@ -70,6 +70,7 @@
 #include <string.h>
 
 #include "cwrt/cwrt.h"
+#include "driver/candidate.h"
 #include "driver/target.h"
 
 enum { NB = 6, NM = 3, NL = 2, MAX_OPS = 200, MAX_ALLOCS = 1024, MAX_CHUNKS = 512 };
@@ -1088,7 +1089,7 @@ static void op_builder(int b)
 
 static void setup(unsigned cfgbyte)
 {
-    be = cw_backend_deterministic();
+    be = fuzz_candidate(NULL);
     max_per_class = (cfgbyte & 3) + 1;
     unsigned cache = (cfgbyte >> 2) & 3;
     pool_min_size = cfgbyte & 16 ? 32 : 0;

@@ -4,6 +4,9 @@
  * by the fuzzer's input (cw_config.random_bytes, DET-017), and one
  * invariant checked after a crash and a restart.
  *
+ * BACKEND. The reference's deterministic one, or CW_FUZZ_BACKEND's (it
+ * needs CW_CAP_DETERMINISTIC and CW_CAP_RECOVER).
+ *
  * INPUT. Every byte is the run's random stream, 8 to a draw; when it runs
  * out, the seed's stream goes on. Nothing else: every input is a valid run.
  *
@@ -28,6 +31,7 @@
 #include <string.h>
 
 #include "cwrt/cwrt.h"
+#include "driver/candidate.h"
 #include "driver/target.h"
 
 #define NODES 3
@@ -42,7 +46,7 @@ typedef struct logrun {
 
 static uint32_t crc(const uint8_t *p, size_t n)
 {
-    return cw_crc32c(cw_backend_deterministic(), 0, p, n);
+    return cw_crc32c(fuzz_candidate(NULL), 0, p, n);
 }
 
 static void put32(uint8_t *p, uint32_t v)
@@ -87,9 +91,9 @@ static cw_addr node_addr(int i)
 
 static int send_bytes(cw_sink *s, const uint8_t *p, size_t n)
 {
-    cw_iobufs *l = cw_iobufs_new(cw_backend_deterministic());
+    cw_iobufs *l = cw_iobufs_new(fuzz_candidate(NULL));
     cw_iobuf b;
-    if (!l || cw_iobuf_copy(cw_backend_deterministic(), p, n, &b) != CW_OK) {
+    if (!l || cw_iobuf_copy(fuzz_candidate(NULL), p, n, &b) != CW_OK) {
         cw_iobufs_release(l);
         return CW_ERR_NOMEM;
     }
@@ -263,7 +267,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg.storage_faults.resize_kept = (cw_rate){1, 2};
     logrun r;
     memset(&r, 0, sizeof r);
-    const cw_backend *det = cw_backend_deterministic();
+    const cw_backend *det = fuzz_candidate(NULL);
+    if ((det->capabilities & (CW_CAP_DETERMINISTIC | CW_CAP_RECOVER)) !=
+        (CW_CAP_DETERMINISTIC | CW_CAP_RECOVER)) {
+        fprintf(stderr, "replicated_log: the backend needs CW_CAP_DETERMINISTIC and CW_CAP_RECOVER\n");
+        abort();
+    }
     cw_checkpoint *cp = NULL;
     cw_run_result res;
     int rc = cw_start_checkpoint(det, &cfg, leader_root, &r, &res, &cp);
