@@ -12,8 +12,25 @@
 #ifdef __AFL_FUZZ_TESTCASE_LEN
 __AFL_FUZZ_INIT();
 
-int main(void)
+/* Run the target on two fixed inputs before the fork server starts, so
+ * that what a process does once (CRC tables, the candidate backend, the
+ * CPU feature checks) is done in the parent every child is forked from.
+ * Left to the first input of each child, it would make the same input
+ * take different paths, which AFL++ reports as instability. */
+static void warm_up(void)
 {
+    static unsigned char zeros[256], ones[256];
+    for (size_t i = 0; i < sizeof ones; i++)
+        ones[i] = 0xff;
+    LLVMFuzzerTestOneInput(zeros, sizeof zeros);
+    LLVMFuzzerTestOneInput(ones, sizeof ones);
+}
+
+int main(int argc, char **argv)
+{
+    if (LLVMFuzzerInitialize)
+        LLVMFuzzerInitialize(&argc, &argv);
+    warm_up();
     __AFL_INIT();
     /* The buffer belongs to AFL++; read it only after __AFL_INIT. */
     unsigned char *buf = __AFL_FUZZ_TESTCASE_BUF;

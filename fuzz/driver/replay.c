@@ -137,6 +137,8 @@ int main(int argc, char **argv)
         return 2;
     }
     watch_for_crashes();
+    if (LLVMFuzzerInitialize)
+        LLVMFuzzerInitialize(&argc, &argv);
     for (int i = 1; i < argc; i++)
         if (replay_path(argv[i]) != 0)
             return 1;

@@ -12,5 +12,8 @@
 #include <stdint.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* Optional: what a target does once per process, before any input
+ * (libFuzzer calls it; so do the AFL++ and replay drivers). */
+int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 
 #endif
