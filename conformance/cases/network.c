@@ -455,6 +455,32 @@ static void *peek_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
+/* A stream that never held a byte: peek shows nothing, whatever it asks. */
+static void *fresh_peek_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct pair a, b;
+    cw_listener *l;
+    connect_pair(ctx, &a, &b, &l);
+    uint8_t seen[8];
+    ck_assert_uint_eq(cw_stream_peek(b.stream, sizeof seen, seen), 0);
+    ck_assert_uint_eq(cw_stream_peek(a.stream, 0, seen), 0);
+    cw_sink *ms;
+    cw_stream *mr;
+    ck_assert_int_eq(cw_mock_channel(ctx, &ms, &mr), CW_OK);
+    ck_assert_uint_eq(cw_stream_peek(mr, sizeof seen, seen), 0);
+    conn_close(ms, mr);
+    conn_close(a.sink, a.stream);
+    conn_close(b.sink, b.stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_peek_fresh_stream, "network", "NET-012 NET-024", 0)
+{
+    cwc_run_ok(NULL, fresh_peek_root, NULL);
+}
+
 CWC_CASE(network_peek_then_recv, "network", "NET-012", 0)
 {
     cwc_run_ok(NULL, peek_root, NULL);

@@ -236,11 +236,12 @@ int cw_net_stream_recv(cw_stream *s, size_t len, cw_iobufs **out)
 size_t cw_net_stream_peek(cw_stream *s, size_t max, uint8_t *dst)
 {
     cw_rt_lock(s->rt);
-    const uint8_t *held = s->direct.data ? s->direct.data : s->buf + s->off;
     size_t len = s->direct.data ? s->direct.len : s->len;
     size_t n = len < max ? len : max;
+    /* A stream that never held a byte has no buffer yet: no pointer
+     * arithmetic on it, even of zero. */
     if (n > 0)
-        memcpy(dst, held, n);
+        memcpy(dst, s->direct.data ? s->direct.data : s->buf + s->off, n);
     cw_rt_unlock(s->rt);
     return n;
 }
