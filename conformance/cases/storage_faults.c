@@ -171,10 +171,10 @@ struct torn {
     uint64_t after; /* the next random value after the failed write */
 };
 
-/* The model: the same calls up to the failed write, then the draws. */
-static void *torn_model_root(cw_ctx *ctx, void *arg)
+/* What both runs do before the failed write: a synced blob of OLD_LEN
+ * bytes 'o', and every write from now on failing, two bytes in three kept. */
+static cw_blob *torn_setup(cw_ctx *ctx, const struct torn *t)
 {
-    struct torn *t = arg;
     uint8_t old[OLD_LEN];
     memset(old, 'o', sizeof old);
     cw_blob *b = cwc_open(ctx, "p", "torn", NULL);
@@ -185,6 +185,14 @@ static void *torn_model_root(cw_ctx *ctx, void *arg)
     f.write_kept = (cw_rate){2, 3};
     f.write_mode = t->mode;
     set_faults(ctx, f);
+    return b;
+}
+
+/* The model: the same calls up to the failed write, then the draws. */
+static void *torn_model_root(cw_ctx *ctx, void *arg)
+{
+    struct torn *t = arg;
+    cw_blob *b = torn_setup(ctx, t);
     for (size_t i = 0; i <= TORN_LEN; i++)
         t->drawn[i] = cw_random_u64(ctx);
     cw_blob_close(b);
@@ -195,17 +203,9 @@ static void *torn_model_root(cw_ctx *ctx, void *arg)
 static void *torn_read_root(cw_ctx *ctx, void *arg)
 {
     struct torn *t = arg;
-    uint8_t old[OLD_LEN], fresh[TORN_LEN];
-    memset(old, 'o', sizeof old);
+    uint8_t fresh[TORN_LEN];
     memset(fresh, 'n', sizeof fresh);
-    cw_blob *b = cwc_open(ctx, "p", "torn", NULL);
-    cwc_write(b, 0, old, sizeof old);
-    cwc_sync(b);
-    cw_storage_faults f = no_faults();
-    f.write = CW_RATE_ALWAYS;
-    f.write_kept = (cw_rate){2, 3};
-    f.write_mode = t->mode;
-    set_faults(ctx, f);
+    cw_blob *b = torn_setup(ctx, t);
     cw_storage_error err;
     expect_injected(cw_blob_write_at(b, TORN_AT, fresh, TORN_LEN, CW_WRITE_DEFAULT, &err), &err,
                     CW_ERR_IO);
