@@ -8,8 +8,9 @@
  * test see a protocol's retransmission and timeout paths without losing
  * the connection itself.
  *
- * The list is short (a test makes a few partitions) and is read on every
- * send of a connection while any partition exists, so a linear scan it is.
+ * The list is short (a test makes a few partitions) and is read only when a
+ * partition is made or repaired, and by dials: a stream keeps whether it is
+ * cut (`held`), so a send does not look. A linear scan it is.
  */
 #include <stdlib.h>
 #include <string.h>

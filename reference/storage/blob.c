@@ -145,8 +145,8 @@ static int read_iov(cw_blob *b, const char *label, uint64_t offset, const struct
     int rc = read_begin(f, label, offset, len, options, err);
     if (rc != CW_OK)
         return rc;
-    if (cw_fault_hit_file(f, CW_FAULT_READ))
-        return cw_fault_fail(err, CW_FAULT_READ, f->partition, f->hex);
+    if ((rc = cw_fault_inject_file(f, CW_FAULT_READ, err)) != CW_OK)
+        return rc;
     if (len == 0)
         return CW_OK;
     return f->st->driver->read(f, f->data_offset + offset, iov, n, len, options, err);
@@ -162,8 +162,8 @@ static int read_unallocated(cw_bfile *f, uint64_t offset, size_t len, cw_read_op
     int rc = read_begin(f, "read_at", offset, len, options, err);
     if (rc != CW_OK)
         return rc;
-    if (cw_fault_hit_file(f, CW_FAULT_READ))
-        return cw_fault_fail(err, CW_FAULT_READ, f->partition, f->hex);
+    if ((rc = cw_fault_inject_file(f, CW_FAULT_READ, err)) != CW_OK)
+        return rc;
     if (len == 0) /* the range is empty: nothing to ask the driver */
         return cw_storage_fail(err, CW_ERR_NOMEM, f->partition, f->hex, 0, "out of memory");
     uint8_t last;
@@ -297,9 +297,10 @@ static int write_iov(cw_blob *b, uint64_t offset, const struct iovec *iov, int n
         cw_metric_counter_add(st->syncs, 1);
     if (!fits(f, offset, len))
         return overflow(f, err);
-    if (cw_fault_hit_file(f, CW_FAULT_WRITE)) {
+    int rc = cw_fault_inject_file(f, CW_FAULT_WRITE, err);
+    if (rc != CW_OK) {
         cw_fault_torn_write(f, f->data_offset + offset, iov, n, len);
-        return cw_fault_fail(err, CW_FAULT_WRITE, f->partition, f->hex);
+        return rc;
     }
     if (len == 0)
         return CW_OK; /* an empty write changes nothing, synced or not */
@@ -345,15 +346,14 @@ int cw_blob_write_bufs_entry(cw_blob *b, uint64_t offset, const cw_iobufs *bufs,
 
 /* ---- Resize and sync -------------------------------------------------------------- */
 
-/* An injected resize failure, which may stop between the two lengths
- * (physical, as the driver counts them) [STOR-032]. */
-static int failed_resize(cw_bfile *f, uint64_t asked, cw_storage_error *err)
+/* An injected resize failure may stop between the two lengths (physical,
+ * as the driver counts them) [STOR-032]. */
+static void stop_halfway(cw_bfile *f, uint64_t asked)
 {
     uint64_t old = f->st->driver->length(f);
     uint64_t reached = cw_fault_partial_length(f->st, old, asked);
     if (reached != old)
         (void)f->st->driver->resize(f, reached, NULL);
-    return cw_fault_fail(err, CW_FAULT_RESIZE, f->partition, f->hex);
 }
 
 int cw_blob_resize_entry(cw_blob *b, uint64_t len, cw_storage_error *err)
@@ -371,8 +371,10 @@ int cw_blob_resize_entry(cw_blob *b, uint64_t len, cw_storage_error *err)
     cw_metric_counter_add(st->resizes, 1);
     if (!fits(f, len, 0))
         return overflow(f, err);
-    if (cw_fault_hit_file(f, CW_FAULT_RESIZE))
-        return failed_resize(f, f->data_offset + len, err);
+    if ((rc = cw_fault_inject_file(f, CW_FAULT_RESIZE, err)) != CW_OK) {
+        stop_halfway(f, f->data_offset + len);
+        return rc;
+    }
     rc = st->driver->resize(f, f->data_offset + len, err);
     cw_task_check_abort(t);
     return rc;
@@ -388,8 +390,8 @@ int cw_blob_sync_entry(cw_blob *b, cw_storage_error *err)
         return refuse(f, rc, NULL, err);
     audit(f, "sync", NULL, 0);
     cw_metric_counter_add(st->syncs, 1);
-    if (cw_fault_hit_file(f, CW_FAULT_SYNC))
-        return cw_fault_fail(err, CW_FAULT_SYNC, f->partition, f->hex);
+    if ((rc = cw_fault_inject_file(f, CW_FAULT_SYNC, err)) != CW_OK)
+        return rc;
     rc = st->driver->sync(f, err);
     cw_task_check_abort(t);
     return rc;
@@ -416,8 +418,8 @@ cw_handle *cw_blob_start_sync_entry(cw_blob *b)
     pthread_mutex_lock(&st->lock);
     f->pins++;
     pthread_mutex_unlock(&st->lock);
-    if (cw_fault_hit_file(f, CW_FAULT_SYNC))
-        cw_blob_sync_done(f, h, CW_ERR_BLOB_SYNC_FAILED);
+    if ((rc = cw_fault_inject_file(f, CW_FAULT_SYNC, NULL)) != CW_OK)
+        cw_blob_sync_done(f, h, rc);
     else
         st->driver->start_sync(f, h);
     return h;

@@ -25,11 +25,16 @@ static cw_rate rate_of(const cw_storage_faults *f, cw_fault_kind kind)
     return rates[kind];
 }
 
+/* Only a deterministic run injects faults or has a storage audit. */
+static bool simulated(cw_rt *rt)
+{
+    return cw_rt_backend(rt)->capabilities & CW_CAP_DETERMINISTIC;
+}
+
 /* The settings in force, or NULL on a run that does not simulate. */
 static const cw_storage_faults *faults_of(const cw_storage *st)
 {
-    bool simulated = cw_rt_backend(st->rt)->capabilities & CW_CAP_DETERMINISTIC;
-    return simulated ? &st->faults : NULL;
+    return simulated(st->rt) ? &st->faults : NULL;
 }
 
 static void audit_fault(cw_rt *rt, cw_fault_kind kind, const char *partition, const uint8_t *name,
@@ -42,23 +47,8 @@ static void audit_fault(cw_rt *rt, cw_fault_kind kind, const char *partition, co
     cw_audit(rt, "fault", f, 3);
 }
 
-bool cw_fault_hit(cw_storage *st, cw_fault_kind kind, const char *partition, const uint8_t *name,
-                  size_t len)
-{
-    const cw_storage_faults *f = faults_of(st);
-    if (!f || !cw_rt_chance(st->rt, rate_of(f, kind)))
-        return false;
-    audit_fault(st->rt, kind, partition, name, len);
-    return true;
-}
-
-bool cw_fault_hit_file(const cw_bfile *f, cw_fault_kind kind)
-{
-    return cw_fault_hit(f->st, kind, f->partition, f->name, f->name_len);
-}
-
-int cw_fault_fail(cw_storage_error *err, cw_fault_kind kind, const char *partition,
-                  const char *hex)
+/* The error of an injected failure of `kind` [STOR-030]. */
+static int fail(cw_storage_error *err, cw_fault_kind kind, const char *partition, const char *hex)
 {
     const char *p = partition, *n = hex ? hex : "", *sep = hex ? "/" : "";
     switch (kind) {
@@ -75,6 +65,24 @@ int cw_fault_fail(cw_storage_error *err, cw_fault_kind kind, const char *partiti
         return cw_storage_fail(err, CW_ERR_IO, p, hex, 0, "io error: %s%s%s: %s: injected fault",
                                p, sep, n, kind_names[kind]);
     }
+}
+
+int cw_fault_inject(cw_storage *st, cw_fault_kind kind, const char *partition,
+                    const uint8_t *name, size_t len, cw_storage_error *err)
+{
+    const cw_storage_faults *f = faults_of(st);
+    if (!f || !cw_rt_chance(st->rt, rate_of(f, kind)))
+        return CW_OK;
+    audit_fault(st->rt, kind, partition, name, len);
+    char hex[2 * CW_BLOB_NAME_MAX + 1];
+    if (name)
+        cw_hex_encode(name, len, hex);
+    return fail(err, kind, partition, name ? hex : NULL);
+}
+
+int cw_fault_inject_file(const cw_bfile *f, cw_fault_kind kind, cw_storage_error *err)
+{
+    return cw_fault_inject(f->st, kind, f->partition, f->name, f->name_len, err);
 }
 
 /* ---- What survives of a write ------------------------------------------------------- */
@@ -155,7 +163,7 @@ uint64_t cw_fault_partial_length(const cw_storage *st, uint64_t old, uint64_t as
 int cw_storage_set_faults_entry(cw_ctx *ctx, const cw_storage_faults *faults)
 {
     cw_rt *rt = cw_ctx_rt(ctx);
-    if (!(cw_rt_backend(rt)->capabilities & CW_CAP_DETERMINISTIC))
+    if (!simulated(rt))
         return CW_ERR_UNSUPPORTED;
     cw_task_self(rt, "cw_storage_set_faults");
     if (!faults || !cw_storage_faults_valid(faults))
@@ -173,7 +181,7 @@ int cw_storage_audit_entry(cw_ctx *ctx, char out[65])
     out[0] = '\0';
     cw_task_self(rt, "cw_storage_audit");
     cw_storage *st = cw_storage_of(rt);
-    if (!(cw_rt_backend(rt)->capabilities & CW_CAP_DETERMINISTIC) || !st->driver->audit)
+    if (!simulated(rt) || !st->driver->audit)
         return CW_ERR_UNSUPPORTED;
     return st->driver->audit(st, out);
 }

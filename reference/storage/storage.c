@@ -154,11 +154,8 @@ int cw_storage_open_entry(cw_ctx *ctx, const char *partition, const void *name, 
     if (st->broken)
         return broken(st, partition, err);
 
-    if (cw_fault_hit(st, CW_FAULT_OPEN, partition, name, name_len)) {
-        char hex[2 * CW_BLOB_NAME_MAX + 1];
-        cw_hex_encode(name, name_len, hex);
-        return cw_fault_fail(err, CW_FAULT_OPEN, partition, hex);
-    }
+    if ((rc = cw_fault_inject(st, CW_FAULT_OPEN, partition, name, name_len, err)) != CW_OK)
+        return rc;
     cw_bfile *f = file_new(st, partition, name, name_len);
     uint64_t found = 0;
     rc = st->driver->open(f, versions, &found, err);
@@ -207,12 +204,9 @@ int cw_storage_remove_entry(cw_ctx *ctx, const char *partition, const void *name
     cw_storage *st = cw_storage_of(rt);
     if (st->broken)
         return broken(st, partition, err);
-    if (cw_fault_hit(st, CW_FAULT_REMOVE, partition, name, name ? name_len : 0)) {
-        char hex[2 * CW_BLOB_NAME_MAX + 1];
-        if (name)
-            cw_hex_encode(name, name_len, hex);
-        return cw_fault_fail(err, CW_FAULT_REMOVE, partition, name ? hex : NULL);
-    }
+    rc = cw_fault_inject(st, CW_FAULT_REMOVE, partition, name, name ? name_len : 0, err);
+    if (rc != CW_OK)
+        return rc;
     rc = st->driver->remove(st, partition, name, name ? name_len : 0, err);
     if (cw_task_aborted(t))
         cw_task_check_abort(t);
@@ -237,8 +231,8 @@ int cw_storage_scan_entry(cw_ctx *ctx, const char *partition, cw_blob_names **ou
     cw_storage *st = cw_storage_of(rt);
     if (st->broken)
         return broken(st, partition, err);
-    if (cw_fault_hit(st, CW_FAULT_SCAN, partition, NULL, 0))
-        return cw_fault_fail(err, CW_FAULT_SCAN, partition, NULL);
+    if ((rc = cw_fault_inject(st, CW_FAULT_SCAN, partition, NULL, 0, err)) != CW_OK)
+        return rc;
     cw_blob_names *names = cw_names_new(rt);
     rc = st->driver->scan(st, partition, names, err);
     if (rc != CW_OK || cw_task_aborted(t)) {

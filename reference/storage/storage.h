@@ -212,14 +212,12 @@ typedef enum cw_fault_kind {
 } cw_fault_kind;
 
 /* Whether a call of `kind` on `partition` (and blob name, NULL for none)
- * fails: one draw of its rate on a deterministic run, and a `fault` event
- * when it does. Never on other runs. */
-bool cw_fault_hit(cw_storage *st, cw_fault_kind kind, const char *partition, const uint8_t *name,
-                  size_t len);
-bool cw_fault_hit_file(const cw_bfile *f, cw_fault_kind kind);
-/* Fill `err` for an injected failure of `kind`; returns the kind's code. */
-int cw_fault_fail(cw_storage_error *err, cw_fault_kind kind, const char *partition,
-                  const char *hex);
+ * fails: one draw of its rate on a deterministic run, a `fault` event when
+ * it does, and then `err` filled and the kind's code returned; CW_OK
+ * otherwise, and always on other runs [STOR-030]. */
+int cw_fault_inject(cw_storage *st, cw_fault_kind kind, const char *partition,
+                    const uint8_t *name, size_t len, cw_storage_error *err);
+int cw_fault_inject_file(const cw_bfile *f, cw_fault_kind kind, cw_storage_error *err);
 /* Apply to the driver what a failed write keeps of its `len` bytes, as
  * plain unsynced writes (STOR-031). */
 void cw_fault_torn_write(cw_bfile *f, uint64_t offset, const struct iovec *iov, int n, size_t len);
