@@ -619,23 +619,14 @@ static int send_number(cw_sink *s, uint32_t i)
 {
     uint8_t bytes[4];
     put_u32(bytes, i);
-    cw_iobufs *l = cw_iobufs_new(cwc_backend);
-    cw_iobuf b;
-    ck_assert_int_eq(cw_iobuf_copy(cwc_backend, bytes, 4, &b), CW_OK);
-    ck_assert_int_eq(cw_iobufs_append(l, &b), CW_OK);
-    int rc = cw_sink_send(s, l);
-    cw_iobufs_release(l);
-    return rc;
+    return send_data(s, bytes, 4);
 }
 
 static void expect_number(cw_stream *s, uint32_t i)
 {
     uint8_t want[4];
     put_u32(want, i);
-    cw_iobufs *got = NULL;
-    ck_assert_int_eq(cw_stream_recv(s, 4, &got), CW_OK);
-    ck_assert(cw_iobufs_equal_bytes(got, want, 4));
-    cw_iobufs_release(got);
+    recv_data(s, want, 4);
 }
 
 /* Sends until one fails, which must be a reset: then both directions are

@@ -9,15 +9,21 @@
 
 #include "cases/util.h"
 
-static inline int send_text(cw_sink *s, const char *text)
+/* Send `len` bytes as one chunk; the send's result. */
+static inline int send_data(cw_sink *s, const void *data, size_t len)
 {
     cw_iobufs *l = cw_iobufs_new(cwc_backend);
     cw_iobuf b;
-    ck_assert_int_eq(cw_iobuf_copy(cwc_backend, text, strlen(text), &b), CW_OK);
+    ck_assert_int_eq(cw_iobuf_copy(cwc_backend, data, len, &b), CW_OK);
     ck_assert_int_eq(cw_iobufs_append(l, &b), CW_OK);
     int rc = cw_sink_send(s, l);
     cw_iobufs_release(l);
     return rc;
+}
+
+static inline int send_text(cw_sink *s, const char *text)
+{
+    return send_data(s, text, strlen(text));
 }
 
 /* A connection through a listener: a's sink reaches b's stream and back. */
@@ -60,13 +66,18 @@ static inline void expect_nothing_yet(cw_stream *s, size_t len)
     ck_assert_ptr_null(got);
 }
 
-static inline void recv_text(cw_stream *s, const char *want)
+/* Receive exactly `len` bytes and require them equal to `want`. */
+static inline void recv_data(cw_stream *s, const void *want, size_t len)
 {
     cw_iobufs *got = NULL;
-    size_t len = strlen(want);
     ck_assert_int_eq(cw_stream_recv(s, len, &got), CW_OK);
     ck_assert(cw_iobufs_equal_bytes(got, want, len));
     cw_iobufs_release(got);
+}
+
+static inline void recv_text(cw_stream *s, const char *want)
+{
+    recv_data(s, want, strlen(want));
 }
 
 #endif
