@@ -157,6 +157,15 @@ static void *patterns_root(cw_ctx *ctx, void *arg)
     next++;
     ck_assert(!dial_through(ctx, l, &where, where, cw_addr_loopback4(next)));
     cw_listener_close(l);
+
+    /* IPv6: only the all-zero address is unspecified, whatever its first
+     * bytes; ::7 is an address like any other. */
+    static const uint8_t doc5[16] = {0x20, 0x01, 0x0d, 0xb8, [15] = 5}, seven[16] = {[15] = 7};
+    cw_addr v6 = cw_addr_ipv6(doc5, 9000); /* any6, above, is [::]:0 */
+    ck_assert_int_eq(cw_bind(ctx, &v6, &l), CW_OK);
+    ck_assert(dial_through(ctx, l, &v6, cw_addr_ipv6(seven, 0), any6));
+    ck_assert(!dial_through(ctx, l, &v6, any6, any6));
+    cw_listener_close(l);
     return NULL;
 }
 
