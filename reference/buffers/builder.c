@@ -58,14 +58,8 @@ int cw_buf_builder_push(cw_iobufs_builder *bld, cw_iobuf *buf)
     }
     if (buf->hdr.backend != bld->hdr.backend)
         return CW_ERR_INVALID;
-    if (bld->n == bld->cap) {
-        size_t cap = bld->cap ? 2 * bld->cap : 4;
-        cw_pushed *p = realloc(bld->pushed, cap * sizeof *p);
-        if (!p)
-            return CW_ERR_NOMEM;
-        bld->pushed = p;
-        bld->cap = cap;
-    }
+    if (!cw_grow(&bld->pushed, &bld->cap, bld->n + 1, sizeof *bld->pushed, 4))
+        return CW_ERR_NOMEM;
     bld->pushed[bld->n].at = bld->inl.len;
     bld->pushed[bld->n].buf = *buf;
     bld->n++;

@@ -41,14 +41,8 @@ int cw_buf_mbufs_append(cw_iobufs_mut *l, cw_iobuf_mut *m)
     }
     if (m->hdr.backend != l->hdr.backend)
         return CW_ERR_INVALID;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 4;
-        cw_iobuf_mut *chunk = realloc(l->chunk, cap * sizeof *chunk);
-        if (!chunk)
-            return CW_ERR_NOMEM;
-        l->chunk = chunk;
-        l->cap = cap;
-    }
+    if (!cw_grow(&l->chunk, &l->cap, l->n + 1, sizeof *l->chunk, 4))
+        return CW_ERR_NOMEM;
     l->chunk[l->n++] = *m;
     cw_mut_detach(m, m->hdr.backend);
     return CW_OK;

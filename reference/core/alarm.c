@@ -62,14 +62,8 @@ static void sift_down(cw_alarms *a, size_t i)
 
 void cw_alarms_push(cw_alarms *a, cw_wait *w, cw_task *t)
 {
-    if (a->len == a->cap) {
-        size_t cap = a->cap ? 2 * a->cap : 64;
-        cw_wait **heap = realloc(a->heap, cap * sizeof *heap);
-        if (!heap)
-            cw_fatal("out of memory arming an alarm");
-        a->heap = heap;
-        a->cap = cap;
-    }
+    if (!cw_grow(&a->heap, &a->cap, a->len + 1, sizeof *a->heap, 64))
+        cw_fatal("out of memory arming an alarm");
     cw_waitv_of(w)->seq = (uintptr_t)a->seq++;
     cw_waitv_of(w)->task = t;
     a->heap[a->len] = w;

@@ -29,13 +29,12 @@ static void set_attribute(cw_ctx *ctx, const char *key, const char *value)
         ctx->attrs[i].value = cw_xstrdup(value);
         return;
     }
-    cw_attribute *grown = realloc(ctx->attrs, (ctx->nattrs + 1) * sizeof *grown);
-    if (!grown)
+    if (!cw_grow(&ctx->attrs, &ctx->cap_attrs, ctx->nattrs + 1, sizeof *ctx->attrs, 4))
         cw_fatal("out of memory adding a context attribute");
-    ctx->attrs = grown;
-    memmove(&grown[i + 1], &grown[i], (ctx->nattrs - i) * sizeof *grown);
-    grown[i].key = cw_xstrdup(key);
-    grown[i].value = cw_xstrdup(value);
+    cw_attribute *a = ctx->attrs;
+    memmove(&a[i + 1], &a[i], (ctx->nattrs - i) * sizeof *a);
+    a[i].key = cw_xstrdup(key);
+    a[i].value = cw_xstrdup(value);
     ctx->nattrs++;
 }
 

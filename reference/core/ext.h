@@ -47,6 +47,12 @@ _Noreturn void cw_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2
  * small records whose loss no caller could report (see util.c). */
 void *cw_xcalloc(size_t n, size_t size);
 char *cw_xstrdup(const char *s);
+/* The one way an array grows: make room for `need` items of `size` bytes
+ * in the array *items (a T ** passed as void *) whose capacity is *cap,
+ * doubling from `first`. False when memory, or size_t, runs out; the
+ * array and *cap are then as they were, so the caller returns
+ * CW_ERR_NOMEM with nothing lost. */
+bool cw_grow(void *items, size_t *cap, size_t need, size_t size, size_t first);
 
 /* ---- The run (runtime.c) -------------------------------------------------------- */
 

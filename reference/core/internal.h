@@ -56,7 +56,7 @@ struct cw_ctx {
     cw_node *node; /* one reference */
     char *label;
     cw_attribute *attrs; /* sorted by key */
-    size_t nattrs;
+    size_t nattrs, cap_attrs;
     int execution;
     cw_task *task; /* the task whose own context this is, if any */
     cw_list link;  /* rt->contexts */

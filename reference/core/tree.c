@@ -77,31 +77,31 @@ void cw_node_set_task(cw_node *n, cw_task *t)
     n->task = t;
 }
 
+/* The node after `cur` in a walk of the subtree of `top` that visits a
+ * node before its children, and its children newest first; the children
+ * of `cur` are skipped unless `descend`. NULL at the end. Walking by the
+ * links rather than with a stack of its own keeps an abort from needing
+ * memory, so it cannot fail. */
+static cw_node *next_in(const cw_node *top, cw_node *cur, bool descend)
+{
+    if (descend && !cw_list_empty(&cur->children))
+        return cw_container_of(cur->children.prev, cw_node, sibling);
+    for (; cur != top; cur = cur->parent)
+        if (cur->sibling.prev != &cur->parent->children)
+            return cw_container_of(cur->sibling.prev, cw_node, sibling);
+    return NULL;
+}
+
 void cw_node_abort(cw_node *n)
 {
-    size_t cap = 16, len = 0;
-    cw_node **stack = cw_xcalloc(cap, sizeof *stack);
-    stack[len++] = n;
-    while (len) {
-        cw_node *cur = stack[--len];
-        if (cur->aborted)
-            continue;
+    for (cw_node *cur = n; cur;) {
+        bool descend = !cur->aborted; /* an aborted node's subtree already is */
         cur->aborted = true;
-        if (cur->task) {
+        if (descend && cur->task) {
             cw_task *t = cur->task;
             cur->task = NULL;
             cw_task_abort(t);
         }
-        for (cw_list *it = cur->children.next; it != &cur->children; it = it->next) {
-            if (len == cap) {
-                cw_node **bigger = realloc(stack, 2 * cap * sizeof *stack);
-                if (!bigger)
-                    cw_fatal("out of memory aborting a supervision tree");
-                stack = bigger;
-                cap *= 2;
-            }
-            stack[len++] = cw_container_of(it, cw_node, sibling);
-        }
+        cur = next_in(n, cur, descend);
     }
-    free(stack);
 }

@@ -50,14 +50,8 @@ static void put_task(FILE *out, int format, const cw_task *t, int depth, uint64_
 
 static int push(frame **stack, size_t *n, size_t *cap, frame f)
 {
-    if (*n == *cap) {
-        size_t grown_cap = *cap ? 2 * *cap : 32;
-        frame *grown = realloc(*stack, grown_cap * sizeof *grown);
-        if (!grown)
-            return CW_ERR_NOMEM;
-        *stack = grown;
-        *cap = grown_cap;
-    }
+    if (!cw_grow(stack, cap, *n + 1, sizeof **stack, 32))
+        return CW_ERR_NOMEM;
     (*stack)[(*n)++] = f;
     return CW_OK;
 }

@@ -7,6 +7,7 @@
  * be large (channels) report CW_ERR_NOMEM instead.
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,4 +39,26 @@ char *cw_xstrdup(const char *s)
     char *p = cw_xcalloc(1, len);
     memcpy(p, s, len);
     return p;
+}
+
+bool cw_grow(void *items, size_t *cap, size_t need, size_t size, size_t first)
+{
+    if (need <= *cap)
+        return true;
+    size_t grown = *cap ? *cap : first ? first : 1;
+    while (grown < need) {
+        if (grown > SIZE_MAX / 2)
+            return false;
+        grown *= 2;
+    }
+    if (size && grown > SIZE_MAX / size)
+        return false;
+    void *old;
+    memcpy(&old, items, sizeof old); /* items is a T **, whatever T is */
+    void *p = realloc(old, grown * size);
+    if (!p)
+        return false;
+    memcpy(items, &p, sizeof p);
+    *cap = grown;
+    return true;
 }

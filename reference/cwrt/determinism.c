@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ext.h"
 #include "cwrt/determinism.h"
 
 enum { TEXT = 320, SHOWN = 48 };
@@ -54,15 +55,9 @@ static void keep(void *arg, const cw_event *e)
     recording *r = arg;
     if (r->nomem)
         return;
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 1024;
-        kept *grown = realloc(r->ev, cap * sizeof *grown);
-        if (!grown) {
-            r->nomem = true;
-            return;
-        }
-        r->ev = grown;
-        r->cap = cap;
+    if (!cw_grow(&r->ev, &r->cap, r->n + 1, sizeof *r->ev, 1024)) {
+        r->nomem = true;
+        return;
     }
     char text[TEXT];
     describe(e, text);

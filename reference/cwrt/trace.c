@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ext.h"
 #include "cwrt/trace.h"
 
 enum { SHOWN = 32 }; /* bytes of a field shown in an instant's arguments */
@@ -96,15 +97,9 @@ static bool first_sight(cw_trace *t, uint64_t id)
         else
             hi = mid;
     }
-    if (t->nnamed == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 64;
-        uint64_t *grown = realloc(t->named, cap * sizeof *grown);
-        if (!grown) {
-            t->failed = true;
-            return false; /* the track goes unnamed; the trace is still valid */
-        }
-        t->named = grown;
-        t->cap = cap;
+    if (!cw_grow(&t->named, &t->cap, t->nnamed + 1, sizeof *t->named, 64)) {
+        t->failed = true;
+        return false; /* the track goes unnamed; the trace is still valid */
     }
     memmove(&t->named[lo + 1], &t->named[lo], (t->nnamed - lo) * sizeof *t->named);
     t->named[lo] = id;

@@ -42,18 +42,8 @@ typedef struct bytes {
 /* Set the length to n, adding zeros; CW_ERR_NOMEM when it cannot grow. */
 static int bytes_resize(bytes *b, uint64_t n)
 {
-    if (n > SIZE_MAX / 2)
+    if (!cw_grow(&b->data, &b->cap, n, 1, 64))
         return CW_ERR_NOMEM;
-    if (n > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < n)
-            cap *= 2;
-        uint8_t *data = realloc(b->data, cap);
-        if (!data)
-            return CW_ERR_NOMEM;
-        b->data = data;
-        b->cap = cap;
-    }
     if (n > b->len)
         memset(b->data + b->len, 0, (size_t)n - b->len);
     b->len = (size_t)n;
@@ -242,13 +232,8 @@ static mem_blob *blob_current(const cw_bfile *f)
 
 static void journal_push(mem_storage *ms, mem_change c)
 {
-    if (ms->nchanges == ms->cap_changes) {
-        ms->cap_changes = ms->cap_changes ? 2 * ms->cap_changes : 16;
-        mem_change *grown = realloc(ms->changes, ms->cap_changes * sizeof *grown);
-        if (!grown)
-            cw_fatal("out of memory in memory storage");
-        ms->changes = grown;
-    }
+    if (!cw_grow(&ms->changes, &ms->cap_changes, ms->nchanges + 1, sizeof *ms->changes, 16))
+        cw_fatal("out of memory in memory storage");
     ms->changes[ms->nchanges++] = c;
 }
 

@@ -86,14 +86,8 @@ int cw_mem_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs
         *h = net->hosts[--net->nhosts];
     }
     if (n > 0) {
-        if (net->nhosts == net->cap_hosts) {
-            size_t cap = net->cap_hosts ? 2 * net->cap_hosts : 8;
-            cw_host *hosts = realloc(net->hosts, cap * sizeof *hosts);
-            if (!hosts)
-                cw_fatal("out of memory registering a host");
-            net->hosts = hosts;
-            net->cap_hosts = cap;
-        }
+        if (!cw_grow(&net->hosts, &net->cap_hosts, net->nhosts + 1, sizeof *net->hosts, 8))
+            cw_fatal("out of memory registering a host");
         h = &net->hosts[net->nhosts++];
         h->name = cw_xstrdup(host);
         h->addrs = cw_xcalloc(n, sizeof *h->addrs);

@@ -28,14 +28,8 @@ static void push_ready(cw_det *d, cw_task *t)
 {
     if (t->queued)
         return;
-    if (d->nready == d->cap) {
-        size_t cap = d->cap ? 2 * d->cap : 64;
-        cw_task **ready = realloc(d->ready, cap * sizeof *ready);
-        if (!ready)
-            cw_fatal("out of memory growing the ready queue");
-        d->ready = ready;
-        d->cap = cap;
-    }
+    if (!cw_grow(&d->ready, &d->cap, d->nready + 1, sizeof *d->ready, 64))
+        cw_fatal("out of memory growing the ready queue");
     d->ready[d->nready++] = t;
     t->queued = true;
 }
@@ -222,13 +216,8 @@ static run_state run_iteration(cw_det *d, cw_task ***batch, size_t *batch_cap)
 {
     cw_spin_lock(&d->lock);
     size_t n = d->nready;
-    if (n > *batch_cap) {
-        cw_task **grown = realloc(*batch, n * sizeof *grown);
-        if (!grown)
-            cw_fatal("out of memory taking the ready queue");
-        *batch = grown;
-        *batch_cap = n;
-    }
+    if (!cw_grow(batch, batch_cap, n, sizeof **batch, 64))
+        cw_fatal("out of memory taking the ready queue");
     if (n)
         memcpy(*batch, d->ready, n * sizeof **batch);
     d->nready = 0;

@@ -11,12 +11,20 @@
 
 #include "metrics/metrics.h"
 
-static int compare_values(char *const *a, const char *const *b, size_t n)
+/* The label values a child is looked up by. */
+typedef struct child_key {
+    const char *const *values; /* NULL stands for "" */
+    size_t n;
+} child_key;
+
+static int compare_child(const void *key, const void *elem)
 {
-    for (size_t i = 0; i < n; i++) {
-        int c = strcmp(a[i], b[i] ? b[i] : "");
-        if (c)
-            return c;
+    const child_key *k = key;
+    const cw_metric *c = *(cw_metric *const *)elem;
+    for (size_t i = 0; i < k->n; i++) {
+        int d = strcmp(k->values[i] ? k->values[i] : "", c->values[i]);
+        if (d)
+            return d;
     }
     return 0;
 }
@@ -24,21 +32,9 @@ static int compare_values(char *const *a, const char *const *b, size_t n)
 /* The index of the child labelled `values`, or where it would go. */
 static size_t find_child(const cw_metric *f, const char *const *values, bool *found)
 {
-    size_t lo = 0, hi = f->nchildren;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = compare_values(f->children[mid]->values, values, f->type->nlabels);
-        if (c == 0) {
-            *found = true;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = false;
-    return lo;
+    child_key key = {values, f->type->nlabels};
+    return cw_sorted_find(f->children, f->nchildren, sizeof *f->children, &key, compare_child,
+                          found);
 }
 
 static cw_metric *child_new(cw_metric *f, const char *const *values)
@@ -70,18 +66,10 @@ cw_metric *cw_family_child(cw_metric *f, const char *const *values)
     size_t at = find_child(f, values, &found);
     if (found)
         return f->children[at];
-    if (f->nchildren == f->cap_children) {
-        size_t cap = f->cap_children ? 2 * f->cap_children : 8;
-        cw_metric **grown = realloc(f->children, cap * sizeof *grown);
-        if (!grown)
-            cw_fatal("out of memory adding a metric family child");
-        f->children = grown;
-        f->cap_children = cap;
-    }
-    memmove(&f->children[at + 1], &f->children[at], (f->nchildren - at) * sizeof *f->children);
-    f->children[at] = child_new(f, values);
-    f->nchildren++;
-    return f->children[at];
+    cw_metric *c = child_new(f, values);
+    if (!cw_sorted_insert(&f->children, &f->nchildren, &f->cap_children, sizeof c, at, &c))
+        cw_fatal("out of memory adding a metric family child");
+    return c;
 }
 
 void cw_family_clear(cw_metric *f)
@@ -112,8 +100,7 @@ int cw_metric_family_remove(cw_metric *f, const char *const *values)
     size_t at = find_child(f, values, &found);
     if (found) {
         child_free(f->children[at]);
-        f->nchildren--;
-        memmove(&f->children[at], &f->children[at + 1], (f->nchildren - at) * sizeof *f->children);
+        cw_sorted_remove(f->children, &f->nchildren, sizeof *f->children, at);
     }
     cw_registry_unlock(f->reg);
     return found ? CW_OK : CW_ERR_INVALID;

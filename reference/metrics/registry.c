@@ -35,39 +35,14 @@ void cw_registry_unlock(cw_registry *reg)
 
 /* ---- Names ---------------------------------------------------------------- */
 
-static size_t find_name(const cw_registry *reg, const char *name, bool *found)
+static int compare_name(const void *key, const void *elem)
 {
-    size_t lo = 0, hi = reg->nnames;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(reg->names[mid]->name, name);
-        if (c == 0) {
-            *found = true;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = false;
-    return lo;
+    return strcmp(key, (*(cw_name *const *)elem)->name);
 }
 
-/* Grow an array of pointers by one slot at `at`. */
-static void *insert_slot(void *array, size_t *n, size_t *cap, size_t at)
+static size_t find_name(const cw_registry *reg, const char *name, bool *found)
 {
-    void **a = array;
-    if (*n == *cap) {
-        size_t grown_cap = *cap ? 2 * *cap : 8;
-        a = realloc(a, grown_cap * sizeof *a);
-        if (!a)
-            cw_fatal("out of memory growing the metrics registry");
-        *cap = grown_cap;
-    }
-    memmove(&a[at + 1], &a[at], (*n - at) * sizeof *a);
-    (*n)++;
-    return a;
+    return cw_sorted_find(reg->names, reg->nnames, sizeof *reg->names, name, compare_name, found);
 }
 
 static cw_name *name_new(cw_registry *reg, size_t at, const char *name, const char *help,
@@ -77,8 +52,8 @@ static cw_name *name_new(cw_registry *reg, size_t at, const char *name, const ch
     nm->name = cw_xstrdup(name);
     nm->help = cw_xstrdup(help);
     nm->kind = kind;
-    reg->names = insert_slot(reg->names, &reg->nnames, &reg->cap, at);
-    reg->names[at] = nm;
+    if (!cw_sorted_insert(&reg->names, &reg->nnames, &reg->cap, sizeof nm, at, &nm))
+        cw_fatal("out of memory growing the metrics registry");
     return nm;
 }
 
@@ -105,24 +80,24 @@ static int compare_attrs(const cw_attribute *a, size_t na, const cw_attribute *b
     return na < nb ? -1 : na > nb;
 }
 
+/* The attributes a metric is looked up by. */
+typedef struct metric_key {
+    const cw_attribute *attrs;
+    size_t n;
+} metric_key;
+
+static int compare_metric(const void *key, const void *elem)
+{
+    const metric_key *k = key;
+    const cw_metric *m = *(cw_metric *const *)elem;
+    return compare_attrs(k->attrs, k->n, m->attrs, m->nattrs);
+}
+
 static size_t find_metric(const cw_name *nm, const cw_attribute *attrs, size_t nattrs, bool *found)
 {
-    size_t lo = 0, hi = nm->nmetrics;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const cw_metric *m = nm->metrics[mid];
-        int c = compare_attrs(m->attrs, m->nattrs, attrs, nattrs);
-        if (c == 0) {
-            *found = true;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = false;
-    return lo;
+    metric_key key = {attrs, nattrs};
+    return cw_sorted_find(nm->metrics, nm->nmetrics, sizeof *nm->metrics, &key, compare_metric,
+                          found);
 }
 
 static cw_metric *metric_new(cw_registry *reg, cw_name *nm, const cw_metric_type *type,
@@ -205,9 +180,10 @@ static cw_metric *add_locked(cw_registry *reg, const char *full_name, const char
                  full_name);
         return NULL;
     }
-    nm->metrics = insert_slot(nm->metrics, &nm->nmetrics, &nm->cap, mat);
-    nm->metrics[mat] = metric_new(reg, nm, type, attrs, nattrs);
-    return nm->metrics[mat];
+    cw_metric *m = metric_new(reg, nm, type, attrs, nattrs);
+    if (!cw_sorted_insert(&nm->metrics, &nm->nmetrics, &nm->cap, sizeof m, mat, &m))
+        cw_fatal("out of memory growing the metrics registry");
+    return m;
 }
 
 cw_metric *cw_registry_add(cw_registry *reg, const char *full_name, const char *help,
@@ -236,14 +212,12 @@ static void unlink_metric(cw_registry *reg, cw_metric *m)
 {
     cw_name *nm = m->name;
     bool found;
-    size_t at = find_metric(nm, m->attrs, m->nattrs, &found);
-    nm->nmetrics--;
-    memmove(&nm->metrics[at], &nm->metrics[at + 1], (nm->nmetrics - at) * sizeof *nm->metrics);
+    cw_sorted_remove(nm->metrics, &nm->nmetrics, sizeof *nm->metrics,
+                     find_metric(nm, m->attrs, m->nattrs, &found));
     if (nm->nmetrics)
         return;
-    at = find_name(reg, nm->name, &found);
-    reg->nnames--;
-    memmove(&reg->names[at], &reg->names[at + 1], (reg->nnames - at) * sizeof *reg->names);
+    cw_sorted_remove(reg->names, &reg->nnames, sizeof *reg->names,
+                     find_name(reg, nm->name, &found));
     name_free(nm);
 }
 

@@ -17,16 +17,8 @@
 
 void cw_text_put(cw_text *t, const char *s, size_t n)
 {
-    if (t->len + n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 256;
-        while (cap < t->len + n + 1)
-            cap *= 2;
-        char *grown = realloc(t->buf, cap);
-        if (!grown)
-            cw_fatal("out of memory encoding metrics (%zu bytes)", cap);
-        t->buf = grown;
-        t->cap = cap;
-    }
+    if (!cw_grow(&t->buf, &t->cap, t->len + n + 1, 1, 256))
+        cw_fatal("out of memory encoding metrics (%zu bytes)", t->len + n + 1);
     memcpy(t->buf + t->len, s, n);
     t->len += n;
     t->buf[t->len] = '\0';

@@ -297,14 +297,8 @@ static void *worker_main(void *arg)
 int cw_tpool_start_thread(cw_tpool *p)
 {
     cw_native *n = p->n;
-    if (n->nthreads == n->cap_threads) {
-        size_t cap = n->cap_threads ? 2 * n->cap_threads : 16;
-        pthread_t *grown = realloc(n->threads, cap * sizeof *grown);
-        if (!grown)
-            return ENOMEM;
-        n->threads = grown;
-        n->cap_threads = cap;
-    }
+    if (!cw_grow(&n->threads, &n->cap_threads, n->nthreads + 1, sizeof *n->threads, 16))
+        return ENOMEM;
     /* The thread only runs the pool loop; tasks have stacks of their own. */
     pthread_attr_t attr;
     pthread_attr_init(&attr);

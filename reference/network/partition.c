@@ -77,15 +77,7 @@ static void audit_pair(cw_rt *rt, const char *label, const cw_addr *a, const cw_
 
 static bool cuts_reserve(cw_net *net)
 {
-    if (net->ncuts < net->cap_cuts)
-        return true;
-    size_t cap = net->cap_cuts ? 2 * net->cap_cuts : 4;
-    cw_cut *cuts = realloc(net->cuts, cap * sizeof *cuts);
-    if (!cuts)
-        return false;
-    net->cuts = cuts;
-    net->cap_cuts = cap;
-    return true;
+    return cw_grow(&net->cuts, &net->cap_cuts, net->ncuts + 1, sizeof *net->cuts, 4);
 }
 
 /* Streams in the order they were made, which is the order NET-030 takes. */

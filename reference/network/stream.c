@@ -50,17 +50,7 @@ bool cw_stream_reserve(cw_stream *s, size_t more)
         memmove(s->buf, s->buf + s->off, held);
         s->off = 0;
     }
-    if (held + more <= s->cap)
-        return true;
-    size_t cap = s->cap ? s->cap : 4096;
-    while (cap < held + more)
-        cap *= 2;
-    uint8_t *buf = realloc(s->buf, cap);
-    if (!buf)
-        return false;
-    s->buf = buf;
-    s->cap = cap;
-    return true;
+    return cw_grow(&s->buf, &s->cap, held + more, 1, 4096);
 }
 
 /* The first `len` buffered bytes, copied into network-pool buffers no larger

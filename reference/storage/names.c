@@ -62,14 +62,8 @@ cw_blob_names *cw_names_new(cw_rt *rt)
 void cw_names_add(cw_blob_names *pub, const uint8_t *name, size_t len)
 {
     names_impl *l = (names_impl *)pub;
-    if (l->pub.count == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 8;
-        cw_blob_name *items = realloc(l->items, cap * sizeof *items);
-        if (!items)
-            cw_fatal("out of memory listing a partition");
-        l->items = items;
-        l->cap = cap;
-    }
+    if (!cw_grow(&l->items, &l->cap, l->pub.count + 1, sizeof *l->items, 8))
+        cw_fatal("out of memory listing a partition");
     uint8_t *copy = cw_xcalloc(1, len ? len : 1);
     if (len)
         memcpy(copy, name, len);
