@@ -52,7 +52,11 @@ char *cw_xstrdup(const char *s);
  * doubling from `first`. False when memory, or size_t, runs out; the
  * array and *cap are then as they were, so the caller returns
  * CW_ERR_NOMEM with nothing lost. */
-bool cw_grow(void *items, size_t *cap, size_t need, size_t size, size_t first);
+bool cw_grow_slow(void *items, size_t *cap, size_t need, size_t size, size_t first);
+static inline bool cw_grow(void *items, size_t *cap, size_t need, size_t size, size_t first)
+{
+    return need <= *cap || cw_grow_slow(items, cap, need, size, first); /* hot paths never call */
+}
 
 /* ---- The run (runtime.c) -------------------------------------------------------- */
 

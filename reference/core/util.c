@@ -41,10 +41,8 @@ char *cw_xstrdup(const char *s)
     return p;
 }
 
-bool cw_grow(void *items, size_t *cap, size_t need, size_t size, size_t first)
+bool cw_grow_slow(void *items, size_t *cap, size_t need, size_t size, size_t first)
 {
-    if (need <= *cap)
-        return true;
     size_t grown = *cap ? *cap : first ? first : 1;
     while (grown < need) {
         if (grown > SIZE_MAX / 2)
