@@ -7,6 +7,11 @@
  * armed") in its `state` word, so a sleep that loses a select is removed in
  * O(log n) and leaves nothing behind.
  *
+ * Arming a task's alarm may need memory, and fails cleanly without it
+ * (the sleep then ends with CW_ERR_NOMEM). An alarm with no task has
+ * nobody to report to, so its place is reserved beforehand: the heap's
+ * capacity always covers every task alarm armed plus every reservation.
+ *
  * An alarm usually wakes the task that sleeps on it. An alarm with no task
  * calls the fire function of the cw_alarm_ops its wait's ops point to
  * instead: that is how the deterministic network's bytes in flight arrive
@@ -60,14 +65,29 @@ static void sift_down(cw_alarms *a, size_t i)
     place(a, i, w);
 }
 
-void cw_alarms_push(cw_alarms *a, cw_wait *w, cw_task *t)
+bool cw_alarms_reserve(cw_alarms *a)
 {
-    if (!cw_grow(&a->heap, &a->cap, a->len + 1, sizeof *a->heap, 64))
-        cw_fatal("out of memory arming an alarm");
+    if (!cw_grow(&a->heap, &a->cap, a->with_task + a->reserved + 1, sizeof *a->heap, 64))
+        return false;
+    a->reserved++;
+    return true;
+}
+
+void cw_alarms_unreserve(cw_alarms *a)
+{
+    a->reserved--;
+}
+
+bool cw_alarms_push(cw_alarms *a, cw_wait *w, cw_task *t)
+{
+    if (t && !cw_grow(&a->heap, &a->cap, a->with_task + a->reserved + 1, sizeof *a->heap, 64))
+        return false;
+    a->with_task += t != NULL;
     cw_waitv_of(w)->seq = (uintptr_t)a->seq++;
     cw_waitv_of(w)->task = t;
     a->heap[a->len] = w;
     sift_up(a, a->len++);
+    return true;
 }
 
 void cw_alarms_remove(cw_alarms *a, cw_wait *w)
@@ -77,6 +97,7 @@ void cw_alarms_remove(cw_alarms *a, cw_wait *w)
         return;
     size_t i = (size_t)v->heap_pos - 1;
     v->heap_pos = 0;
+    a->with_task -= v->task != NULL;
     cw_wait *last = a->heap[--a->len];
     if (i == a->len)
         return;
@@ -113,12 +134,12 @@ void cw_alarms_clear(cw_alarms *a)
 {
     for (size_t i = 0; i < a->len; i++)
         cw_waitv_of(a->heap[i])->heap_pos = 0;
-    a->len = 0;
+    a->len = a->with_task = 0;
 }
 
 void cw_alarms_free(cw_alarms *a)
 {
     free(a->heap);
     a->heap = NULL;
-    a->len = a->cap = 0;
+    a->len = a->cap = a->with_task = a->reserved = 0;
 }

@@ -12,16 +12,24 @@ cw_time cw_core_current(cw_ctx *ctx)
 static bool sleep_try(cw_wait *w)
 {
     cw_rt *rt = cw_wait_rt(w);
+    if (w->result == CW_ERR_NOMEM) /* its alarm could not be armed */
+        return true;
     if (rt->sched->now(rt) < cw_waitv_of(w)->deadline)
         return false;
     w->result = CW_OK;
     return true;
 }
 
+/* Without memory for the alarm the sleep cannot end on time, so it ends
+ * now: its result is set for the next try, and the task is woken so the
+ * select does not park for good [CLK-008]. */
 static void sleep_arm(cw_wait *w, cw_task *t)
 {
     cw_rt *rt = cw_wait_rt(w);
-    rt->sched->alarm_arm(rt, w, t);
+    if (rt->sched->alarm_arm(rt, w, t))
+        return;
+    w->result = CW_ERR_NOMEM;
+    rt->sched->wake(t);
 }
 
 static void sleep_disarm(cw_wait *w)

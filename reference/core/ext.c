@@ -94,9 +94,19 @@ void cw_sched_wake(cw_task *t)
     t->rt->sched->wake(t);
 }
 
-void cw_rt_alarm_arm(cw_rt *rt, cw_wait *w, cw_task *t)
+bool cw_rt_alarm_arm(cw_rt *rt, cw_wait *w, cw_task *t)
 {
-    rt->sched->alarm_arm(rt, w, t);
+    return rt->sched->alarm_arm(rt, w, t);
+}
+
+bool cw_rt_alarm_reserve(cw_rt *rt)
+{
+    return rt->sched->alarm_reserve(rt);
+}
+
+void cw_rt_alarm_unreserve(cw_rt *rt)
+{
+    rt->sched->alarm_unreserve(rt);
 }
 
 void cw_rt_alarm_disarm(cw_rt *rt, cw_wait *w)

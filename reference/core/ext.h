@@ -145,10 +145,15 @@ bool cw_storage_faults_valid(const cw_storage_faults *f);
 void cw_sched_park(cw_task *t);
 void cw_sched_wake(cw_task *t);
 /* Wake `t` at w->arg (the deadline) through the wait `w`, which stays put
- * until disarmed. With `t` NULL the alarm calls the cw_alarm_ops its wait's
- * ops point to (only on a scheduler that drives such alarms: the
- * deterministic one). */
-void cw_rt_alarm_arm(cw_rt *rt, cw_wait *w, cw_task *t);
+ * until disarmed; false, with nothing armed, when memory is exhausted.
+ * With `t` NULL the alarm calls the cw_alarm_ops its wait's ops point to
+ * (only on a scheduler that drives such alarms: the deterministic one),
+ * and it needs a place reserved beforehand: then it cannot fail. */
+bool cw_rt_alarm_arm(cw_rt *rt, cw_wait *w, cw_task *t);
+/* Keep a place for one alarm with no task (false: memory exhausted), and
+ * give it back. */
+bool cw_rt_alarm_reserve(cw_rt *rt);
+void cw_rt_alarm_unreserve(cw_rt *rt);
 void cw_rt_alarm_disarm(cw_rt *rt, cw_wait *w);
 
 /* What an alarm with no task does when it is due: its wait's `ops` point

@@ -41,7 +41,11 @@ typedef struct cw_sched_ops {
      * disarmed). With `t` NULL the alarm calls the cw_alarm_ops its wait's
      * ops point to instead (cw_alarm_fire): only a scheduler that drives
      * such alarms may be given one (the deterministic one). */
-    void (*alarm_arm)(cw_rt *rt, cw_wait *w, cw_task *t);
+    bool (*alarm_arm)(cw_rt *rt, cw_wait *w, cw_task *t); /* false: no memory */
+    /* A place for an alarm with no task, kept until given back (false: no
+     * memory): so that arming it later cannot fail. */
+    bool (*alarm_reserve)(cw_rt *rt);
+    void (*alarm_unreserve)(cw_rt *rt);
     void (*alarm_disarm)(cw_rt *rt, cw_wait *w);
     /* Record an event in the audit digest (NULL without CW_CAP_AUDIT). */
     void (*audit)(cw_rt *rt, const char *label, const cw_field *fields, size_t n);
@@ -154,11 +158,19 @@ cw_task *cw_task_new_root(cw_rt *rt, cw_task_fn fn, void *arg);
 typedef struct cw_alarms {
     cw_wait **heap;
     size_t len, cap;
+    size_t with_task; /* armed alarms that wake a task */
+    size_t reserved;  /* places kept for alarms with no task */
     uint64_t seq;
 } cw_alarms;
 
-/* `t` NULL arms an alarm with no task (see cw_alarm_ops). */
-void cw_alarms_push(cw_alarms *a, cw_wait *w, cw_task *t);
+/* Arm `w`. An alarm with no task (`t` NULL, see cw_alarm_ops) uses a
+ * place reserved for it and always succeeds; one with a task is false
+ * when the heap cannot grow, with nothing armed. */
+bool cw_alarms_push(cw_alarms *a, cw_wait *w, cw_task *t);
+/* Keep a place for one more alarm with no task (false: memory exhausted),
+ * and give one back. */
+bool cw_alarms_reserve(cw_alarms *a);
+void cw_alarms_unreserve(cw_alarms *a);
 void cw_alarms_remove(cw_alarms *a, cw_wait *w);
 /* The earliest armed wait, or NULL. */
 cw_wait *cw_alarms_peek(const cw_alarms *a);

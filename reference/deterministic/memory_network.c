@@ -75,8 +75,8 @@ static void connect_pair(cw_rt *rt, const cw_backend *b, const cw_addr *dialer,
     (*stream)->twin = *sink;
     theirs->sink->twin = theirs->stream;
     theirs->stream->twin = theirs->sink;
-    cw_pipe_delay(*stream);
-    cw_pipe_delay(theirs->stream);
+    if (!cw_pipe_delay(*stream) || !cw_pipe_delay(theirs->stream))
+        cw_fatal("out of memory connecting a stream");
 }
 
 static int mem_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **stream)

@@ -104,9 +104,19 @@ static cw_time det_now(cw_rt *rt)
     return det_of(rt)->now;
 }
 
-static void det_alarm_arm(cw_rt *rt, cw_wait *w, cw_task *t)
+static bool det_alarm_arm(cw_rt *rt, cw_wait *w, cw_task *t)
 {
-    cw_alarms_push(&det_of(rt)->alarms, w, t);
+    return cw_alarms_push(&det_of(rt)->alarms, w, t);
+}
+
+static bool det_alarm_reserve(cw_rt *rt)
+{
+    return cw_alarms_reserve(&det_of(rt)->alarms);
+}
+
+static void det_alarm_unreserve(cw_rt *rt)
+{
+    cw_alarms_unreserve(&det_of(rt)->alarms);
 }
 
 static void det_alarm_disarm(cw_rt *rt, cw_wait *w)
@@ -144,6 +154,8 @@ static const cw_sched_ops det_sched = {
     .current = det_current,
     .now = det_now,
     .alarm_arm = det_alarm_arm,
+    .alarm_reserve = det_alarm_reserve,
+    .alarm_unreserve = det_alarm_unreserve,
     .alarm_disarm = det_alarm_disarm,
     .audit = det_audit,
     .random = det_random,

@@ -124,7 +124,7 @@ void cw_reactor_stop(cw_reactor *r);
 void cw_reactor_poll(cw_reactor *r, bool block);
 /* End the blocking cw_reactor_poll in progress, or the next one. */
 void cw_reactor_notify(cw_reactor *r);
-void cw_reactor_arm(cw_reactor *r, cw_wait *w, cw_task *t);
+bool cw_reactor_arm(cw_reactor *r, cw_wait *w, cw_task *t); /* false: no memory */
 void cw_reactor_disarm(cw_reactor *r, cw_wait *w);
 /* Watch src->fd, edge-triggered, for input, output and hang-up. */
 int cw_reactor_watch(cw_reactor *r, cw_reactor_source *src);

@@ -204,13 +204,14 @@ void cw_reactor_stop(cw_reactor *r)
     pthread_mutex_destroy(&r->lock);
 }
 
-void cw_reactor_arm(cw_reactor *r, cw_wait *w, cw_task *t)
+bool cw_reactor_arm(cw_reactor *r, cw_wait *w, cw_task *t)
 {
     pthread_mutex_lock(&r->lock);
-    cw_alarms_push(&r->alarms, w, t);
-    if (cw_waitv_of(w)->deadline < r->armed)
+    bool armed = cw_alarms_push(&r->alarms, w, t);
+    if (armed && cw_waitv_of(w)->deadline < r->armed)
         set_timer(r, cw_waitv_of(w)->deadline);
     pthread_mutex_unlock(&r->lock);
+    return armed;
 }
 
 void cw_reactor_disarm(cw_reactor *r, cw_wait *w)

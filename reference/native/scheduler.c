@@ -402,9 +402,21 @@ static cw_time native_now(cw_rt *rt)
     return cw_native_now(native_of(rt));
 }
 
-static void native_alarm_arm(cw_rt *rt, cw_wait *w, cw_task *t)
+static bool native_alarm_arm(cw_rt *rt, cw_wait *w, cw_task *t)
 {
-    cw_reactor_arm(&native_of(rt)->reactor, w, t);
+    return cw_reactor_arm(&native_of(rt)->reactor, w, t);
+}
+
+/* Only the deterministic network arms alarms with no task. */
+static bool native_alarm_reserve(cw_rt *rt)
+{
+    (void)rt;
+    return false;
+}
+
+static void native_alarm_unreserve(cw_rt *rt)
+{
+    (void)rt;
 }
 
 static void native_alarm_disarm(cw_rt *rt, cw_wait *w)
@@ -437,6 +449,8 @@ const cw_sched_ops cw_native_sched = {
     .current = native_current,
     .now = native_now,
     .alarm_arm = native_alarm_arm,
+    .alarm_reserve = native_alarm_reserve,
+    .alarm_unreserve = native_alarm_unreserve,
     .alarm_disarm = native_alarm_disarm,
     .audit = NULL,
     .random = native_random,

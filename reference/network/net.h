@@ -200,7 +200,7 @@ void cw_mem_writer_closed(cw_stream *s);
 /* The stream closes: drop what is in flight and its alarm. */
 void cw_mem_drop_flight(cw_stream *s);
 /* A dialed connection's stream: its bytes will take the run's latency. */
-void cw_pipe_delay(cw_stream *s);
+bool cw_pipe_delay(cw_stream *s); /* false: memory exhausted */
 
 /* A send on a memory sink: CW_OK once its bytes were handed to the peer
  * stream, or CW_ERR_SEND_FAILED when that stream is gone, memory ran out or

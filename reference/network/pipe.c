@@ -124,7 +124,8 @@ static void arrive_due(cw_stream *s, cw_time now)
 static void arm_arrival(cw_stream *s)
 {
     cw_waitv_of(&s->arrival)->deadline = segment_at(s, 0)->at;
-    cw_rt_alarm_arm(s->rt, &s->arrival, NULL);
+    bool armed = cw_rt_alarm_arm(s->rt, &s->arrival, NULL);
+    (void)armed; /* in its reserved place: it cannot fail */
 }
 
 /* The stream's alarm is due: the oldest segments arrived. */
@@ -141,15 +142,20 @@ static void arrival_fire(cw_wait *w)
 
 static const cw_alarm_ops arrival_ops = {arrival_fire};
 
-/* A dialed connection's stream: its bytes will take the run's latency. */
-void cw_pipe_delay(cw_stream *s)
+/* A dialed connection's stream: its bytes will take the run's latency.
+ * Its arrival alarm's place is reserved now, so that a send never finds
+ * the alarm heap full; false when memory is exhausted. */
+bool cw_pipe_delay(cw_stream *s)
 {
+    if (!cw_rt_alarm_reserve(s->rt))
+        return false;
     s->delayed = true;
     memset(&s->arrival, 0, sizeof s->arrival);
     s->arrival.backend = s->hdr.backend;
     s->arrival.ops = &arrival_ops;
     s->arrival.object = s;
     cw_waitv_of(&s->arrival)->rt = s->rt;
+    return true;
 }
 
 /* Put `len` bytes just copied after the buffered ones in flight. Every
@@ -258,8 +264,11 @@ static void reset(cw_sink *s)
 
 void cw_mem_drop_flight(cw_stream *s)
 {
-    if (s->delayed)
+    if (s->delayed) {
         cw_rt_alarm_disarm(s->rt, &s->arrival);
+        cw_rt_alarm_unreserve(s->rt);
+        s->delayed = false;
+    }
     free(s->segs);
     s->segs = NULL;
     s->nsegs = s->seg_cap = s->seg_head = 0;
