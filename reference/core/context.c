@@ -2,6 +2,7 @@
  * context.c - contexts: a label path, attributes, an execution mode for the
  * next spawn, and a place in the supervision tree.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,39 +10,56 @@
 
 cw_ctx *cw_ctx_new(cw_rt *rt, cw_node *node, const char *label)
 {
-    cw_ctx *ctx = cw_xcalloc(1, sizeof *ctx);
+    cw_ctx *ctx = calloc(1, sizeof *ctx);
+    char *copy = cw_strdup(label);
+    if (!ctx || !copy) {
+        free(ctx);
+        free(copy);
+        return NULL;
+    }
     ctx->hdr.backend = rt->backend;
     ctx->rt = rt;
     ctx->node = node;
-    ctx->label = cw_xstrdup(label);
+    ctx->label = copy;
     ctx->execution = CW_EXEC_SHARED;
     cw_list_push_back(&rt->contexts, &ctx->link);
     return ctx;
 }
 
-static void set_attribute(cw_ctx *ctx, const char *key, const char *value)
+/* Both strings are copied before anything changes, so a failure leaves
+ * the attributes as they were. */
+static bool set_attribute(cw_ctx *ctx, const char *key, const char *value)
 {
     size_t i = 0;
     while (i < ctx->nattrs && strcmp(ctx->attrs[i].key, key) < 0)
         i++;
-    if (i < ctx->nattrs && strcmp(ctx->attrs[i].key, key) == 0) {
-        free(ctx->attrs[i].value);
-        ctx->attrs[i].value = cw_xstrdup(value);
-        return;
+    bool replace = i < ctx->nattrs && strcmp(ctx->attrs[i].key, key) == 0;
+    char *v = cw_strdup(value);
+    char *k = replace ? NULL : cw_strdup(key);
+    if (!v || (!replace && (!k || !cw_grow(&ctx->attrs, &ctx->cap_attrs, ctx->nattrs + 1,
+                                           sizeof *ctx->attrs, 4)))) {
+        free(v);
+        free(k);
+        return false;
     }
-    if (!cw_grow(&ctx->attrs, &ctx->cap_attrs, ctx->nattrs + 1, sizeof *ctx->attrs, 4))
-        cw_fatal("out of memory adding a context attribute");
     cw_attribute *a = ctx->attrs;
+    if (replace) {
+        free(a[i].value);
+        a[i].value = v;
+        return true;
+    }
     memmove(&a[i + 1], &a[i], (ctx->nattrs - i) * sizeof *a);
-    a[i].key = cw_xstrdup(key);
-    a[i].value = cw_xstrdup(value);
+    a[i] = (cw_attribute){k, v};
     ctx->nattrs++;
+    return true;
 }
 
-void cw_ctx_copy_attributes(cw_ctx *to, const cw_ctx *from)
+bool cw_ctx_copy_attributes(cw_ctx *to, const cw_ctx *from)
 {
     for (size_t i = 0; i < from->nattrs; i++)
-        set_attribute(to, from->attrs[i].key, from->attrs[i].value);
+        if (!set_attribute(to, from->attrs[i].key, from->attrs[i].value))
+            return false;
+    return true;
 }
 
 void cw_ctx_free(cw_ctx *ctx)
@@ -57,22 +75,41 @@ void cw_ctx_free(cw_ctx *ctx)
     free(ctx);
 }
 
+/* What cw_child gives when memory for the child is exhausted: the run's
+ * spent context, from which every spawn resolves CW_ERR_NOMEM [CTX-006]. */
+static cw_ctx *spent(cw_rt *rt, char *unused)
+{
+    free(unused);
+    return rt->spent_ctx;
+}
+
 cw_ctx *cw_core_child(cw_ctx *ctx, const char *label)
 {
     const char *why = cw_label_check(label);
     if (why)
         cw_panic(ctx, "%s: %s", why, label ? label : "(null)");
-    char *full = cw_label_join(ctx->label, label);
-    if (strncmp(full, "runtime", 7) == 0) {
-        free(full);
+    /* Checked on the first bytes of the joined label, which need no memory. */
+    char head[8];
+    snprintf(head, sizeof head, "%s%s%s", ctx->label, ctx->label[0] ? "_" : "", label);
+    if (strcmp(head, "runtime") == 0)
         cw_panic(ctx, "using runtime label is not allowed: %s", label);
-    }
+    char *full = ctx->exhausted ? NULL : cw_label_join(ctx->label, label);
+    if (!full)
+        return spent(ctx->rt, NULL);
     cw_rt_lock(ctx->rt);
-    cw_ctx *child = cw_ctx_new(ctx->rt, cw_node_child(ctx->node), "");
+    cw_node *node = cw_node_child(ctx->node);
+    cw_ctx *child = node ? cw_ctx_new(ctx->rt, node, "") : NULL;
+    if (node && !child)
+        cw_node_unref(node);
     cw_rt_unlock(ctx->rt);
+    if (!child)
+        return spent(ctx->rt, full);
     free(child->label);
     child->label = full;
-    cw_ctx_copy_attributes(child, ctx);
+    if (!cw_ctx_copy_attributes(child, ctx)) {
+        cw_core_ctx_release(child);
+        return spent(ctx->rt, NULL);
+    }
     return child;
 }
 
@@ -81,7 +118,12 @@ void cw_core_with_attribute(cw_ctx *ctx, const char *key, const char *value)
     const char *why = cw_label_check(key);
     if (why)
         cw_panic(ctx, "attribute key: %s: %s", why, key ? key : "(null)");
-    set_attribute(ctx, key, value ? value : "");
+    if (ctx->exhausted)
+        return;
+    /* Losing the attribute quietly would misfile the metrics registered
+     * through this context: it spawns nothing instead [CTX-006]. */
+    if (!set_attribute(ctx, key, value ? value : ""))
+        ctx->exhausted = true;
 }
 
 const char *cw_core_label(const cw_ctx *ctx)
@@ -118,6 +160,8 @@ void cw_core_set_execution(cw_ctx *ctx, int execution)
 void cw_core_ctx_release(cw_ctx *ctx)
 {
     cw_rt *rt = ctx->rt;
+    if (ctx == rt->spent_ctx)
+        return;
     cw_rt_lock(rt);
     if (ctx->task)
         ctx->task->ctx = NULL; /* a task gave up its own context */

@@ -47,6 +47,9 @@ _Noreturn void cw_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2
  * small records whose loss no caller could report (see util.c). */
 void *cw_xcalloc(size_t n, size_t size);
 char *cw_xstrdup(const char *s);
+/* strdup through the allocator the allocation sweep watches; NULL when
+ * memory is exhausted. */
+char *cw_strdup(const char *s);
 /* The one way an array grows: make room for `need` items of `size` bytes
  * in the array *items (a T ** passed as void *) whose capacity is *cap,
  * doubling from `first`. False when memory, or size_t, runs out; the
@@ -116,8 +119,8 @@ int cw_task_execution(const cw_task *t);
 
 /* What the core tells an observer of tasks, with rt->lock held. */
 typedef struct cw_task_observer {
-    void (*admitted)(cw_task *t);                  /* spawned, or the root */
-    void (*refused)(cw_rt *rt, const cw_ctx *ctx); /* a spawn refused */
+    int (*admitted)(cw_task *t); /* spawned, or the root; CW_ERR_NOMEM refuses it */
+    int (*refused)(cw_rt *rt, const cw_ctx *ctx); /* a spawn refused; CW_ERR_NOMEM as above */
     /* No longer running: the first of abort, cascade and completion. */
     void (*stopped)(cw_task *t);
 } cw_task_observer;
@@ -189,14 +192,18 @@ static inline void cw_be64(uint8_t out[8], uint64_t v)
 
 /* NULL when `label` is valid, else a static reason (the rule it breaks). */
 const char *cw_label_check(const char *label);
-/* "<prefix>_<label>" or `label` when prefix is empty; malloc'd, caller frees. */
+/* "<prefix>_<label>" or `label` when prefix is empty; malloc'd, caller
+ * frees. NULL when memory is exhausted. */
 char *cw_label_join(const char *prefix, const char *label);
 
 /* ---- Handles completed from outside a task (handle.c) ----------------------------- */
 
 /* A handle with one reference, the caller's (with rt->lock held, as the
- * three calls below). */
+ * calls below); NULL when memory is exhausted. */
 cw_handle *cw_handle_new(cw_rt *rt);
+/* A handle already completed with `result`; without memory for one, the
+ * run's shared handle that resolves CW_ERR_NOMEM [TASK-011]. */
+cw_handle *cw_handle_resolved(cw_rt *rt, int result);
 void cw_handle_complete(cw_handle *h, int result, void *value);
 void cw_handle_ref(cw_handle *h);
 void cw_handle_unref(cw_handle *h);

@@ -11,7 +11,9 @@
 
 cw_handle *cw_handle_new(cw_rt *rt)
 {
-    cw_handle *h = cw_xcalloc(1, sizeof *h);
+    cw_handle *h = calloc(1, sizeof *h);
+    if (!h)
+        return NULL;
     h->hdr.backend = rt->backend;
     h->rt = rt;
     h->refs = 1;
@@ -47,12 +49,25 @@ void cw_handle_unref(cw_handle *h)
         cw_handle_free(h);
 }
 
+cw_handle *cw_handle_resolved(cw_rt *rt, int result)
+{
+    cw_handle *h = cw_handle_new(rt);
+    if (!h)
+        return rt->spent_handle;
+    cw_handle_complete(h, result, NULL);
+    return h;
+}
+
 cw_handle *cw_core_handle_ready(cw_ctx *ctx, int result, void *value)
 {
     cw_rt_lock(ctx->rt);
     cw_handle *h = cw_handle_new(ctx->rt);
-    h->is_ready = true;
-    cw_handle_complete(h, result, value);
+    if (h) {
+        h->is_ready = true;
+        cw_handle_complete(h, result, value);
+    } else {
+        h = ctx->rt->spent_handle;
+    }
     cw_rt_unlock(ctx->rt);
     return h;
 }
@@ -71,6 +86,8 @@ void cw_core_abort(cw_handle *h)
 void cw_core_handle_release(cw_handle *h)
 {
     cw_rt *rt = h->rt;
+    if (h == rt->spent_handle)
+        return; /* shared by every spawn that found no memory */
     cw_rt_lock(rt);
     if (h->released)
         cw_fatal("handle released twice");

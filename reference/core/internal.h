@@ -38,8 +38,10 @@ struct cw_node {
     bool aborted;
 };
 
+/* NULL when memory is exhausted, as for cw_node_child. */
 cw_node *cw_node_root(cw_rt *rt);
-/* A new node below `parent` with one reference; aborted at once if the parent is. */
+/* A new node below `parent` with one reference; aborted at once if the
+ * parent is. NULL when memory is exhausted. */
 cw_node *cw_node_child(cw_node *parent);
 void cw_node_ref(cw_node *n);
 void cw_node_unref(cw_node *n);
@@ -58,12 +60,16 @@ struct cw_ctx {
     cw_attribute *attrs; /* sorted by key */
     size_t nattrs, cap_attrs;
     int execution;
-    cw_task *task; /* the task whose own context this is, if any */
+    bool exhausted; /* memory ran out making it: spawns resolve CW_ERR_NOMEM */
+    cw_task *task;  /* the task whose own context this is, if any */
     cw_list link;  /* rt->contexts */
 };
 
-cw_ctx *cw_ctx_new(cw_rt *rt, cw_node *node, const char *label); /* takes the node reference */
-void cw_ctx_copy_attributes(cw_ctx *to, const cw_ctx *from);
+/* Takes the node reference; NULL when memory is exhausted, the node then
+ * still the caller's. */
+cw_ctx *cw_ctx_new(cw_rt *rt, cw_node *node, const char *label);
+/* False when memory is exhausted: `to` may then hold some of them. */
+bool cw_ctx_copy_attributes(cw_ctx *to, const cw_ctx *from);
 void cw_ctx_free(cw_ctx *ctx);
 
 /* ---- Handles (handle.c) ------------------------------------------------------------ */

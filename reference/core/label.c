@@ -35,7 +35,9 @@ const char *cw_label_check(const char *label)
 char *cw_label_join(const char *prefix, const char *label)
 {
     size_t plen = strlen(prefix), llen = strlen(label);
-    char *out = cw_xcalloc(1, plen + 1 + llen + 1);
+    char *out = malloc(plen + 1 + llen + 1);
+    if (!out)
+        return NULL;
     if (plen) {
         memcpy(out, prefix, plen);
         out[plen] = '_';
@@ -43,5 +45,6 @@ char *cw_label_join(const char *prefix, const char *label)
     } else {
         memcpy(out, label, llen);
     }
+    out[plen ? plen + 1 + llen : llen] = '\0';
     return out;
 }

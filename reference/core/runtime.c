@@ -67,16 +67,26 @@ int cw_run_begin(const cw_config *cfg, cw_config *resolved, cw_run_result *out)
     return out->status = cw_config_resolve(cfg, resolved, out->message, sizeof out->message);
 }
 
-void cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
-                const cw_config *cfg)
+/* What a run hands out when memory is gone (cw_rt.spent_handle). */
+static bool make_spent(cw_rt *rt)
+{
+    rt->spent_handle = cw_handle_new(rt);
+    rt->spent_ctx = cw_ctx_new(rt, NULL, "");
+    if (!rt->spent_handle || !rt->spent_ctx)
+        return false;
+    cw_handle_complete(rt->spent_handle, CW_ERR_NOMEM, NULL);
+    rt->spent_ctx->exhausted = true;
+    return true;
+}
+
+int cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
+               const cw_config *cfg)
 {
     memset(rt, 0, sizeof *rt);
     pthread_mutex_init(&rt->lock, NULL);
     rt->backend = backend;
     rt->sched = sched;
     rt->cfg = *cfg;
-    if (cw_stack_cache_init(&rt->stacks, 64) != 0)
-        cw_fatal("out of memory allocating the stack cache");
     cw_list_init(&rt->tasks);
     cw_list_init(&rt->contexts);
     cw_list_init(&rt->handles);
@@ -86,6 +96,11 @@ void cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
     cw_list_init(&rt->nodes);
     cw_list_init(&rt->stop_waiters);
     cw_list_init(&rt->signal_waiters);
+    if (cw_stack_cache_init(&rt->stacks, 64) != 0 || !make_spent(rt)) {
+        cw_rt_free_objects(rt);
+        return CW_ERR_NOMEM;
+    }
+    return CW_OK;
 }
 
 #define FREE_ALL(head, type, fn)                                                                   \

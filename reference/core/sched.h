@@ -30,8 +30,9 @@ typedef struct cw_sched_ops {
     void (*park)(cw_task *t);
     /* The calling task `t` lets every other ready task run first. */
     void (*yield)(cw_task *t);
-    /* A new task was created: schedule its first run. */
-    void (*spawned)(cw_task *t);
+    /* A new task was created: schedule its first run. CW_ERR_NOMEM, with
+     * nothing scheduled, when the scheduler has no memory for it. */
+    int (*spawned)(cw_task *t);
     /* The calling task `t` ends: switch away for the last time. */
     void (*exit)(cw_task *t); /* never returns */
     /* The running task, or NULL outside the runtime's tasks. */
@@ -73,7 +74,14 @@ struct cw_rt {
     cw_config cfg;
     cw_task *root;
     uint64_t next_task_id;
+    size_t ntasks; /* task records not yet freed */
     bool ending; /* teardown: blocking calls fail at once, nothing new runs */
+
+    /* What a spawn or cw_child gives when memory runs out (made at the
+     * start, so that giving them needs none): a handle that resolves
+     * CW_ERR_NOMEM and a context that spawns nothing [TASK-011, CTX-006]. */
+    cw_handle *spent_handle;
+    cw_ctx *spent_ctx;
 
     /* Live objects of each kind: whatever is left at the end is freed. */
     cw_list tasks, contexts, handles, chans, oneshots, signals, nodes;
@@ -98,8 +106,9 @@ struct cw_rt {
     const cw_task_observer *observer; /* NULL: nobody observes tasks */
 };
 
-void cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
-                const cw_config *cfg);
+/* CW_OK, or CW_ERR_NOMEM with nothing left to free. */
+int cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
+               const cw_config *cfg);
 /* Free every object still alive and the lock. Call after every task has ended. */
 void cw_rt_free_objects(cw_rt *rt);
 /* Validate a caller's config into `cfg`; CW_OK or CW_ERR_INVALID with `why`. */
@@ -146,12 +155,15 @@ void cw_task_main(void *task);
 /* After a task's last switch (or when it is dropped unstarted): record its
  * result, abort what it supervised, release what it held. */
 void cw_task_finish(cw_task *t);
+void cw_task_finish_locked(cw_task *t); /* the same, with rt->lock held */
 /* Request an abort: it takes effect at the task's next suspension point. */
 void cw_task_abort(cw_task *t);
 /* Run the cleanup handlers and end the task with `result` (never returns). */
 _Noreturn void cw_task_unwind(cw_task *t, int result);
 void cw_task_free(cw_task *t);
-/* The root task: runs fn on the root context; not supervised by any node. */
+void cw_task_free_locked(cw_task *t);
+/* The root task: runs fn on the root context; not supervised by any node.
+ * NULL when memory is exhausted, with nothing left of it. */
 cw_task *cw_task_new_root(cw_rt *rt, cw_task_fn fn, void *arg);
 
 /* ---- Alarm heap (alarm.c): sleeping waits ordered by (deadline, sequence) ------------- */

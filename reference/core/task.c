@@ -18,16 +18,14 @@
 #include "core/internal.h"
 
 /* What the run's task observer (ext.h; the runtime's metrics) is told. */
-static void observe_admitted(cw_task *t)
+static int observe_admitted(cw_task *t)
 {
-    if (t->rt->observer)
-        t->rt->observer->admitted(t);
+    return t->rt->observer ? t->rt->observer->admitted(t) : CW_OK;
 }
 
-static void observe_refused(cw_rt *rt, const cw_ctx *ctx)
+static int observe_refused(cw_rt *rt, const cw_ctx *ctx)
 {
-    if (rt->observer)
-        rt->observer->refused(rt, ctx);
+    return rt->observer ? rt->observer->refused(rt, ctx) : CW_OK;
 }
 
 static void observe_stopped(cw_task *t)
@@ -36,33 +34,70 @@ static void observe_stopped(cw_task *t)
         t->rt->observer->stopped(t);
 }
 
-static cw_task *task_new(cw_rt *rt, cw_ctx *parent_ctx, cw_node *own_node, cw_task_fn fn,
-                         void *arg)
+/* Undo what task_new made, in any state it stops in. */
+static void task_unmake(cw_task *t, cw_node *node)
 {
-    cw_task *t = cw_xcalloc(1, sizeof *t);
+    if (t->handle)
+        cw_handle_free(t->handle);
+    if (t->ctx)
+        cw_ctx_free(t->ctx); /* and its node with it */
+    else
+        cw_node_unref(node);
+    free(t->label);
+    free(t);
+}
+
+/* A task for a spawn from `parent_ctx` (NULL: the root) with a new node
+ * below `owner` (NULL: a root node). NULL when memory is exhausted, with
+ * nothing left of it. */
+static cw_task *task_new(cw_rt *rt, cw_ctx *parent_ctx, cw_node *owner, cw_task_fn fn, void *arg)
+{
+    cw_task *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    cw_node *node = owner ? cw_node_child(owner) : cw_node_root(rt);
     t->rt = rt;
+    t->label = cw_strdup(parent_ctx ? parent_ctx->label : "");
+    t->ctx = node && t->label ? cw_ctx_new(rt, node, t->label) : NULL;
+    t->handle = t->ctx ? cw_handle_new(rt) : NULL;
+    t->waker = t->handle ? cw_waker_new(t) : NULL;
+    if (!t->waker || (parent_ctx && !cw_ctx_copy_attributes(t->ctx, parent_ctx))) {
+        if (t->waker)
+            cw_core_waker_release(t->waker);
+        task_unmake(t, node);
+        return NULL;
+    }
     t->id = rt->next_task_id++;
-    t->label = cw_xstrdup(parent_ctx ? parent_ctx->label : "");
     t->execution = parent_ctx ? parent_ctx->execution : CW_EXEC_SHARED;
     t->fn = fn;
     t->arg = arg;
-    t->ctx = cw_ctx_new(rt, own_node, t->label);
-    if (parent_ctx)
-        cw_ctx_copy_attributes(t->ctx, parent_ctx);
     t->ctx->task = t;
-    t->handle = cw_handle_new(rt);
     t->handle->task = t;
-    t->waker = cw_waker_new(t);
     t->state = CW_TASK_NEW;
     cw_list_push_back(&rt->tasks, &t->link);
+    rt->ntasks++;
     return t;
+}
+
+/* With the lock held: end `t`, which never ran, with `result`. */
+static void end_unstarted(cw_task *t, int result)
+{
+    t->exit_result = result;
+    cw_task_finish_locked(t);
+    cw_task_free_locked(t);
 }
 
 cw_task *cw_task_new_root(cw_rt *rt, cw_task_fn fn, void *arg)
 {
-    cw_task *t = task_new(rt, NULL, cw_node_root(rt), fn, arg);
+    cw_rt_lock(rt);
+    cw_task *t = task_new(rt, NULL, NULL, fn, arg);
     rt->root = t;
-    observe_admitted(t);
+    if (t && (observe_admitted(t) != CW_OK || rt->sched->spawned(t) != CW_OK)) {
+        rt->root = NULL;
+        end_unstarted(t, CW_ERR_NOMEM);
+        t = NULL;
+    }
+    cw_rt_unlock(rt);
     return t;
 }
 
@@ -71,33 +106,47 @@ cw_task *cw_task_new_root(cw_rt *rt, cw_task_fn fn, void *arg)
  * the new task too. */
 static void consume_context(cw_ctx *ctx)
 {
+    if (ctx == ctx->rt->spent_ctx)
+        return;
     if (ctx->task)
         ctx->task->ctx = NULL;
     cw_ctx_free(ctx);
+}
+
+/* With the lock held: the handle of a new task below `owner`, or one that
+ * resolves CW_ERR_NOMEM when any part of the task cannot be had [TASK-011]. */
+static cw_handle *spawn_task(cw_rt *rt, cw_ctx *ctx, cw_node *owner, cw_task_fn fn, void *arg)
+{
+    cw_task *t = task_new(rt, ctx, owner, fn, arg);
+    if (!t)
+        return cw_handle_resolved(rt, CW_ERR_NOMEM);
+    t->owner = owner;
+    cw_node_ref(owner);
+    t->handle->refs++; /* one for the task, one for the caller */
+    cw_handle *h = t->handle;
+    if (observe_admitted(t) != CW_OK || rt->sched->spawned(t) != CW_OK) {
+        end_unstarted(t, CW_ERR_NOMEM);
+        return h;
+    }
+    cw_node_set_task(owner, t);
+    return h;
 }
 
 cw_handle *cw_core_spawn(cw_ctx *ctx, cw_task_fn fn, void *arg)
 {
     cw_rt *rt = ctx->rt;
     cw_rt_lock(rt);
-    cw_node *owner = ctx->node;
-    if (owner->aborted || rt->ending) {
-        cw_handle *h = cw_handle_new(rt);
-        cw_handle_complete(h, CW_ERR_CLOSED, NULL);
-        observe_refused(rt, ctx);
-        consume_context(ctx);
-        cw_rt_unlock(rt);
-        return h;
+    cw_handle *h;
+    if (ctx->exhausted) {
+        h = cw_handle_resolved(rt, CW_ERR_NOMEM);
+    } else if (ctx->node->aborted || rt->ending) {
+        /* Counted as spawned if it can be [MET-019]; else refused for memory. */
+        int rc = observe_refused(rt, ctx) == CW_OK ? CW_ERR_CLOSED : CW_ERR_NOMEM;
+        h = cw_handle_resolved(rt, rc);
+    } else {
+        h = spawn_task(rt, ctx, ctx->node, fn, arg);
     }
-    cw_task *t = task_new(rt, ctx, cw_node_child(owner), fn, arg);
-    t->owner = owner;
-    cw_node_ref(owner);
-    t->handle->refs++; /* one for the task, one for the caller */
-    cw_handle *h = t->handle;
     consume_context(ctx);
-    observe_admitted(t);
-    cw_node_set_task(owner, t);
-    rt->sched->spawned(t);
     cw_rt_unlock(rt);
     return h;
 }
@@ -181,6 +230,12 @@ void cw_task_abort(cw_task *t)
 void cw_task_finish(cw_task *t)
 {
     cw_rt_lock(t->rt);
+    cw_task_finish_locked(t);
+    cw_rt_unlock(t->rt);
+}
+
+void cw_task_finish_locked(cw_task *t)
+{
     t->state = CW_TASK_DONE;
     t->cleanups = NULL;
     observe_stopped(t); /* before the result is seen: a joiner reads it dropped */
@@ -205,15 +260,20 @@ void cw_task_finish(cw_task *t)
     cw_waker_detach(t->waker);
     t->waker = NULL;
     cw_stack_cache_put(&t->rt->stacks, &t->stack);
-    cw_rt_unlock(t->rt);
 }
 
 void cw_task_free(cw_task *t)
 {
     cw_rt *rt = t->rt;
     cw_rt_lock(rt);
-    cw_list_remove(&t->link);
+    cw_task_free_locked(t);
     cw_rt_unlock(rt);
+}
+
+void cw_task_free_locked(cw_task *t)
+{
+    cw_list_remove(&t->link);
+    t->rt->ntasks--;
     free(t->label);
     free(t);
 }

@@ -18,7 +18,9 @@
 
 static cw_node *node_new(cw_rt *rt)
 {
-    cw_node *n = cw_xcalloc(1, sizeof *n);
+    cw_node *n = calloc(1, sizeof *n);
+    if (!n)
+        return NULL;
     n->rt = rt;
     n->refs = 1;
     cw_list_init(&n->children);
@@ -35,6 +37,8 @@ cw_node *cw_node_root(cw_rt *rt)
 cw_node *cw_node_child(cw_node *parent)
 {
     cw_node *n = node_new(parent->rt);
+    if (!n)
+        return NULL;
     if (parent->aborted) {
         /* Below an aborted node nothing may run: the child starts aborted
          * and, with nothing to inherit, needs no link to the parent. */

@@ -33,6 +33,15 @@ void *cw_xcalloc(size_t n, size_t size)
     return p;
 }
 
+char *cw_strdup(const char *s)
+{
+    size_t len = strlen(s) + 1;
+    char *p = malloc(len);
+    if (p)
+        memcpy(p, s, len);
+    return p;
+}
+
 char *cw_xstrdup(const char *s)
 {
     size_t len = strlen(s) + 1;
@@ -49,7 +58,7 @@ bool cw_grow_slow(void *items, size_t *cap, size_t need, size_t size, size_t fir
             return false;
         grown *= 2;
     }
-    if (size && grown > SIZE_MAX / size)
+    if (size == 0 || grown > SIZE_MAX / size)
         return false;
     void *old;
     memcpy(&old, items, sizeof old); /* items is a T **, whatever T is */

@@ -20,7 +20,9 @@ struct cw_waker {
 
 cw_waker *cw_waker_new(cw_task *t)
 {
-    cw_waker *w = cw_xcalloc(1, sizeof *w);
+    cw_waker *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
     w->hdr.backend = t->rt->backend;
     pthread_mutex_init(&w->lock, NULL);
     atomic_init(&w->refs, 1);

@@ -24,14 +24,14 @@ static void put_field(EVP_MD_CTX *md, const void *data, size_t len)
         EVP_DigestUpdate(md, data, len);
 }
 
-void cw_auditor_init(cw_auditor *a)
+int cw_auditor_init(cw_auditor *a)
 {
     memset(a->digest, 0, sizeof a->digest);
     cw_auditor_log_to(a, NULL, NULL, NULL);
     a->md = EVP_MD_fetch(NULL, "SHA256", NULL);
     a->md_ctx = EVP_MD_CTX_new();
-    if (!a->md || !a->md_ctx)
-        cw_fatal("cannot set up SHA-256 for the audit digest");
+    /* OpenSSL reports exhausted memory and a missing provider alike. */
+    return a->md && a->md_ctx ? CW_OK : CW_ERR_NOMEM;
 }
 
 void cw_auditor_log_to(cw_auditor *a, cw_event_fn log, void *arg, const cw_time *clock)

@@ -40,7 +40,7 @@ typedef struct cw_auditor {
     uint64_t logged;      /* events handed to `log` so far */
 } cw_auditor;
 
-void cw_auditor_init(cw_auditor *a);
+int cw_auditor_init(cw_auditor *a); /* CW_ERR_NOMEM: SHA-256 could not be set up */
 /* Hand every later event to `log` (NULL: none), timed by `*clock`. */
 void cw_auditor_log_to(cw_auditor *a, cw_event_fn log, void *arg, const cw_time *clock);
 void cw_auditor_free(cw_auditor *a);
@@ -75,6 +75,8 @@ typedef struct cw_det {
     cw_spin lock;     /* the ready queue and wake flags: wakers may be on other threads */
     cw_task **ready;  /* runnable in the next iteration */
     size_t nready, cap;
+    cw_task **batch;  /* the iteration's tasks, in their shuffled order */
+    size_t batch_cap; /* like cap, at least the run's task records */
     cw_alarms alarms;
     cw_time now;
     cw_time deadline; /* of the run timeout; CW_TIME_MAX when none */
@@ -82,7 +84,7 @@ typedef struct cw_det {
     cw_auditor auditor;
     uint64_t iterations;
     /* runtime_iterations and runtime_task_polls; a task's polls series is
-     * kept in its sched_data, found on its first resumption. */
+     * kept in its sched_data, found when it is spawned. */
     cw_metric *iterations_metric, *task_polls;
     /* What a run recovered from a checkpoint inherits (recover.c): the
      * storage and the network adopt their part when they are made; the

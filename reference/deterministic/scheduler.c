@@ -23,13 +23,13 @@ static cw_det *det_of(cw_rt *rt)
     return (cw_det *)rt;
 }
 
-/* Called with det->lock held. */
+/* Called with det->lock held. A task is queued at most once, and the
+ * queue has room for every task record (det_spawned), so a wake, which
+ * has nobody to report a failure to, never needs memory. */
 static void push_ready(cw_det *d, cw_task *t)
 {
     if (t->queued)
         return;
-    if (!cw_grow(&d->ready, &d->cap, d->nready + 1, sizeof *d->ready, 64))
-        cw_fatal("out of memory growing the ready queue");
     d->ready[d->nready++] = t;
     t->queued = true;
 }
@@ -74,12 +74,24 @@ static void det_yield(cw_task *t)
     to_scheduler(d, t);
 }
 
-static void det_spawned(cw_task *t)
+/* Room in the ready queue and in an iteration's batch for every task
+ * record, and the task's runtime_task_polls series, or CW_ERR_NOMEM. */
+static int det_spawned(cw_task *t)
 {
     cw_det *d = det_of(t->rt);
+    size_t need = d->rt.ntasks;
+    cw_spin_lock(&d->lock);
+    bool room = cw_grow(&d->ready, &d->cap, need, sizeof *d->ready, 64);
+    cw_spin_unlock(&d->lock);
+    if (!room || !cw_grow(&d->batch, &d->batch_cap, need, sizeof *d->batch, 64))
+        return CW_ERR_NOMEM;
+    t->sched_data = cw_task_metrics_polls(&d->rt, d->task_polls, t);
+    if (!t->sched_data)
+        return CW_ERR_NOMEM;
     cw_spin_lock(&d->lock);
     push_ready(d, t);
     cw_spin_unlock(&d->lock);
+    return CW_OK;
 }
 
 static void det_exit(cw_task *t)
@@ -185,8 +197,6 @@ static void resume(cw_det *d, cw_task *t)
         cw_field fields[2] = {{id, sizeof id}, {t->label, strlen(t->label)}};
         cw_auditor_event(&d->auditor, "process_task", fields, 2);
     }
-    if (!t->sched_data)
-        t->sched_data = cw_task_metrics_polls(&d->rt, d->task_polls, t);
     cw_counter_inc(t->sched_data);
 
     if (t->state == CW_TASK_NEW) {
@@ -211,7 +221,14 @@ static void resume(cw_det *d, cw_task *t)
 
 /* ---- The run loop ------------------------------------------------------------ */
 
-typedef enum { RUN_GOING, RUN_ROOT_DONE, RUN_PANICKED, RUN_STALLED, RUN_TIMED_OUT } run_state;
+typedef enum {
+    RUN_GOING,
+    RUN_ROOT_DONE,
+    RUN_PANICKED,
+    RUN_STALLED,
+    RUN_TIMED_OUT,
+    RUN_NO_ROOT /* memory for the root task was exhausted */
+} run_state;
 
 static void shuffle(cw_det *d, cw_task **q, size_t n)
 {
@@ -224,25 +241,24 @@ static void shuffle(cw_det *d, cw_task **q, size_t n)
 }
 
 /* Steps 2-4: take the ready queue, shuffle it, run each task once. */
-static run_state run_iteration(cw_det *d, cw_task ***batch, size_t *batch_cap)
+static run_state run_iteration(cw_det *d)
 {
     cw_spin_lock(&d->lock);
-    size_t n = d->nready;
-    if (!cw_grow(batch, batch_cap, n, sizeof **batch, 64))
-        cw_fatal("out of memory taking the ready queue");
+    size_t n = d->nready; /* no more than the batch holds: see det_spawned */
     if (n)
-        memcpy(*batch, d->ready, n * sizeof **batch);
+        memcpy(d->batch, d->ready, n * sizeof *d->batch);
     d->nready = 0;
     for (size_t i = 0; i < n; i++)
-        (*batch)[i]->queued = false;
+        d->batch[i]->queued = false;
     cw_spin_unlock(&d->lock);
 
-    cw_task **q = *batch;
+    /* A task spawned below may move the batch (det_spawned grows it): it
+     * is read through d->batch each time, never through a saved pointer. */
     if (n > 1)
-        shuffle(d, q, n);
+        shuffle(d, d->batch, n);
     size_t i = 0;
     for (; i < n; i++) {
-        cw_task *t = q[i];
+        cw_task *t = d->batch[i];
         if (t->state == CW_TASK_DONE) {
             if (!t->queued && t != d->rt.root)
                 cw_task_free(t);
@@ -257,7 +273,7 @@ static run_state run_iteration(cw_det *d, cw_task ***batch, size_t *batch_cap)
     /* Entries after an early stop are dead tasks to free or live ones the
      * teardown will unwind; the finished ones are freed here. */
     for (i = i < n ? i + 1 : n; i < n; i++) {
-        cw_task *t = q[i];
+        cw_task *t = d->batch[i];
         if (t->state == CW_TASK_DONE && !t->queued && t != d->rt.root)
             cw_task_free(t);
     }
@@ -367,6 +383,13 @@ static void teardown(cw_det *d, cw_checkpoint **cp)
         cw_hosts_image_free(d->inherit_hosts);
 }
 
+static int refuse_nomem(cw_run_result *out, const char *what)
+{
+    out->status = CW_ERR_NOMEM;
+    snprintf(out->message, sizeof out->message, "out of memory for %s", what);
+    return out->status;
+}
+
 static void fill_result(cw_det *d, run_state how, cw_run_result *out)
 {
     out->message[0] = '\0';
@@ -391,6 +414,9 @@ static void fill_result(cw_det *d, run_state how, cw_run_result *out)
         out->status = CW_ERR_RUN_TIMEOUT;
         snprintf(out->message, sizeof out->message, "runtime timeout");
         break;
+    case RUN_NO_ROOT:
+        refuse_nomem(out, "the root task");
+        break;
     case RUN_GOING:
         break;
     }
@@ -399,13 +425,45 @@ static void fill_result(cw_det *d, run_state how, cw_run_result *out)
 }
 
 /* The scheduler's own metrics, next to the core's task metrics. */
-static void open_metrics(cw_det *d)
+static int open_metrics(cw_det *d)
 {
     static const char *const labels[3] = {"name", "kind", "execution"};
     d->iterations_metric = cw_rt_metric(&d->rt, "runtime_iterations", "Total number of iterations",
                                         CW_METRIC_COUNTER, NULL, 0);
     d->task_polls = cw_rt_metric(&d->rt, "runtime_task_polls", "Total number of task polls",
                                  CW_METRIC_COUNTER, labels, 3);
+    return d->iterations_metric && d->task_polls ? CW_OK : CW_ERR_NOMEM;
+}
+
+/* The scheduler's records, after the run's objects went. */
+static void det_free(cw_det *d)
+{
+    cw_auditor_free(&d->auditor);
+    cw_alarms_free(&d->alarms);
+    free(d->ready);
+    free(d->batch);
+    free(d);
+}
+
+/* The records of a run and what every run has from its start (RUN-006):
+ * NULL when memory for them is exhausted, with nothing left of them. */
+static cw_det *det_open(const cw_backend *self, const cw_config *resolved, cw_bufpool *pools[2])
+{
+    cw_det *d = calloc(1, sizeof *d);
+    if (!d || cw_rt_init(&d->rt, self, &det_sched, resolved) != CW_OK) {
+        free(d);
+        return NULL;
+    }
+    if (cw_auditor_init(&d->auditor) != CW_OK || cw_rt_metrics_open(&d->rt) != CW_OK ||
+        open_metrics(d) != CW_OK) {
+        cw_rt_free_objects(&d->rt);
+        det_free(d);
+        return NULL;
+    }
+    cw_ext_set_driver(&d->rt, CW_EXT_STORAGE, &cw_memory_driver);
+    cw_ext_set_driver(&d->rt, CW_EXT_NETWORK, &cw_memory_net_driver);
+    memcpy(d->rt.pools, pools, 2 * sizeof *pools);
+    return d;
 }
 
 /* A run whose objects name `self`, new (`from` NULL) or continuing the one
@@ -425,17 +483,16 @@ static int det_run(const cw_backend *self, const cw_config *cfg, cw_checkpoint *
         return out->status;
     }
 
-    cw_det *d = cw_xcalloc(1, sizeof *d);
-    cw_rt_init(&d->rt, self, &det_sched, &resolved);
-    cw_rt_metrics_open(&d->rt);
-    cw_ext_set_driver(&d->rt, CW_EXT_STORAGE, &cw_memory_driver);
-    cw_ext_set_driver(&d->rt, CW_EXT_NETWORK, &cw_memory_net_driver);
-    memcpy(d->rt.pools, pools, sizeof pools);
-    open_metrics(d);
+    cw_det *d = det_open(self, &resolved, pools);
+    if (!d) {
+        cw_rt_pools_close(pools);
+        if (from)
+            cw_det_checkpoint_free(from);
+        return refuse_nomem(out, "the run's records");
+    }
     d->thread = pthread_self();
     cw_prng_seed(&d->prng, resolved.seed);
     cw_prng_take_bytes(&d->prng, resolved.random_bytes, resolved.random_len);
-    cw_auditor_init(&d->auditor);
     cw_auditor_log_to(&d->auditor, resolved.event_log, resolved.event_log_arg, &d->now);
     d->now = resolved.start_time;
     d->deadline = resolved.timeout > CW_TIME_MAX - d->now ? CW_TIME_MAX : d->now + resolved.timeout;
@@ -444,27 +501,23 @@ static int det_run(const cw_backend *self, const cw_config *cfg, cw_checkpoint *
     if (from)
         cw_det_resume(d, from);
 
-    cw_task *t = cw_task_new_root(&d->rt, root, arg);
-    det_spawned(t);
-
-    cw_task **batch = NULL;
-    size_t batch_cap = 0;
-    run_state how = RUN_GOING;
+    /* Without a root the run ends at once; a checkpoint still carries on
+     * what a recovered run inherited. */
+    run_state how = cw_task_new_root(&d->rt, root, arg) ? RUN_GOING : RUN_NO_ROOT;
     while (how == RUN_GOING) {
         if (d->now >= d->deadline) {
             how = RUN_TIMED_OUT;
             break;
         }
-        how = run_iteration(d, &batch, &batch_cap);
+        how = run_iteration(d);
         if (how != RUN_GOING)
             break;
         how = advance(d);
         d->iterations++;
         cw_counter_inc(d->iterations_metric);
     }
-    free(batch);
     fill_result(d, how, out);
-    if (how == RUN_STALLED || how == RUN_TIMED_OUT || how == RUN_PANICKED)
+    if (how != RUN_ROOT_DONE)
         out->value = NULL;
     teardown(d, cp);
     cw_rt_pools_close(d->rt.pools);
@@ -472,10 +525,7 @@ static int det_run(const cw_backend *self, const cw_config *cfg, cw_checkpoint *
         cw_auditor_hex(&d->auditor, out->digest);
     if (cp)
         cw_det_checkpoint_seal(d, *cp);
-    cw_auditor_free(&d->auditor);
-    cw_alarms_free(&d->alarms);
-    free(d->ready);
-    free(d);
+    det_free(d);
     return out->status;
 }
 

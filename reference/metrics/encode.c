@@ -82,7 +82,11 @@ static bool sum_is_a_counter(const cw_metric *series, double sum)
 static void put_histogram(const sample_ctx *s, const cw_metric *series)
 {
     size_t nb = series->type->nbuckets;
-    uint64_t *cumulative = cw_xcalloc(nb + 1, sizeof *cumulative);
+    uint64_t *cumulative = calloc(nb + 1, sizeof *cumulative);
+    if (!cumulative) {
+        s->t->failed = true;
+        return;
+    }
     uint64_t count = cw_series_buckets(series, cumulative);
     double sum = cw_series_sum(series);
     if (sum_is_a_counter(series, sum)) {
@@ -97,7 +101,9 @@ static void put_histogram(const sample_ctx *s, const cw_metric *series)
         cw_text le = {0};
         if (i < nb)
             cw_text_double(&le, series->type->buckets[i]);
-        put_name(s, "_bucket", i < nb ? le.buf : "+Inf");
+        if (le.failed)
+            s->t->failed = true;
+        put_name(s, "_bucket", i >= nb ? "+Inf" : le.failed ? "" : le.buf);
         cw_text_u64(s->t, cumulative[i]);
         cw_text_puts(s->t, "\n");
         free(le.buf);
@@ -151,5 +157,9 @@ char *cw_registry_encode(cw_registry *reg)
     }
     cw_registry_unlock(reg);
     cw_text_puts(&t, "# EOF\n");
+    if (t.failed) {
+        free(t.buf);
+        return NULL;
+    }
     return t.buf;
 }

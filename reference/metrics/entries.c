@@ -60,7 +60,10 @@ static cw_metric *core_register(cw_ctx *ctx, const char *name, const char *help,
     const char *why = cw_label_check(name);
     if (why)
         cw_panic(ctx, "metric name: %s: %s", why, name);
+    cw_registry *reg = cw_metrics_of(cw_ctx_rt(ctx))->reg;
     char *full = cw_label_join(cw_core_label(ctx), name);
+    if (!full)
+        return &reg->spent; /* [MET-019] */
     char reason[512];
     if (strncmp(full, "runtime", 7) == 0) {
         snprintf(reason, sizeof reason, "using runtime label is not allowed: %s", full);
@@ -69,11 +72,10 @@ static cw_metric *core_register(cw_ctx *ctx, const char *name, const char *help,
     } else {
         const cw_attribute *attrs;
         size_t nattrs = cw_ctx_attributes(ctx, &attrs);
-        cw_metric *m = cw_registry_add(cw_metrics_of(cw_ctx_rt(ctx))->reg, full, help, type,
-                                       attrs, nattrs, reason, sizeof reason);
-        if (m) {
+        cw_metric *m = cw_registry_add(reg, full, help, type, attrs, nattrs, reason, sizeof reason);
+        if (m || !reason[0]) { /* registered, or no memory to register [MET-019] */
             free(full);
-            return m;
+            return m ? m : &reg->spent;
         }
     }
     free(full);

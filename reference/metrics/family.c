@@ -37,27 +37,34 @@ static size_t find_child(const cw_metric *f, const char *const *values, bool *fo
                           found);
 }
 
-static cw_metric *child_new(cw_metric *f, const char *const *values)
-{
-    cw_metric *c = cw_xcalloc(1, sizeof *c);
-    c->hdr.backend = f->hdr.backend;
-    c->role = CW_ROLE_CHILD;
-    c->type = f->type;
-    c->reg = f->reg;
-    c->values = cw_xcalloc(f->type->nlabels, sizeof *c->values);
-    for (size_t i = 0; i < f->type->nlabels; i++)
-        c->values[i] = cw_xstrdup(values[i] ? values[i] : "");
-    cw_series_init(c, f->type);
-    return c;
-}
-
 static void child_free(cw_metric *c)
 {
-    for (size_t i = 0; i < c->type->nlabels; i++)
+    for (size_t i = 0; c->values && i < c->type->nlabels; i++)
         free(c->values[i]);
     free(c->values);
     cw_series_free(c);
     free(c);
+}
+
+/* NULL when memory is exhausted. */
+static cw_metric *child_new(cw_metric *f, const char *const *values)
+{
+    cw_metric *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->hdr.backend = f->hdr.backend;
+    c->role = CW_ROLE_CHILD;
+    c->type = f->type;
+    c->reg = f->reg;
+    c->values = calloc(f->type->nlabels, sizeof *c->values);
+    bool made = c->values != NULL;
+    for (size_t i = 0; made && i < f->type->nlabels; i++)
+        made = (c->values[i] = cw_strdup(values[i] ? values[i] : "")) != NULL;
+    if (!made || !cw_series_init(c, f->type)) {
+        child_free(c);
+        return NULL;
+    }
+    return c;
 }
 
 cw_metric *cw_family_child(cw_metric *f, const char *const *values)
@@ -67,8 +74,10 @@ cw_metric *cw_family_child(cw_metric *f, const char *const *values)
     if (found)
         return f->children[at];
     cw_metric *c = child_new(f, values);
-    if (!cw_sorted_insert(&f->children, &f->nchildren, &f->cap_children, sizeof c, at, &c))
-        cw_fatal("out of memory adding a metric family child");
+    if (c && !cw_sorted_insert(&f->children, &f->nchildren, &f->cap_children, sizeof c, at, &c)) {
+        child_free(c);
+        return NULL;
+    }
     return c;
 }
 
@@ -81,14 +90,18 @@ void cw_family_clear(cw_metric *f)
     f->nchildren = f->cap_children = 0;
 }
 
+/* A child that cannot be made is the registry's spent metric: the caller
+ * may use it as any child, and it counts nothing [MET-019]. */
 cw_metric *cw_metric_family_get(cw_metric *f, const char *const *values)
 {
+    if (f == &f->reg->spent)
+        return f;
     if (f->role != CW_ROLE_FAMILY || !values)
         return NULL;
     cw_registry_lock(f->reg);
     cw_metric *c = cw_family_child(f, values);
     cw_registry_unlock(f->reg);
-    return c;
+    return c ? c : &f->reg->spent;
 }
 
 int cw_metric_family_remove(cw_metric *f, const char *const *values)

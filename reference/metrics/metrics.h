@@ -88,6 +88,11 @@ struct cw_registry {
     size_t nnames, cap;
     cw_collect_fn collect;
     void *collect_arg;
+    /* What registering or a family's child gives when memory is exhausted:
+     * a metric of no kind, in no output, that counts nothing and reads 0
+     * (MET-013) and has no handles to release [MET-019]. */
+    cw_metric spent;
+    cw_mtype spent_type;
 };
 
 /* ---- Sorted arrays (sorted.c) -------------------------------------------- */
@@ -108,7 +113,8 @@ void cw_sorted_remove(void *base, size_t *n, size_t size, size_t at);
 
 /* NULL when `t` is a valid type, else why not. */
 const char *cw_mtype_check(const cw_metric_type *t);
-void cw_mtype_copy(cw_mtype *to, const cw_metric_type *from);
+/* False when memory is exhausted, with `to` left empty. */
+bool cw_mtype_copy(cw_mtype *to, const cw_metric_type *from);
 bool cw_mtype_equal(const cw_mtype *a, const cw_mtype *b);
 void cw_mtype_free(cw_mtype *t);
 /* "counter", "gauge" or "histogram". */
@@ -116,8 +122,9 @@ const char *cw_mtype_name(int kind);
 
 /* ---- Series values (value.c) ------------------------------------------------ */
 
-/* Give `m` the storage of a series of `type`, at zero. */
-void cw_series_init(cw_metric *m, const cw_mtype *type);
+/* Give `m` the storage of a series of `type`, at zero; false when memory
+ * is exhausted. */
+bool cw_series_init(cw_metric *m, const cw_mtype *type);
 void cw_series_free(cw_metric *m);
 /* Histogram observations counted in buckets, read once each: the total and
  * the cumulative counts, so the +Inf bucket always equals the count. */
@@ -139,13 +146,15 @@ double cw_metric_histogram_sum(const cw_metric *m);
 
 cw_metric *cw_metric_family_get(cw_metric *family, const char *const *values);
 int cw_metric_family_remove(cw_metric *family, const char *const *values);
-/* With the registry lock held: the child, made if missing. */
+/* With the registry lock held: the child, made if missing; NULL when
+ * memory for it is exhausted. */
 cw_metric *cw_family_child(cw_metric *family, const char *const *values);
 /* Free every child (the family is being unregistered). */
 void cw_family_clear(cw_metric *family);
 
 /* ---- The registry (registry.c) ------------------------------------------- */
 
+/* NULL when memory is exhausted. */
 cw_registry *cw_registry_new(const cw_backend *backend);
 /* Free every metric still registered, and the registry. */
 void cw_registry_free(cw_registry *reg);
@@ -153,8 +162,9 @@ void cw_registry_lock(cw_registry *reg);
 void cw_registry_unlock(cw_registry *reg);
 /* Register `full_name` with `attrs` (sorted by key): a handle on an
  * existing metric of that key and an equal type, or on a new one. On a
- * conflict, NULL with the reason written to why[0 .. whylen). Name and
- * label rules are the caller's to check. */
+ * conflict, NULL with the reason written to why[0 .. whylen); when memory
+ * is exhausted, NULL with why[0] NUL and nothing changed. Name and label
+ * rules are the caller's to check. */
 cw_metric *cw_registry_add(cw_registry *reg, const char *full_name, const char *help,
                            const cw_metric_type *type, const cw_attribute *attrs, size_t nattrs,
                            char *why, size_t whylen);
@@ -167,6 +177,7 @@ void cw_metric_handle_release(cw_metric *m);
 typedef struct cw_text {
     char *buf;
     size_t len, cap;
+    bool failed; /* memory ran out: later puts do nothing */
 } cw_text;
 
 void cw_text_put(cw_text *t, const char *s, size_t n);
@@ -198,7 +209,7 @@ extern const cw_metric_ops cw_metric_entries;
 /* Make the registry of a run and its own metrics, kept in the run's
  * CW_EXT_METRICS slot and freed with the run; the registry observes the
  * run's tasks. A backend calls it right after cw_rt_init. */
-void cw_rt_metrics_open(cw_rt *rt);
+int cw_rt_metrics_open(cw_rt *rt); /* CW_ERR_NOMEM: the run cannot start */
 /* The run's registry and the runtime's handles on it. */
 static inline cw_rt_metrics *cw_metrics_of(const cw_rt *rt)
 {
@@ -208,7 +219,8 @@ static inline cw_rt_metrics *cw_metrics_of(const cw_rt *rt)
 /* Register a metric of the runtime itself (no prefix, no audit). */
 cw_metric *cw_rt_metric(cw_rt *rt, const char *name, const char *help, int kind,
                         const char *const *labels, size_t nlabels);
-/* The series of runtime_task_polls for task `t` (made on first use). */
+/* The series of runtime_task_polls for task `t` (made on first use); NULL
+ * when memory is exhausted. */
 cw_metric *cw_task_metrics_polls(cw_rt *rt, cw_metric *polls, const cw_task *t);
 
 #endif

@@ -17,9 +17,16 @@
 
 cw_registry *cw_registry_new(const cw_backend *backend)
 {
-    cw_registry *reg = cw_xcalloc(1, sizeof *reg);
+    cw_registry *reg = calloc(1, sizeof *reg);
+    if (!reg)
+        return NULL;
     pthread_mutex_init(&reg->lock, NULL);
     reg->backend = backend;
+    reg->spent_type.kind = -1; /* no kind: every value call does nothing */
+    reg->spent.hdr.backend = backend;
+    reg->spent.role = CW_ROLE_CHILD;
+    reg->spent.type = &reg->spent_type;
+    reg->spent.reg = reg;
     return reg;
 }
 
@@ -45,24 +52,31 @@ static size_t find_name(const cw_registry *reg, const char *name, bool *found)
     return cw_sorted_find(reg->names, reg->nnames, sizeof *reg->names, name, compare_name, found);
 }
 
-static cw_name *name_new(cw_registry *reg, size_t at, const char *name, const char *help,
-                         int kind)
-{
-    cw_name *nm = cw_xcalloc(1, sizeof *nm);
-    nm->name = cw_xstrdup(name);
-    nm->help = cw_xstrdup(help);
-    nm->kind = kind;
-    if (!cw_sorted_insert(&reg->names, &reg->nnames, &reg->cap, sizeof nm, at, &nm))
-        cw_fatal("out of memory growing the metrics registry");
-    return nm;
-}
-
 static void name_free(cw_name *nm)
 {
     free(nm->metrics);
     free(nm->help);
     free(nm->name);
     free(nm);
+}
+
+/* A name with no metrics yet, inserted at `at`; NULL when memory is
+ * exhausted, with nothing inserted. */
+static cw_name *name_new(cw_registry *reg, size_t at, const char *name, const char *help,
+                         int kind)
+{
+    cw_name *nm = calloc(1, sizeof *nm);
+    if (!nm)
+        return NULL;
+    nm->name = cw_strdup(name);
+    nm->help = cw_strdup(help);
+    nm->kind = kind;
+    if (!nm->name || !nm->help ||
+        !cw_sorted_insert(&reg->names, &reg->nnames, &reg->cap, sizeof nm, at, &nm)) {
+        name_free(nm);
+        return NULL;
+    }
+    return nm;
 }
 
 /* ---- Metrics of a name ------------------------------------------------------ */
@@ -100,28 +114,6 @@ static size_t find_metric(const cw_name *nm, const cw_attribute *attrs, size_t n
                           found);
 }
 
-static cw_metric *metric_new(cw_registry *reg, cw_name *nm, const cw_metric_type *type,
-                             const cw_attribute *attrs, size_t nattrs)
-{
-    cw_metric *m = cw_xcalloc(1, sizeof *m);
-    m->hdr.backend = reg->backend;
-    m->reg = reg;
-    m->name = nm;
-    cw_mtype_copy(&m->own_type, type);
-    m->type = &m->own_type;
-    m->role = type->nlabels ? CW_ROLE_FAMILY : CW_ROLE_SERIES;
-    if (m->role == CW_ROLE_SERIES)
-        cw_series_init(m, m->type);
-    m->attrs = cw_xcalloc(nattrs, sizeof *m->attrs);
-    for (size_t i = 0; i < nattrs; i++) {
-        m->attrs[i].key = cw_xstrdup(attrs[i].key);
-        m->attrs[i].value = cw_xstrdup(attrs[i].value);
-    }
-    m->nattrs = nattrs;
-    m->handles = 1;
-    return m;
-}
-
 static void metric_free(cw_metric *m)
 {
     cw_family_clear(m);
@@ -133,6 +125,44 @@ static void metric_free(cw_metric *m)
     free(m->attrs);
     cw_mtype_free(&m->own_type);
     free(m);
+}
+
+static bool copy_attrs(cw_metric *m, const cw_attribute *attrs, size_t nattrs)
+{
+    m->attrs = calloc(nattrs ? nattrs : 1, sizeof *m->attrs);
+    if (!m->attrs)
+        return false;
+    for (; m->nattrs < nattrs; m->nattrs++) {
+        cw_attribute *a = &m->attrs[m->nattrs];
+        a->key = cw_strdup(attrs[m->nattrs].key);
+        a->value = cw_strdup(attrs[m->nattrs].value);
+        if (!a->key || !a->value) {
+            m->nattrs++; /* so that metric_free frees the one made */
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A metric with one handle; NULL when memory is exhausted. */
+static cw_metric *metric_new(cw_registry *reg, cw_name *nm, const cw_metric_type *type,
+                             const cw_attribute *attrs, size_t nattrs)
+{
+    cw_metric *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->hdr.backend = reg->backend;
+    m->reg = reg;
+    m->name = nm;
+    m->type = &m->own_type;
+    m->role = type->nlabels ? CW_ROLE_FAMILY : CW_ROLE_SERIES;
+    m->handles = 1;
+    if (!cw_mtype_copy(&m->own_type, type) || !copy_attrs(m, attrs, nattrs) ||
+        (m->role == CW_ROLE_SERIES && !cw_series_init(m, m->type))) {
+        metric_free(m);
+        return NULL;
+    }
+    return m;
 }
 
 /* "[k1=v1, k2=v2]" for a conflict message. */
@@ -152,8 +182,11 @@ static cw_metric *add_locked(cw_registry *reg, const char *full_name, const char
                              char *why, size_t whylen)
 {
     bool found;
+    why[0] = '\0';
     size_t at = find_name(reg, full_name, &found);
     cw_name *nm = found ? reg->names[at] : name_new(reg, at, full_name, help, type->kind);
+    if (!nm)
+        return NULL;
     if (strcmp(nm->help, help) != 0) {
         snprintf(why, whylen, "metric family `%s` registered with inconsistent help text",
                  full_name);
@@ -181,8 +214,16 @@ static cw_metric *add_locked(cw_registry *reg, const char *full_name, const char
         return NULL;
     }
     cw_metric *m = metric_new(reg, nm, type, attrs, nattrs);
-    if (!cw_sorted_insert(&nm->metrics, &nm->nmetrics, &nm->cap, sizeof m, mat, &m))
-        cw_fatal("out of memory growing the metrics registry");
+    if (!m || !cw_sorted_insert(&nm->metrics, &nm->nmetrics, &nm->cap, sizeof m, mat, &m)) {
+        if (m)
+            metric_free(m);
+        if (nm->nmetrics == 0) { /* made for this metric: nothing else holds it */
+            cw_sorted_remove(reg->names, &reg->nnames, sizeof *reg->names,
+                             find_name(reg, full_name, &found));
+            name_free(nm);
+        }
+        return NULL;
+    }
     return m;
 }
 

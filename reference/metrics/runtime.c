@@ -27,7 +27,7 @@ cw_metric *cw_rt_metric(cw_rt *rt, const char *name, const char *help, int kind,
     cw_metric_type type = {kind, NULL, 0, labels, nlabels};
     char why[256];
     cw_metric *m = cw_registry_add(cw_metrics_of(rt)->reg, name, help, &type, NULL, 0, why, sizeof why);
-    if (!m)
+    if (!m && why[0]) /* two of the runtime's own names clash: a bug here */
         cw_fatal("registering the runtime's metric %s: %s", name, why);
     return m;
 }
@@ -59,8 +59,13 @@ static void collect_pools(void *arg)
             char size[24];
             snprintf(size, sizeof size, "%zu", st.size);
             const char *values[1] = {size};
-            cw_metric_gauge_set(cw_family_child(rm->pool_created[k], values), (int64_t)st.created);
-            cw_series_store(cw_family_child(rm->pool_exhausted[k], values), st.exhausted);
+            /* A series with no memory to be made shows at a later encode. */
+            cw_metric *created = cw_family_child(rm->pool_created[k], values);
+            cw_metric *exhausted = cw_family_child(rm->pool_exhausted[k], values);
+            if (created)
+                cw_metric_gauge_set(created, (int64_t)st.created);
+            if (exhausted)
+                cw_series_store(exhausted, st.exhausted);
         }
         cw_series_store(rm->pool_oversized[k], oversized);
     }
@@ -91,27 +96,36 @@ static cw_metric *task_series(cw_registry *reg, cw_metric *family, const char *l
 
 /* The task observer (core/ext.h): each task's word holds its
  * runtime_tasks_running series until it stops running. */
-static void task_admitted(cw_task *t)
+/* Both series of a spawn are made before either changes, so a spawn
+ * refused for lack of memory is counted nowhere. */
+static int count_spawn(cw_rt *rt, const char *label, bool root, int execution, cw_metric **running)
 {
-    cw_rt *rt = cw_task_rt(t);
     cw_rt_metrics *rm = cw_metrics_of(rt);
-    bool root = t == cw_rt_root(rt);
-    const char *label = cw_task_label(t);
-    int execution = cw_task_execution(t);
-    cw_metric_counter_add(task_series(rm->reg, rm->tasks_spawned, label, root, execution), 1);
-    cw_metric *running = task_series(rm->reg, rm->tasks_running, label, root, execution);
-    *cw_task_observer_word(t) = running;
-    cw_metric_gauge_add(running, 1);
+    cw_metric *spawned = task_series(rm->reg, rm->tasks_spawned, label, root, execution);
+    *running = task_series(rm->reg, rm->tasks_running, label, root, execution);
+    if (!spawned || !*running)
+        return CW_ERR_NOMEM;
+    cw_metric_counter_add(spawned, 1);
+    return CW_OK;
 }
 
-static void task_refused(cw_rt *rt, const cw_ctx *ctx)
+static int task_admitted(cw_task *t)
 {
-    cw_rt_metrics *rm = cw_metrics_of(rt);
-    const char *label = cw_core_label(ctx);
-    int execution = cw_ctx_execution(ctx);
-    cw_metric_counter_add(task_series(rm->reg, rm->tasks_spawned, label, false, execution), 1);
-    /* Its running series exists from now on, at the value it had. */
-    task_series(rm->reg, rm->tasks_running, label, false, execution);
+    cw_rt *rt = cw_task_rt(t);
+    cw_metric *running;
+    int rc = count_spawn(rt, cw_task_label(t), t == cw_rt_root(rt), cw_task_execution(t), &running);
+    if (rc != CW_OK)
+        return rc;
+    *cw_task_observer_word(t) = running;
+    cw_metric_gauge_add(running, 1);
+    return CW_OK;
+}
+
+/* Its running series exists from now on, at the value it had. */
+static int task_refused(cw_rt *rt, const cw_ctx *ctx)
+{
+    cw_metric *running;
+    return count_spawn(rt, cw_core_label(ctx), false, cw_ctx_execution(ctx), &running);
 }
 
 static void task_stopped(cw_task *t)
@@ -133,10 +147,15 @@ static void metrics_close(cw_rt *rt, void *state)
     free(rm);
 }
 
-void cw_rt_metrics_open(cw_rt *rt)
+int cw_rt_metrics_open(cw_rt *rt)
 {
-    cw_rt_metrics *rm = cw_xcalloc(1, sizeof *rm);
-    rm->reg = cw_registry_new(cw_rt_backend(rt));
+    cw_rt_metrics *rm = calloc(1, sizeof *rm);
+    cw_registry *reg = rm ? cw_registry_new(cw_rt_backend(rt)) : NULL;
+    if (!reg) {
+        free(rm);
+        return CW_ERR_NOMEM;
+    }
+    rm->reg = reg;
     cw_ext_attach(rt, CW_EXT_METRICS, rm, metrics_close);
     cw_rt_observe_tasks(rt, &task_observer);
     rm->tasks_spawned = cw_rt_metric(rt, "runtime_tasks_spawned", "Total number of tasks spawned",
@@ -157,6 +176,10 @@ void cw_rt_metrics_open(cw_rt *rt)
     }
     rm->reg->collect = collect_pools;
     rm->reg->collect_arg = rt;
+    bool all = rm->tasks_spawned && rm->tasks_running;
+    for (int k = 0; k < 2; k++)
+        all = all && rm->pool_created[k] && rm->pool_exhausted[k] && rm->pool_oversized[k];
+    return all ? CW_OK : CW_ERR_NOMEM; /* what was made goes with the run */
 }
 
 cw_metric *cw_task_metrics_polls(cw_rt *rt, cw_metric *polls, const cw_task *t)

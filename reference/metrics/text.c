@@ -15,10 +15,14 @@
 
 #include "metrics/metrics.h"
 
+/* A put that finds no memory marks the text failed, and the encoder gives
+ * up on it at the end: one check instead of one after every put. */
 void cw_text_put(cw_text *t, const char *s, size_t n)
 {
-    if (!cw_grow(&t->buf, &t->cap, t->len + n + 1, 1, 256))
-        cw_fatal("out of memory encoding metrics (%zu bytes)", t->len + n + 1);
+    if (t->failed || !cw_grow(&t->buf, &t->cap, t->len + n + 1, 1, 256)) {
+        t->failed = true;
+        return;
+    }
     memcpy(t->buf + t->len, s, n);
     t->len += n;
     t->buf[t->len] = '\0';

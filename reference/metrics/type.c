@@ -40,17 +40,27 @@ const char *cw_mtype_check(const cw_metric_type *t)
     return NULL;
 }
 
-void cw_mtype_copy(cw_mtype *to, const cw_metric_type *from)
+bool cw_mtype_copy(cw_mtype *to, const cw_metric_type *from)
 {
+    memset(to, 0, sizeof *to);
     to->kind = from->kind;
+    to->buckets = calloc(from->nbuckets ? from->nbuckets : 1, sizeof *to->buckets);
+    to->labels = calloc(from->nlabels ? from->nlabels : 1, sizeof *to->labels);
+    if (!to->buckets || !to->labels) {
+        cw_mtype_free(to);
+        return false;
+    }
     to->nbuckets = from->nbuckets;
-    to->buckets = cw_xcalloc(from->nbuckets, sizeof *to->buckets);
     if (from->nbuckets)
         memcpy(to->buckets, from->buckets, from->nbuckets * sizeof *to->buckets);
-    to->nlabels = from->nlabels;
-    to->labels = cw_xcalloc(from->nlabels, sizeof *to->labels);
-    for (size_t i = 0; i < from->nlabels; i++)
-        to->labels[i] = cw_xstrdup(from->labels[i]);
+    for (; to->nlabels < from->nlabels; to->nlabels++) {
+        to->labels[to->nlabels] = cw_strdup(from->labels[to->nlabels]);
+        if (!to->labels[to->nlabels]) {
+            cw_mtype_free(to);
+            return false;
+        }
+    }
+    return true;
 }
 
 bool cw_mtype_equal(const cw_mtype *a, const cw_mtype *b)
@@ -68,7 +78,7 @@ bool cw_mtype_equal(const cw_mtype *a, const cw_mtype *b)
 
 void cw_mtype_free(cw_mtype *t)
 {
-    for (size_t i = 0; i < t->nlabels; i++)
+    for (size_t i = 0; t->labels && i < t->nlabels; i++)
         free(t->labels[i]);
     free(t->labels);
     free(t->buckets);

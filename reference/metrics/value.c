@@ -13,17 +13,20 @@
 
 #include "metrics/metrics.h"
 
-void cw_series_init(cw_metric *m, const cw_mtype *type)
+bool cw_series_init(cw_metric *m, const cw_mtype *type)
 {
     atomic_init(&m->count, 0);
     atomic_init(&m->gauge, 0);
     atomic_init(&m->sum_bits, 0); /* the bits of +0.0 */
     m->buckets = NULL;
     if (type->kind == CW_METRIC_HISTOGRAM) {
-        m->buckets = cw_xcalloc(type->nbuckets + 1, sizeof *m->buckets);
+        m->buckets = calloc(type->nbuckets + 1, sizeof *m->buckets);
+        if (!m->buckets)
+            return false;
         for (size_t i = 0; i <= type->nbuckets; i++)
             atomic_init(&m->buckets[i], 0);
     }
+    return true;
 }
 
 void cw_series_free(cw_metric *m)

@@ -17,11 +17,19 @@
 #include "metrics/metrics.h"
 #include "native/native.h"
 
+/* NULL when memory for the run's records is exhausted [RUN-006]. */
 static cw_native *native_new(const cw_backend *self, const cw_config *cfg)
 {
-    cw_native *n = cw_xcalloc(1, sizeof *n);
-    cw_rt_init(&n->rt, self, &cw_native_sched, cfg);
-    cw_rt_metrics_open(&n->rt);
+    cw_native *n = calloc(1, sizeof *n);
+    if (!n || cw_rt_init(&n->rt, self, &cw_native_sched, cfg) != CW_OK) {
+        free(n);
+        return NULL;
+    }
+    if (cw_rt_metrics_open(&n->rt) != CW_OK) {
+        cw_rt_free_objects(&n->rt);
+        free(n);
+        return NULL;
+    }
     cw_ext_set_driver(&n->rt, CW_EXT_STORAGE, &cw_file_driver);
     cw_ext_set_driver(&n->rt, CW_EXT_NETWORK, &cw_tcp_net_driver);
     n->rt.threaded = true;
@@ -164,6 +172,11 @@ int cw_native_start_as(const cw_backend *self, const cw_config *cfg, cw_task_fn 
         return out->status;
 
     cw_native *n = native_new(self, &resolved);
+    if (!n) {
+        cw_rt_pools_close(pools);
+        snprintf(out->message, sizeof out->message, "out of memory for the run's records");
+        return out->status = CW_ERR_NOMEM;
+    }
     memcpy(n->rt.pools, pools, sizeof pools);
     int rc = cw_metrics_http_start(&n->http, &n->rt, resolved.metrics_address, out->message,
                                    sizeof out->message);
@@ -189,11 +202,15 @@ int cw_native_start_as(const cw_backend *self, const cw_config *cfg, cw_task_fn 
         native_free(n);
         return out->status = CW_ERR_NOMEM;
     }
-    cw_task *t = cw_task_new_root(&n->rt, root, arg);
-    cw_native_sched.spawned(t);
-    bool timed_out = wait_for_end(n);
-    teardown(n);
-    fill_result(n, timed_out, out);
+    if (cw_task_new_root(&n->rt, root, arg)) {
+        bool timed_out = wait_for_end(n);
+        teardown(n);
+        fill_result(n, timed_out, out);
+    } else {
+        teardown(n);
+        snprintf(out->message, sizeof out->message, "out of memory for the root task");
+        out->status = CW_ERR_NOMEM;
+    }
     cw_rt_pools_close(n->rt.pools);
     native_free(n);
     return out->status;

@@ -362,24 +362,36 @@ static cw_tpool *home_pool(cw_native *n, cw_task *t)
         return &n->blocking;
     if (t->execution != CW_EXEC_DEDICATED)
         return &n->shared;
-    cw_tpool *p = cw_xcalloc(1, sizeof *p);
+    cw_tpool *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
     cw_tpool_init(p, n, 1, true);
     p->next_dedicated = n->dedicated;
     n->dedicated = p;
     return p;
 }
 
-static void native_spawned(cw_task *t)
+static int native_spawned(cw_task *t)
 {
     cw_native *n = native_of(t->rt);
-    cw_ntask *nt = cw_xcalloc(1, sizeof *nt);
+    cw_ntask *nt = calloc(1, sizeof *nt);
+    if (!nt)
+        return CW_ERR_NOMEM;
     nt->task = t;
     t->sched_data = nt;
     pthread_mutex_lock(&n->lock);
     nt->home = home_pool(n, t);
-    n->live_tasks++;
-    cw_native_push(n, nt);
+    bool homed = nt->home != NULL;
+    if (homed) {
+        n->live_tasks++;
+        cw_native_push(n, nt);
+    }
     pthread_mutex_unlock(&n->lock);
+    if (homed)
+        return CW_OK;
+    t->sched_data = NULL; /* a dedicated task's pool could not be had */
+    free(nt);
+    return CW_ERR_NOMEM;
 }
 
 static void native_exit(cw_task *t)

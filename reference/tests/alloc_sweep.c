@@ -34,6 +34,7 @@ static int run_child(const cw_sweep_workload *w, long n, bool and_after, long *c
     int fds[2];
     if (pipe(fds) != 0)
         return -1;
+    fflush(NULL); /* or the child's exit writes the parent's buffered lines again */
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
