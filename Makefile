@@ -246,8 +246,8 @@ requirements: $(B)/bin/cw-conformance
 check: deps
 	rm -f build/*/reports/*.json
 	$(MAKE) all layers unit requirements conformance-run plugin-run report-check kit-check negative \
-	  skeleton-kit-check mutation-selftest sweep-check trace-check oss-fuzz-check
-	$(MAKE) VARIANT=asan unit conformance-run skeleton-run
+	  skeleton-kit-check mutation-selftest sweep-check trace-check oss-fuzz-check alloc-sweep
+	$(MAKE) VARIANT=asan unit conformance-run skeleton-run alloc-sweep
 	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run skeleton-run
 	$(MAKE) valgrind skeleton-valgrind
 	@$(MAKE) -s -C fuzz replay > build/fuzz-replay.txt || { cat build/fuzz-replay.txt; exit 1; }
@@ -287,6 +287,7 @@ mutation-selftest:
 # Every allocation of the sweep's workloads made to fail in turn
 # (reference/tests/alloc_sweep.c); CW_SWEEP=full runs every failure point.
 alloc-sweep: $(B)/bin/alloc_sweep
+	@echo "== allocation sweep ($(VARIANT)): every allocation of each workload made to fail"
 	@$(B)/bin/alloc_sweep
 
 certify: deps all

@@ -85,19 +85,20 @@ static char *join_label(const char *parent, const char *label)
     return s;
 }
 
-/* NULL only when memory is exhausted. */
+/* Without memory, the run's spent context [CTX-006]. */
 cw_ctx *sk_child(cw_ctx *ctx, const char *label)
 {
     sk_ctx *parent = SK_CTX(ctx);
     sk_label_check(label);
     sk_label_check_reserved(parent->label, label);
-    char *path = join_label(parent->label, label);
+    sk_rt *rt = parent->obj.rt;
+    char *path = parent->spent ? NULL : join_label(parent->label, label);
     if (!path)
-        return NULL;
+        return (cw_ctx *)rt->spent;
     sk_node *node = sk_node_new(parent->node);
-    sk_ctx *c = node ? sk_ctx_new(parent->obj.rt, node, path, parent) : NULL;
+    sk_ctx *c = node ? sk_ctx_new(rt, node, path, parent) : NULL;
     free(path);
-    return (cw_ctx *)c;
+    return (cw_ctx *)(c ? c : rt->spent);
 }
 
 /* Index of `key`, or of where it would go to keep the array sorted. */
@@ -124,16 +125,21 @@ static bool attr_insert(sk_ctx *c, size_t i, char *key, char *value)
 
 /* Attributes are not visible through the core interface (metrics would
  * read them); they are kept as the spec says so a backend that grows a
- * metrics table has them. Out of memory leaves the context unchanged. */
+ * metrics table has them. Out of memory leaves the attributes unchanged
+ * and the context spent [CTX-006]. */
 void sk_with_attribute(cw_ctx *ctx, const char *key, const char *value)
 {
     sk_ctx *c = SK_CTX(ctx);
     sk_label_check(key);
+    if (c->spent)
+        return;
     bool found;
     size_t i = attr_slot(c, key, &found);
     char *v = strdup(value);
-    if (!v)
+    if (!v) {
+        c->spent = true;
         return;
+    }
     if (found) {
         free(c->attrs[i].value);
         c->attrs[i].value = v;
@@ -143,6 +149,7 @@ void sk_with_attribute(cw_ctx *ctx, const char *key, const char *value)
     if (!k || !attr_insert(c, i, k, v)) {
         free(k);
         free(v);
+        c->spent = true;
     }
 }
 
@@ -160,5 +167,7 @@ void sk_set_execution(cw_ctx *ctx, int execution)
 
 void sk_ctx_release(cw_ctx *ctx)
 {
-    sk_ctx_end(SK_CTX(ctx));
+    sk_ctx *c = SK_CTX(ctx);
+    if (c != c->obj.rt->spent) /* the spent context ends with the run */
+        sk_ctx_end(c);
 }

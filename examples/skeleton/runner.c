@@ -137,6 +137,14 @@ int sk_start(const cw_config *given, cw_task_fn root, void *arg, cw_run_result *
         free(rt);
         return refuse(out, CW_ERR_NOMEM, "out of memory");
     }
+    sk_node *spent_node = sk_node_new(NULL);
+    rt->spent = spent_node ? sk_ctx_new(rt, spent_node, "", NULL) : NULL;
+    if (!rt->spent) {
+        rt_fini(rt);
+        free(rt);
+        return refuse(out, CW_ERR_NOMEM, "out of memory");
+    }
+    rt->spent->spent = true;
     if (!sk_root_task(rt, root, arg))
         sk_rt_end(rt, CW_ERR_NOMEM, NULL, "out of memory");
     run(rt);

@@ -103,6 +103,7 @@ typedef struct sk_ctx {
     sk_attr *attrs; /* sorted by key */
     size_t nattrs;
     int execution; /* enum cw_execution: recorded, every mode runs alike */
+    bool spent;    /* memory ran out making it: its spawns resolve CW_ERR_NOMEM */
 } sk_ctx;
 
 sk_ctx *sk_ctx_new(sk_rt *rt, sk_node *node, const char *label, const sk_ctx *inherit);
@@ -263,6 +264,7 @@ struct sk_rt {
     sk_task *root;
     sk_task *ready_head, *ready_tail;
     sk_task *tasks_head, *tasks_tail; /* live tasks in spawn order */
+    sk_ctx *spent;                    /* what cw_child gives without memory [CTX-006] */
     sk_obj objects;                   /* sentinel of the live objects */
     sk_waitlist sleepers;             /* armed sleeps; the deadline is in w->arg */
     /* Stop [SIG-001..006]. */

@@ -56,17 +56,20 @@ static sk_task *task_new(sk_ctx *from, cw_task_fn fn, void *arg)
 
 /* Consumes `ctx` in every case. A spawn from an aborted context, or while
  * the run ends, gives a handle that resolves CW_ERR_CLOSED and runs nothing
- * [CTX-005]. NULL only when memory is exhausted. */
+ * [CTX-005]; one that finds no memory for its task, or comes from a spent
+ * context, one that resolves CW_ERR_NOMEM [TASK-011]. NULL only when
+ * memory for the handle itself is exhausted. */
 cw_handle *sk_spawn(cw_ctx *ctx, cw_task_fn fn, void *arg)
 {
     sk_ctx *from = SK_CTX(ctx);
     sk_rt *rt = from->obj.rt;
     sk_handle *h = sk_handle_new(rt);
+    bool refused = rt->ending || from->node->aborted;
     sk_task *t = NULL;
-    if (h && !rt->ending && !from->node->aborted)
+    if (h && !refused && !from->spent)
         t = task_new(from, fn, arg);
     if (h && !t)
-        sk_handle_resolve(h, CW_ERR_CLOSED, NULL);
+        sk_handle_resolve(h, refused ? CW_ERR_CLOSED : CW_ERR_NOMEM, NULL);
     if (t) {
         t->handle = h;
         h->task = t;
@@ -74,7 +77,8 @@ cw_handle *sk_spawn(cw_ctx *ctx, cw_task_fn fn, void *arg)
         link_task(rt, t);
         sk_ready(t);
     }
-    sk_ctx_end(from);
+    if (from != rt->spent)
+        sk_ctx_end(from);
     return (cw_handle *)h;
 }
 

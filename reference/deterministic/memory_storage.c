@@ -27,6 +27,7 @@
  *
  * Partitions and names are kept sorted, so scans list names in order.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,20 +51,37 @@ static int bytes_resize(bytes *b, uint64_t n)
     return CW_OK;
 }
 
-/* Write the iovecs at `offset`, extending with zeros as needed. */
-static int bytes_write(bytes *b, uint64_t offset, const struct iovec *iov, int n, size_t total)
+/* Room for n bytes, so that a write up to there cannot fail. */
+static bool bytes_reserve(bytes *b, uint64_t n)
+{
+    return n <= SIZE_MAX && cw_grow(&b->data, &b->cap, (size_t)n, 1, 64);
+}
+
+/* Write the iovecs at `offset`, extending with zeros as needed: after
+ * bytes_reserve(b, offset + total), it cannot fail. */
+static void bytes_write(bytes *b, uint64_t offset, const struct iovec *iov, int n, size_t total)
 {
     if (offset + total > b->len) {
         int rc = bytes_resize(b, offset + total);
-        if (rc != CW_OK)
-            return rc;
+        (void)rc; /* within the reserved room */
     }
     size_t at = (size_t)offset;
     for (int i = 0; i < n; i++) {
         memcpy(b->data + at, iov[i].iov_base, iov[i].iov_len);
         at += iov[i].iov_len;
     }
-    return CW_OK;
+}
+
+/* The iovecs' bytes in one new block; NULL when memory is exhausted. */
+static uint8_t *gather(const struct iovec *iov, int n, size_t total)
+{
+    uint8_t *out = malloc(total ? total : 1);
+    size_t at = 0;
+    for (int i = 0; out && i < n; i++) {
+        memcpy(out + at, iov[i].iov_base, iov[i].iov_len);
+        at += iov[i].iov_len;
+    }
+    return out;
 }
 
 static int bytes_assign(bytes *b, const uint8_t *src, size_t len)
@@ -73,6 +91,11 @@ static int bytes_assign(bytes *b, const uint8_t *src, size_t len)
     if (rc == CW_OK && len > 0)
         memcpy(b->data, src, len);
     return rc;
+}
+
+static int nomem(const cw_bfile *f, cw_storage_error *err)
+{
+    return cw_storage_fail(err, CW_ERR_NOMEM, f->partition, f->hex, 0, "out of memory");
 }
 
 /* ---- The storage -------------------------------------------------------------------- */
@@ -135,21 +158,16 @@ static int name_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen
     return c ? c : (alen > blen) - (alen < blen);
 }
 
-/* Make room for one more pointer in a sorted array and put `item` at `at`. */
-static void insert_at(void ***items, size_t *n, size_t *cap, size_t at, void *item)
+/* Make room for one more pointer in a sorted array and put `item` at
+ * `at`; false, with nothing changed, when memory is exhausted. */
+static bool insert_at(void ***items, size_t *n, size_t *cap, size_t at, void *item)
 {
-    if (*n == *cap) {
-        size_t more = *cap ? 2 * *cap : 8;
-        void **grown = cw_xcalloc(more, sizeof *grown);
-        if (*n)
-            memcpy(grown, *items, *n * sizeof *grown);
-        free(*items);
-        *items = grown;
-        *cap = more;
-    }
+    if (!cw_grow(items, cap, *n + 1, sizeof **items, 8))
+        return false;
     memmove(*items + at + 1, *items + at, (*n - at) * sizeof **items);
     (*items)[at] = item;
     (*n)++;
+    return true;
 }
 
 static void remove_at(void **items, size_t *n, size_t at)
@@ -197,24 +215,50 @@ static mem_blob *blob_find(const mem_partition *p, const uint8_t *name, size_t l
     return NULL;
 }
 
-static mem_blob *blob_get(mem_storage *ms, const char *partition, const uint8_t *name, size_t len)
+static void blob_free(mem_blob *b);
+static void partition_free(mem_partition *p);
+
+/* The partition, made if missing; NULL when memory is exhausted. */
+static mem_partition *partition_get(mem_storage *ms, const char *partition)
 {
     size_t at;
     mem_partition *p = partition_find(ms, partition, &at);
-    if (!p) {
-        p = cw_xcalloc(1, sizeof *p);
-        p->name = cw_xstrdup(partition);
-        insert_at((void ***)&ms->parts, &ms->n, &ms->cap, at, p);
-    }
-    mem_blob *b = blob_find(p, name, len, &at);
-    if (!b) {
-        b = cw_xcalloc(1, sizeof *b);
-        b->name = cw_xcalloc(1, len);
+    if (p)
+        return p;
+    p = calloc(1, sizeof *p);
+    if (p && (p->name = cw_strdup(partition)) &&
+        insert_at((void ***)&ms->parts, &ms->n, &ms->cap, at, p))
+        return p;
+    if (p)
+        partition_free(p);
+    return NULL;
+}
+
+/* The blob, made empty if missing; NULL when memory is exhausted, with
+ * nothing made. */
+static mem_blob *blob_get(mem_storage *ms, const char *partition, const uint8_t *name, size_t len)
+{
+    size_t at;
+    bool existed = partition_find(ms, partition, &at) != NULL;
+    mem_partition *p = partition_get(ms, partition);
+    mem_blob *b = p ? blob_find(p, name, len, &at) : NULL;
+    if (!p || b)
+        return b;
+    b = calloc(1, sizeof *b);
+    if (b && (b->name = malloc(len))) {
         memcpy(b->name, name, len);
         b->len = len;
-        insert_at((void ***)&p->blobs, &p->n, &p->cap, at, b);
+        if (insert_at((void ***)&p->blobs, &p->n, &p->cap, at, b))
+            return b;
     }
-    return b;
+    if (b)
+        blob_free(b);
+    if (!existed) { /* made just now for this blob */
+        partition_find(ms, partition, &at);
+        remove_at((void **)ms->parts, &ms->n, at);
+        partition_free(p);
+    }
+    return NULL;
 }
 
 /* The blob `f` opened, if its name still refers to it. */
@@ -230,17 +274,24 @@ static mem_blob *blob_current(const cw_bfile *f)
 
 /* ---- The journal of unsynced changes ------------------------------------------------ */
 
+/* Room for `more` changes, so that the pushes after it cannot fail. */
+static bool journal_reserve(mem_storage *ms, size_t more)
+{
+    return cw_grow(&ms->changes, &ms->cap_changes, ms->nchanges + more, sizeof *ms->changes, 16);
+}
+
+/* After journal_reserve. */
 static void journal_push(mem_storage *ms, mem_change c)
 {
-    if (!cw_grow(&ms->changes, &ms->cap_changes, ms->nchanges + 1, sizeof *ms->changes, 16))
-        cw_fatal("out of memory in memory storage");
     ms->changes[ms->nchanges++] = c;
 }
 
+/* NULL when memory is exhausted. */
 static uint8_t *copy_range(const uint8_t *src, size_t len)
 {
-    uint8_t *copy = cw_xcalloc(1, len ? len : 1);
-    memcpy(copy, src, len);
+    uint8_t *copy = malloc(len ? len : 1);
+    if (copy && len)
+        memcpy(copy, src, len);
     return copy;
 }
 
@@ -271,33 +322,83 @@ static void journal_drop(mem_storage *ms, uint64_t generation)
 
 /* A SYNC write made [lo, hi) of `generation` durable: the bytes earlier
  * unsynced writes had there can no longer land over it. What is left of
- * each write keeps its place in the issue order. */
-static void journal_retire(mem_storage *ms, uint64_t generation, uint64_t lo, uint64_t hi)
+ * each write keeps its place in the issue order. Everything the new
+ * journal needs is made first (retire_prepare), so that a retire either
+ * happens whole or not at all. */
+typedef struct retire_plan {
+    uint64_t generation, lo, hi;
+    mem_change *fresh; /* the new journal */
+    size_t cap;
+    uint8_t **tails; /* copies of the tails of the writes cut in two */
+} retire_plan;
+
+static bool overlaps(const retire_plan *r, const mem_change *c)
 {
-    mem_change *old = ms->changes;
-    size_t n = ms->nchanges;
-    ms->changes = NULL;
-    ms->nchanges = ms->cap_changes = 0;
-    for (size_t i = 0; i < n; i++) {
-        mem_change c = old[i];
+    return c->generation == r->generation && !c->resize && c->offset + c->len > r->lo &&
+           c->offset < r->hi;
+}
+
+static bool cut_in_two(const retire_plan *r, const mem_change *c)
+{
+    return overlaps(r, c) && c->offset < r->lo && c->offset + c->len > r->hi;
+}
+
+static void retire_discard(retire_plan *r, size_t ntails)
+{
+    for (size_t i = 0; r->tails && i < ntails; i++)
+        free(r->tails[i]);
+    free(r->tails);
+    free(r->fresh);
+}
+
+static bool retire_prepare(const mem_storage *ms, retire_plan *r)
+{
+    size_t ntails = 0;
+    for (size_t i = 0; i < ms->nchanges; i++)
+        ntails += cut_in_two(r, &ms->changes[i]);
+    r->cap = ms->nchanges + ntails;
+    r->fresh = malloc((r->cap ? r->cap : 1) * sizeof *r->fresh);
+    r->tails = calloc(ntails ? ntails : 1, sizeof *r->tails);
+    bool made = r->fresh && r->tails;
+    for (size_t i = 0, k = 0; made && i < ms->nchanges; i++) {
+        const mem_change *c = &ms->changes[i];
+        if (!cut_in_two(r, c))
+            continue;
+        r->tails[k] = copy_range(c->data + (r->hi - c->offset), (size_t)(c->offset + c->len - r->hi));
+        made = r->tails[k++] != NULL;
+    }
+    if (!made)
+        retire_discard(r, ntails);
+    return made;
+}
+
+static void retire_commit(mem_storage *ms, retire_plan *r)
+{
+    size_t m = 0, k = 0;
+    for (size_t i = 0; i < ms->nchanges; i++) {
+        mem_change c = ms->changes[i];
         uint64_t end = c.offset + c.len;
-        if (c.generation != generation || c.resize || end <= lo || c.offset >= hi) {
-            journal_push(ms, c);
+        if (!overlaps(r, &c)) {
+            r->fresh[m++] = c;
             continue;
         }
-        if (c.offset < lo) {
-            mem_change head = {c.generation, false, c.offset, lo - c.offset,
-                               copy_range(c.data, (size_t)(lo - c.offset))};
-            journal_push(ms, head);
+        bool head = c.offset < r->lo, tail = end > r->hi;
+        if (head) /* a prefix of its own bytes: they stay where they are */
+            r->fresh[m++] = (mem_change){c.generation, false, c.offset, r->lo - c.offset, c.data};
+        if (head && tail)
+            r->fresh[m++] = (mem_change){c.generation, false, r->hi, end - r->hi, r->tails[k++]};
+        if (!head && tail) {
+            memmove(c.data, c.data + (r->hi - c.offset), (size_t)(end - r->hi));
+            r->fresh[m++] = (mem_change){c.generation, false, r->hi, end - r->hi, c.data};
         }
-        if (end > hi) {
-            mem_change tail = {c.generation, false, hi, end - hi,
-                               copy_range(c.data + (hi - c.offset), (size_t)(end - hi))};
-            journal_push(ms, tail);
-        }
-        free(c.data);
+        if (!head && !tail)
+            free(c.data);
     }
-    free(old);
+    free(ms->changes);
+    free(r->tails);
+    ms->changes = r->fresh;
+    ms->nchanges = m;
+    ms->cap_changes = r->cap;
 }
 
 static mem_blob *blob_of_generation(const mem_storage *ms, uint64_t generation)
@@ -391,7 +492,9 @@ static int mem_init(cw_storage *st, char *why, size_t whylen)
 {
     (void)why;
     (void)whylen;
-    mem_storage *ms = cw_xcalloc(1, sizeof *ms);
+    mem_storage *ms = calloc(1, sizeof *ms);
+    if (!ms)
+        return ENOMEM;
     cw_mem_image *img = cw_det_of(st->rt)->inherit_storage;
     if (img) {
         /* A recovered run: its storage is what the crashed one made durable. */
@@ -431,6 +534,8 @@ static int mem_open(cw_bfile *f, cw_blob_range versions, uint64_t *size, cw_stor
 {
     mem_storage *ms = f->st->impl;
     mem_blob *b = blob_get(ms, f->partition, f->name, f->name_len);
+    if (!b)
+        return nomem(f, err);
     cw_blob_header h;
     int rc = cw_header_resolve(b->durable.data, b->durable.len, f->st->layouts, versions, &h);
     if (rc != CW_OK)
@@ -444,13 +549,17 @@ static int mem_open(cw_bfile *f, cw_blob_range versions, uint64_t *size, cw_stor
         f->data_offset = h.data_offset;
         *size = h.size;
     }
-    mem_file *mf = cw_xcalloc(1, sizeof *mf);
-    mf->generation = b->generation;
-    mf->stamp = b->stamp;
-    if (rc == CW_OK)
+    mem_file *mf = calloc(1, sizeof *mf);
+    if (!mf)
+        rc = CW_ERR_NOMEM;
+    if (rc == CW_OK) {
+        mf->generation = b->generation;
+        mf->stamp = b->stamp;
         rc = bytes_assign(&mf->live, b->durable.data, b->durable.len);
+    }
     if (rc != CW_OK) {
-        free(mf->live.data);
+        if (mf)
+            free(mf->live.data);
         free(mf);
         return cw_storage_fail(err, rc, f->partition, f->hex, 0, "%s", cw_strerror(rc));
     }
@@ -547,7 +656,8 @@ static int mem_scan(cw_storage *st, const char *partition, cw_blob_names *out,
     if (!p)
         return cw_fail_partition_missing(err, partition);
     for (size_t i = 0; i < p->n; i++)
-        cw_names_add(out, p->blobs[i]->name, p->blobs[i]->len);
+        if (!cw_names_add(out, p->blobs[i]->name, p->blobs[i]->len))
+            return cw_storage_fail(err, CW_ERR_NOMEM, partition, NULL, 0, "out of memory");
     return CW_OK;
 }
 
@@ -567,11 +677,6 @@ static int mem_read(cw_bfile *f, uint64_t offset, const struct iovec *iov, int n
     return CW_OK;
 }
 
-static int nomem(const cw_bfile *f, cw_storage_error *err)
-{
-    return cw_storage_fail(err, CW_ERR_NOMEM, f->partition, f->hex, 0, "out of memory");
-}
-
 static int mem_write(cw_bfile *f, uint64_t offset, const struct iovec *iov, int n, size_t total,
                      cw_write_options options, cw_storage_error *err)
 {
@@ -583,20 +688,25 @@ static int mem_write(cw_bfile *f, uint64_t offset, const struct iovec *iov, int 
         if (!b)
             return cw_fail_blob_missing(err, f->partition, f->hex);
     }
-    if (bytes_write(&mf->live, offset, iov, n, total) != CW_OK)
+    /* Everything the write needs is had before anything changes. */
+    retire_plan plan = {b ? b->generation : 0, offset, offset + total, NULL, 0, NULL};
+    uint8_t *copy = b ? NULL : gather(iov, n, total);
+    if (!bytes_reserve(&mf->live, offset + total) ||
+        (b && !bytes_reserve(&b->durable, offset + total)) ||
+        (b ? !retire_prepare(ms, &plan) : !copy || !journal_reserve(ms, 1))) {
+        free(copy);
         return nomem(f, err);
+    }
+    bytes_write(&mf->live, offset, iov, n, total);
     if (b) {
-        if (bytes_write(&b->durable, offset, iov, n, total) != CW_OK)
-            return nomem(f, err);
+        bytes_write(&b->durable, offset, iov, n, total);
         /* The same bytes on both sides: still equal outside the dirty range. */
         if (mf->stamp == b->stamp++)
             mf->stamp = b->stamp;
-        journal_retire(ms, b->generation, offset, offset + total);
+        retire_commit(ms, &plan);
     } else {
         dirty(mf, offset, offset + total);
-        mem_change c = {mf->generation, false, offset, total,
-                        copy_range(mf->live.data + offset, total)};
-        journal_push(ms, c);
+        journal_push(ms, (mem_change){mf->generation, false, offset, total, copy});
     }
     return CW_OK;
 }
@@ -605,7 +715,7 @@ static int mem_resize(cw_bfile *f, uint64_t len, cw_storage_error *err)
 {
     mem_file *mf = f->impl;
     uint64_t old = mf->live.len;
-    if (bytes_resize(&mf->live, len) != CW_OK)
+    if (!journal_reserve(f->st->impl, 1) || bytes_resize(&mf->live, len) != CW_OK)
         return nomem(f, err);
     if (len > old)
         dirty(mf, old, len);

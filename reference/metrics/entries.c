@@ -15,6 +15,8 @@
 
 #include "metrics/metrics.h"
 
+enum { LOCAL_ATTRS = 31 };
+
 static void audit_register(cw_ctx *ctx, const char *name, const char *help)
 {
     cw_rt *rt = cw_ctx_rt(ctx);
@@ -22,8 +24,17 @@ static void audit_register(cw_ctx *ctx, const char *name, const char *help)
         return;
     const cw_attribute *attrs;
     size_t nattrs = cw_ctx_attributes(ctx, &attrs);
+    /* Most contexts have a few attributes: their fields fit on the stack.
+     * A heap array that cannot be had leaves the event without them
+     * [MET-019]; the registration then finds no memory either. */
+    cw_field local[2 + 2 * LOCAL_ATTRS];
     size_t n = 2 + 2 * nattrs;
-    cw_field *fields = cw_xcalloc(n, sizeof *fields);
+    cw_field *fields = nattrs <= LOCAL_ATTRS ? local : malloc(n * sizeof *fields);
+    if (!fields) {
+        fields = local;
+        n = 2;
+        nattrs = 0;
+    }
     fields[0] = (cw_field){name, strlen(name)};
     fields[1] = (cw_field){help, strlen(help)};
     for (size_t i = 0; i < nattrs; i++) {
@@ -31,7 +42,8 @@ static void audit_register(cw_ctx *ctx, const char *name, const char *help)
         fields[3 + 2 * i] = (cw_field){attrs[i].value, strlen(attrs[i].value)};
     }
     cw_audit(rt, "register", fields, n);
-    free(fields);
+    if (fields != local)
+        free(fields);
 }
 
 /* The label names of a family and a histogram's `le` must not repeat a

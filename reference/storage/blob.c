@@ -18,7 +18,9 @@
 static cw_blob *handle_new(cw_bfile *f)
 {
     cw_storage *st = f->st;
-    cw_blob *b = cw_xcalloc(1, sizeof *b);
+    cw_blob *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
     b->hdr.backend = cw_rt_backend(st->rt);
     b->f = f;
     pthread_mutex_lock(&st->lock);
@@ -30,8 +32,10 @@ static cw_blob *handle_new(cw_bfile *f)
 
 cw_blob *cw_blob_new(cw_bfile *f)
 {
-    cw_metric_gauge_add(f->st->open_blobs, 1);
-    return handle_new(f);
+    cw_blob *b = handle_new(f);
+    if (b)
+        cw_metric_gauge_add(f->st->open_blobs, 1);
+    return b;
 }
 
 cw_blob *cw_blob_clone_entry(cw_blob *b)
@@ -93,6 +97,8 @@ static int refuse(const cw_bfile *f, int rc, const char *why, cw_storage_error *
 {
     if (rc == CW_ERR_CLOSED)
         return cw_storage_fail(err, rc, f->partition, f->hex, 0, "closed");
+    if (rc == CW_ERR_NOMEM)
+        return cw_storage_fail(err, rc, f->partition, f->hex, 0, "out of memory");
     return cw_storage_fail(err, rc, f->partition, f->hex, 0, "invalid argument: %s",
                            why ? why : "");
 }
@@ -221,8 +227,10 @@ int cw_blob_read_into_entry(cw_blob *b, uint64_t offset, void *dst, size_t len,
 static struct iovec *chunks_iov(const cw_iobufs_mut *bufs, size_t len, int *n)
 {
     size_t count = cw_iobufs_mut_chunk_count(bufs);
-    struct iovec *iov = cw_xcalloc(count ? count : 1, sizeof *iov);
+    struct iovec *iov = calloc(count ? count : 1, sizeof *iov);
     int k = 0;
+    if (!iov)
+        return NULL;
     for (size_t i = 0; i < count && len > 0; i++) {
         const cw_iobuf_mut *c = cw_iobufs_mut_chunk(bufs, i);
         size_t take = c->cap < len ? c->cap : len;
@@ -248,6 +256,8 @@ int cw_blob_read_at_buf_entry(cw_blob *b, uint64_t offset, size_t len, cw_iobufs
         return refuse(b->f, CW_ERR_INVALID, "the buffers hold fewer bytes than the read", err);
     int n;
     struct iovec *iov = chunks_iov(bufs, len, &n);
+    if (!iov)
+        return refuse(b->f, CW_ERR_NOMEM, NULL, err);
     rc = read_iov(b, "read_at_buf", offset, iov, n, len, options, err);
     free(iov);
     if (rc == CW_OK)
@@ -258,16 +268,20 @@ int cw_blob_read_at_buf_entry(cw_blob *b, uint64_t offset, size_t len, cw_iobufs
 
 /* ---- Writes ----------------------------------------------------------------------- */
 
-static void audit_write(const cw_bfile *f, uint64_t offset, const struct iovec *iov, int n,
+/* The data is one field of the event whatever its chunks: joined into
+ * one block when there are several. False when that block cannot be had:
+ * the write then fails before anything, its event included. */
+static bool audit_write(const cw_bfile *f, uint64_t offset, const struct iovec *iov, int n,
                         size_t len, uint8_t options)
 {
     if (!cw_audited(f->st->rt))
-        return;
-    /* The data is one field whatever its chunks: join them for the event. */
+        return true;
     uint8_t *joined = NULL;
     const void *data = n == 1 ? iov[0].iov_base : NULL;
     if (n > 1) {
-        joined = cw_xcalloc(1, len);
+        joined = malloc(len ? len : 1);
+        if (!joined)
+            return false;
         size_t at = 0;
         for (int i = 0; i < n; i++) {
             memcpy(joined + at, iov[i].iov_base, iov[i].iov_len);
@@ -280,6 +294,7 @@ static void audit_write(const cw_bfile *f, uint64_t offset, const struct iovec *
     cw_field more[3] = {{off, 8}, {data, len}, {&options, 1}};
     audit(f, "write_at", more, 3);
     free(joined);
+    return true;
 }
 
 /* The common path of both writes, after the task was let in. */
@@ -290,7 +305,8 @@ static int write_iov(cw_blob *b, uint64_t offset, const struct iovec *iov, int n
     cw_storage *st = f->st;
     if (options & ~CW_WRITE_ALL)
         return refuse(f, CW_ERR_INVALID, "unknown write option", err);
-    audit_write(f, offset, iov, n, len, options);
+    if (!audit_write(f, offset, iov, n, len, options))
+        return refuse(f, CW_ERR_NOMEM, NULL, err);
     cw_metric_counter_add(st->writes, 1);
     cw_metric_counter_add(st->write_bytes, len);
     if (options & CW_WRITE_SYNC)
@@ -332,7 +348,9 @@ int cw_blob_write_bufs_entry(cw_blob *b, uint64_t offset, const cw_iobufs *bufs,
     if (!bufs)
         return refuse(b->f, CW_ERR_INVALID, "no buffers", err);
     size_t count = cw_iobufs_chunk_count(bufs);
-    struct iovec *iov = cw_xcalloc(count ? count : 1, sizeof *iov);
+    struct iovec *iov = calloc(count ? count : 1, sizeof *iov);
+    if (!iov)
+        return refuse(b->f, CW_ERR_NOMEM, NULL, err);
     for (size_t i = 0; i < count; i++) {
         const cw_iobuf *c = cw_iobufs_chunk(bufs, i);
         iov[i].iov_base = (void *)c->data;
@@ -406,8 +424,10 @@ cw_handle *cw_blob_start_sync_entry(cw_blob *b)
     int rc = cw_storage_enter(rt, "cw_blob_start_sync", &t);
     cw_rt_lock(rt);
     cw_handle *h = cw_handle_new(rt);
+    if (!h) /* no sync starts without a handle to report it [STOR-016] */
+        rc = CW_ERR_NOMEM;
     if (rc != CW_OK)
-        cw_handle_complete(h, rc, NULL);
+        h = h ? (cw_handle_complete(h, rc, NULL), h) : cw_handle_resolved(rt, rc);
     else
         cw_handle_ref(h); /* the sync's own, given back by cw_blob_sync_done */
     cw_rt_unlock(rt);

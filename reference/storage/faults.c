@@ -169,6 +169,8 @@ int cw_storage_set_faults_entry(cw_ctx *ctx, const cw_storage_faults *faults)
     if (!faults || !cw_storage_faults_valid(faults))
         return CW_ERR_INVALID;
     cw_storage *st = cw_storage_of(rt);
+    if (!st)
+        return CW_ERR_NOMEM;
     pthread_mutex_lock(&st->lock);
     st->faults = *faults;
     pthread_mutex_unlock(&st->lock);
@@ -181,6 +183,8 @@ int cw_storage_audit_entry(cw_ctx *ctx, char out[65])
     out[0] = '\0';
     cw_task_self(rt, "cw_storage_audit");
     cw_storage *st = cw_storage_of(rt);
+    if (!st)
+        return CW_ERR_NOMEM;
     if (!simulated(rt) || !st->driver->audit)
         return CW_ERR_UNSUPPORTED;
     return st->driver->audit(st, out);

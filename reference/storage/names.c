@@ -54,23 +54,28 @@ typedef struct names_impl {
 
 cw_blob_names *cw_names_new(cw_rt *rt)
 {
-    names_impl *l = cw_xcalloc(1, sizeof *l);
+    names_impl *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
     l->pub.hdr.backend = cw_rt_backend(rt);
     return &l->pub;
 }
 
-void cw_names_add(cw_blob_names *pub, const uint8_t *name, size_t len)
+bool cw_names_add(cw_blob_names *pub, const uint8_t *name, size_t len)
 {
     names_impl *l = (names_impl *)pub;
-    if (!cw_grow(&l->items, &l->cap, l->pub.count + 1, sizeof *l->items, 8))
-        cw_fatal("out of memory listing a partition");
-    uint8_t *copy = cw_xcalloc(1, len ? len : 1);
+    uint8_t *copy = malloc(len ? len : 1);
+    if (!copy || !cw_grow(&l->items, &l->cap, l->pub.count + 1, sizeof *l->items, 8)) {
+        free(copy);
+        return false;
+    }
     if (len)
         memcpy(copy, name, len);
     l->items[l->pub.count].data = copy;
     l->items[l->pub.count].len = len;
     l->pub.count++;
     l->pub.names = l->items;
+    return true;
 }
 
 static int name_cmp(const void *a, const void *b)

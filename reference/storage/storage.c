@@ -11,13 +11,14 @@
  * deterministic backend: at issue time, whatever the outcome), then checks
  * the partition name, then asks the driver.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "metrics/metrics.h"
 #include "storage/storage.h"
 
-static void register_metrics(cw_storage *st)
+static bool register_metrics(cw_storage *st)
 {
     cw_rt *rt = st->rt;
     st->open_blobs = cw_rt_metric(rt, "runtime_open_blobs", "Number of open blobs",
@@ -34,19 +35,33 @@ static void register_metrics(cw_storage *st)
                              CW_METRIC_COUNTER, NULL, 0);
     st->resizes = cw_rt_metric(rt, "runtime_storage_resizes", "Total number of blob resizes",
                                CW_METRIC_COUNTER, NULL, 0);
+    return st->open_blobs && st->reads && st->read_bytes && st->writes && st->write_bytes &&
+           st->syncs && st->resizes;
 }
 
+static void storage_free(cw_storage *st)
+{
+    pthread_mutex_destroy(&st->lock);
+    free(st);
+}
+
+/* NULL when memory is exhausted: the next storage call tries again. */
 static cw_storage *storage_new(cw_rt *rt)
 {
-    cw_storage *st = cw_xcalloc(1, sizeof *st);
+    cw_storage *st = calloc(1, sizeof *st);
+    if (!st)
+        return NULL;
     st->rt = rt;
     st->faults = cw_rt_config(rt)->storage_faults;
     st->driver = cw_ext_driver(rt, CW_EXT_STORAGE);
     pthread_mutex_init(&st->lock, NULL);
     cw_list_init(&st->handles);
     st->layouts = cw_rt_config(rt)->blob_layouts;
-    register_metrics(st);
-    st->broken = st->driver->init(st, st->why, sizeof st->why);
+    /* Metrics made before a failure stay registered until the run ends. */
+    if (!register_metrics(st) || (st->broken = st->driver->init(st, st->why, sizeof st->why)) == ENOMEM) {
+        storage_free(st);
+        return NULL;
+    }
     return st;
 }
 
@@ -67,10 +82,8 @@ cw_storage *cw_storage_of(cw_rt *rt)
 {
     cw_rt_lock(rt);
     cw_storage *st = cw_ext_state(rt, CW_EXT_STORAGE);
-    if (!st) {
-        st = storage_new(rt);
+    if (!st && (st = storage_new(rt)) != NULL)
         cw_ext_attach(rt, CW_EXT_STORAGE, st, storage_close);
-    }
     cw_rt_unlock(rt);
     return st;
 }
@@ -92,11 +105,17 @@ int cw_storage_refuse(cw_storage_error *err, int rc, const char *partition, cons
     return cw_storage_fail(err, rc, partition, NULL, 0, "invalid argument: %s", why ? why : "");
 }
 
-/* The failure of a storage whose directory could not be made. */
-static int broken(const cw_storage *st, const char *partition, cw_storage_error *err)
+/* The run's storage, or the failure of one that could not be made
+ * (memory) or whose directory could not be (I/O). */
+static int usable(cw_rt *rt, const char *partition, cw_storage **out, cw_storage_error *err)
 {
-    return cw_storage_fail(err, CW_ERR_IO, partition, NULL, st->broken,
-                           "io error: storage unusable: %s", st->why);
+    cw_storage *st = *out = cw_storage_of(rt);
+    if (!st)
+        return cw_storage_fail(err, CW_ERR_NOMEM, partition, NULL, 0, "out of memory");
+    if (st->broken)
+        return cw_storage_fail(err, CW_ERR_IO, partition, NULL, st->broken,
+                               "io error: storage unusable: %s", st->why);
+    return CW_OK;
 }
 
 static void audit_open(cw_rt *rt, const char *partition, const void *name, size_t len,
@@ -109,12 +128,19 @@ static void audit_open(cw_rt *rt, const char *partition, const void *name, size_
     cw_audit(rt, "open", fields, 4);
 }
 
+/* NULL when memory is exhausted. */
 static cw_bfile *file_new(cw_storage *st, const char *partition, const void *name, size_t len)
 {
-    cw_bfile *f = cw_xcalloc(1, sizeof *f);
+    cw_bfile *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
     f->st = st;
-    f->partition = cw_xstrdup(partition);
-    f->name = cw_xcalloc(1, len);
+    f->partition = cw_strdup(partition);
+    f->name = malloc(len);
+    if (!f->partition || !f->name) {
+        cw_bfile_free(f);
+        return NULL;
+    }
     memcpy(f->name, name, len);
     f->name_len = len;
     cw_hex_encode(f->name, len, f->hex);
@@ -150,13 +176,15 @@ int cw_storage_open_entry(cw_ctx *ctx, const char *partition, const void *name, 
     audit_open(rt, partition, name, name_len, versions);
     if (!cw_partition_name_valid(partition))
         return cw_fail_partition_name(err, partition);
-    cw_storage *st = cw_storage_of(rt);
-    if (st->broken)
-        return broken(st, partition, err);
+    cw_storage *st;
+    if ((rc = usable(rt, partition, &st, err)) != CW_OK)
+        return rc;
 
     if ((rc = cw_fault_inject(st, CW_FAULT_OPEN, partition, name, name_len, err)) != CW_OK)
         return rc;
     cw_bfile *f = file_new(st, partition, name, name_len);
+    if (!f)
+        return cw_storage_fail(err, CW_ERR_NOMEM, partition, NULL, 0, "out of memory");
     uint64_t found = 0;
     rc = st->driver->open(f, versions, &found, err);
     if (rc != CW_OK) {
@@ -166,6 +194,11 @@ int cw_storage_open_entry(cw_ctx *ctx, const char *partition, const void *name, 
         return rc;
     }
     cw_blob *b = cw_blob_new(f);
+    if (!b) { /* the driver's open is undone by closing its file */
+        st->driver->close(f);
+        cw_bfile_free(f);
+        return cw_storage_fail(err, CW_ERR_NOMEM, partition, NULL, 0, "out of memory");
+    }
     if (cw_task_aborted(t)) {
         cw_blob_close_entry(b);
         cw_task_check_abort(t);
@@ -201,9 +234,9 @@ int cw_storage_remove_entry(cw_ctx *ctx, const char *partition, const void *name
     audit_remove(rt, partition, name, name_len);
     if (!cw_partition_name_valid(partition))
         return cw_fail_partition_name(err, partition);
-    cw_storage *st = cw_storage_of(rt);
-    if (st->broken)
-        return broken(st, partition, err);
+    cw_storage *st;
+    if ((rc = usable(rt, partition, &st, err)) != CW_OK)
+        return rc;
     rc = cw_fault_inject(st, CW_FAULT_REMOVE, partition, name, name ? name_len : 0, err);
     if (rc != CW_OK)
         return rc;
@@ -228,12 +261,14 @@ int cw_storage_scan_entry(cw_ctx *ctx, const char *partition, cw_blob_names **ou
     cw_audit(rt, "scan", &field, 1);
     if (!cw_partition_name_valid(partition))
         return cw_fail_partition_name(err, partition);
-    cw_storage *st = cw_storage_of(rt);
-    if (st->broken)
-        return broken(st, partition, err);
+    cw_storage *st;
+    if ((rc = usable(rt, partition, &st, err)) != CW_OK)
+        return rc;
     if ((rc = cw_fault_inject(st, CW_FAULT_SCAN, partition, NULL, 0, err)) != CW_OK)
         return rc;
     cw_blob_names *names = cw_names_new(rt);
+    if (!names)
+        return cw_storage_fail(err, CW_ERR_NOMEM, partition, NULL, 0, "out of memory");
     rc = st->driver->scan(st, partition, names, err);
     if (rc != CW_OK || cw_task_aborted(t)) {
         cw_names_release(names);

@@ -174,10 +174,12 @@ void cw_hex_encode(const uint8_t *name, size_t len, char *hex);
 /* Decode lowercase hex of even length into out (room for strlen(hex) / 2);
  * false for anything else (uppercase, odd length, other characters). */
 bool cw_hex_decode(const char *hex, uint8_t *out, size_t *len);
-/* A new, empty list of names of the backend of `rt`. */
+/* A new, empty list of names of the backend of `rt`; NULL when memory is
+ * exhausted. */
 cw_blob_names *cw_names_new(cw_rt *rt);
-/* Append a copy of name[0 .. len). */
-void cw_names_add(cw_blob_names *l, const uint8_t *name, size_t len);
+/* Append a copy of name[0 .. len); false, with nothing added, when memory
+ * is exhausted. */
+bool cw_names_add(cw_blob_names *l, const uint8_t *name, size_t len);
 /* Sort bytewise, shorter first on a common prefix. */
 void cw_names_sort(cw_blob_names *l);
 void cw_names_release(cw_blob_names *l);

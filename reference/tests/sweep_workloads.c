@@ -4,6 +4,7 @@
  * same allocations in the same order and "the N-th" names one call).
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cwrt/cwrt.h"
@@ -119,8 +120,145 @@ static int run_tree(void)
     return rc || *bad_flag(NULL);
 }
 
+/* ---- Channels, oneshots and select ------------------------------------------ */
+
+/* Sends 1..n on an unbounded channel, then drops its side. */
+static void *counter_sender(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    cw_chan *c = arg;
+    for (int i = 1; i <= 40; i++)
+        if (cw_chan_send(c, &i) != CW_OK)
+            break; /* a growth that found no memory: the value was not sent */
+    cw_chan_sender_drop(c);
+    return NULL;
+}
+
+/* Every value received is the next one sent; a oneshot carries the sum. */
+static void *chan_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_chan *c = cw_chan_new(ctx, sizeof(int), 0);
+    cw_oneshot *o = cw_oneshot_new(ctx, sizeof(int));
+    if (!c || !o) {
+        if (c) {
+            cw_chan_sender_drop(c);
+            cw_chan_receiver_drop(c);
+        }
+        if (o) {
+            cw_oneshot_sender_drop(o);
+            cw_oneshot_receiver_drop(o);
+        }
+        return ctx;
+    }
+    cw_handle *h = cw_spawn(cw_child(ctx, "sender"), counter_sender, c);
+    int want = 1, v, sum = 0;
+    for (;;) {
+        cw_wait w[2] = {cw_wait_recv(c, &v), cw_wait_sleep(ctx, CW_SEC)};
+        int i = cw_select(w, 2);
+        if (i != 0 || w[0].result != CW_OK)
+            break; /* the sender is gone (or never ran), or the sleep found no memory */
+        if (v != want++)
+            *bad_flag(ctx) = 1;
+        sum += v;
+    }
+    cw_chan_receiver_drop(c);
+    cw_join(h, NULL);
+    cw_handle_release(h);
+    int got = 0;
+    int sent = cw_oneshot_send(o, &sum);
+    cw_oneshot_sender_drop(o);
+    /* A completed receive ends the receiving side: nothing to drop after. */
+    if (sent != CW_OK || cw_oneshot_recv(o, &got) != CW_OK || got != sum)
+        *bad_flag(ctx) = 1;
+    return *bad_flag(ctx) ? NULL : ctx;
+}
+
+static int run_channels(void)
+{
+    *bad_flag(NULL) = 0;
+    int rc = start(chan_root, NULL);
+    return rc || *bad_flag(NULL);
+}
+
+/* ---- Metrics ------------------------------------------------------------------ */
+
+/* Counts that read back what was added, or 0 on a metric that could not
+ * be made; the encode is a text ending "# EOF\n", or NULL. */
+static void *metrics_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static const char *const labels[1] = {"peer"};
+    cw_ctx *c = cw_with_attribute(cw_child(ctx, "svc"), "zone", "a");
+    cw_metric *m = cw_counter(c, "requests", "requests served");
+    cw_metric *f = cw_family(c, "bytes", "bytes by peer", CW_METRIC_COUNTER, labels, 1);
+    cw_counter_add(m, 3);
+    uint64_t got = cw_counter_get(m);
+    for (int i = 0; i < 4; i++) {
+        const char *values[1] = {i % 2 ? "one" : "two"};
+        cw_counter_inc(cw_family_get(f, values));
+    }
+    if (got != 3 && got != 0)
+        *bad_flag(ctx) = 1;
+    char *text = cw_metrics_encode(ctx);
+    if (text && strcmp(text + strlen(text) - 6, "# EOF\n") != 0)
+        *bad_flag(ctx) = 1;
+    free(text);
+    cw_metric_release(f);
+    cw_metric_release(m);
+    cw_ctx_release(c);
+    return *bad_flag(ctx) ? NULL : ctx;
+}
+
+static int run_metrics(void)
+{
+    *bad_flag(NULL) = 0;
+    int rc = start(metrics_root, NULL);
+    return rc || *bad_flag(NULL);
+}
+
+/* ---- Memory storage ------------------------------------------------------------ */
+
+/* What a sync made durable reads back; a call that found no memory says
+ * so with CW_ERR_NOMEM (or the storage error that carries it). */
+static void *storage_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_blob *b = NULL;
+    uint64_t size = 0;
+    cw_storage_error err;
+    if (cw_storage_open(ctx, "sweep", "log", 3, &b, &size, &err) != CW_OK)
+        return ctx;
+    const char data[] = "durable bytes";
+    bool synced = cw_blob_write_at(b, 0, data, sizeof data, 0, &err) == CW_OK &&
+                  cw_blob_sync(b, &err) == CW_OK;
+    char back[sizeof data] = {0};
+    if (synced && cw_blob_read_into(b, 0, back, sizeof back, 0, &err) == CW_OK &&
+        memcmp(back, data, sizeof data) != 0)
+        *bad_flag(ctx) = 1;
+    cw_blob_close(b);
+    cw_blob_names *names = NULL;
+    if (cw_storage_scan(ctx, "sweep", &names, &err) == CW_OK) {
+        if (synced && !cw_blob_names_contains(names, "log", 3))
+            *bad_flag(ctx) = 1;
+        cw_blob_names_release(names);
+    }
+    cw_storage_remove(ctx, "sweep", NULL, 0, &err);
+    return *bad_flag(ctx) ? NULL : ctx;
+}
+
+static int run_storage(void)
+{
+    *bad_flag(NULL) = 0;
+    int rc = start(storage_root, NULL);
+    return rc || *bad_flag(NULL);
+}
+
 const cw_sweep_workload cw_sweep_workloads[] = {
     {"empty_run", run_empty},
     {"spawn_tree", run_tree},
+    {"channels", run_channels},
+    {"metrics", run_metrics},
+    {"storage", run_storage},
     {NULL, NULL},
 };
