@@ -382,3 +382,46 @@ CWC_CASE(memory_sleep_without_memory, "clock", "CLK-008", 0)
     cw_config cfg = cwc_config();
     cwc_run_ok(&cfg, sleep_root, NULL);
 }
+
+/* ---- The stop signal ------------------------------------------------------------------ */
+
+typedef struct signal_seen {
+    bool given;
+    int index, result, stop;
+} signal_seen;
+
+/* A signal taken with memory gone: either a real one (no stop yet, so
+ * its wait loses to a sleep) or a spent one, whose wait gives
+ * CW_ERR_NOMEM and which holds no stop back. */
+static void *signal_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    signal_seen seen = {false, -1, 0, 0};
+    memory_limited();
+    void *eaten = RUNNING_ON_VALGRIND || CWC_TSAN ? NULL : eat_memory();
+    cw_signal *s = cw_stopped(ctx);
+    give_back(eaten);
+    memory_restored();
+    seen.given = s != NULL;
+    ck_assert_msg(seen.given, "cw_stopped without memory gave NULL [SIG-007]");
+    cw_wait w[2] = {cw_wait_signal(s, NULL), cw_wait_sleep(ctx, CW_MSEC)};
+    seen.index = cw_select(w, 2);
+    seen.result = w[seen.index].result;
+    if (seen.index == 0) {
+        CWC_EQ(seen.result, CW_ERR_NOMEM); /* no stop was made: only a spent signal completes */
+        seen.stop = cw_stop(ctx, 1, CW_SEC); /* and it holds nothing back */
+        CWC_EQ(seen.stop, CW_OK);
+        cw_signal_release(s);
+    } else {
+        CWC_EQ(seen.index, 1);
+        cw_signal_release(s);
+        CWC_EQ(cw_stop(ctx, 1, CW_SEC), CW_OK);
+    }
+    return ctx;
+}
+
+CWC_CASE(memory_signal_without_memory, "signals", "SIG-007", 0)
+{
+    cw_config cfg = cwc_config();
+    cwc_run_ok(&cfg, signal_root, NULL);
+}

@@ -139,7 +139,9 @@ int sk_start(const cw_config *given, cw_task_fn root, void *arg, cw_run_result *
     }
     sk_node *spent_node = sk_node_new(NULL);
     rt->spent = spent_node ? sk_ctx_new(rt, spent_node, "", NULL) : NULL;
-    if (!rt->spent) {
+    rt->spent_signal = sk_signal_spent_new(rt);
+    if (!rt->spent || !rt->spent_signal) {
+        sk_obj_destroy_all(rt);
         rt_fini(rt);
         free(rt);
         return refuse(out, CW_ERR_NOMEM, "out of memory");

@@ -23,13 +23,23 @@ static void signal_destroy(sk_obj *o)
     free(o);
 }
 
-/* NULL when memory is exhausted. */
+/* A signal that holds no claim; NULL when memory is exhausted. */
+cw_signal *sk_signal_spent_new(sk_rt *rt)
+{
+    sk_signal *s = calloc(1, sizeof *s);
+    if (s)
+        sk_obj_init(&s->obj, rt, signal_destroy);
+    return (cw_signal *)s;
+}
+
+/* Without memory, the run's spent signal: its waits give CW_ERR_NOMEM and
+ * no stop waits for it [SIG-007]. */
 cw_signal *sk_stopped(cw_ctx *ctx)
 {
     sk_rt *rt = SK_CTX(ctx)->obj.rt;
     sk_signal *s = calloc(1, sizeof *s);
     if (!s)
-        return NULL;
+        return rt->spent_signal;
     sk_obj_init(&s->obj, rt, signal_destroy);
     s->holds = !rt->stopping; /* [SIG-003] */
     if (s->holds)
@@ -41,6 +51,8 @@ void sk_signal_release(cw_signal *signal)
 {
     sk_signal *s = (sk_signal *)(void *)signal;
     sk_rt *rt = s->obj.rt;
+    if (signal == rt->spent_signal)
+        return; /* ends with the run */
     if (s->holds && --rt->signals_held == 0)
         sk_waitlist_wake(&rt->stop_waiters);
     signal_destroy(&s->obj);
@@ -49,6 +61,10 @@ void sk_signal_release(cw_signal *signal)
 static bool signal_try(cw_wait *w)
 {
     sk_rt *rt = ((sk_obj *)w->object)->rt;
+    if (w->object == (void *)rt->spent_signal) {
+        w->result = CW_ERR_NOMEM;
+        return true;
+    }
     if (!rt->stopping)
         return false;
     if (w->out)

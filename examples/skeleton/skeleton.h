@@ -243,6 +243,7 @@ void sk_wait_oneshot(cw_wait *w, cw_oneshot *o, void *elem);
 
 /* ---- Stop and stopped (signal.c) --------------------------------------------- */
 cw_signal *sk_stopped(cw_ctx *ctx);
+cw_signal *sk_signal_spent_new(sk_rt *rt);
 void sk_signal_release(cw_signal *s);
 void sk_wait_signal(cw_wait *w, cw_signal *s, int32_t *value);
 void sk_wait_stop(cw_wait *w, cw_ctx *ctx, int32_t value);
@@ -265,6 +266,7 @@ struct sk_rt {
     sk_task *ready_head, *ready_tail;
     sk_task *tasks_head, *tasks_tail; /* live tasks in spawn order */
     sk_ctx *spent;                    /* what cw_child gives without memory [CTX-006] */
+    cw_signal *spent_signal;          /* what cw_stopped gives without memory [SIG-007] */
     sk_obj objects;                   /* sentinel of the live objects */
     sk_waitlist sleepers;             /* armed sleeps; the deadline is in w->arg */
     /* Stop [SIG-001..006]. */

@@ -96,6 +96,8 @@ void cw_handle_free(cw_handle *h);
 void cw_chan_free_all(cw_list *chans);
 void cw_oneshot_free_all(cw_list *oneshots);
 void cw_signal_free_all(cw_list *signals);
+/* The run's spent signal (cw_rt.spent_signal); NULL when memory is exhausted. */
+cw_signal *cw_signal_spent_new(cw_rt *rt);
 
 /* ---- Wakers (waker.c) -------------------------------------------------------------- */
 

@@ -72,7 +72,8 @@ static bool make_spent(cw_rt *rt)
 {
     rt->spent_handle = cw_handle_new(rt);
     rt->spent_ctx = cw_ctx_new(rt, NULL, "");
-    if (!rt->spent_handle || !rt->spent_ctx)
+    rt->spent_signal = cw_signal_spent_new(rt);
+    if (!rt->spent_handle || !rt->spent_ctx || !rt->spent_signal)
         return false;
     cw_handle_complete(rt->spent_handle, CW_ERR_NOMEM, NULL);
     rt->spent_ctx->exhausted = true;

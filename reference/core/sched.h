@@ -82,6 +82,7 @@ struct cw_rt {
      * CW_ERR_NOMEM and a context that spawns nothing [TASK-011, CTX-006]. */
     cw_handle *spent_handle;
     cw_ctx *spent_ctx;
+    cw_signal *spent_signal; /* and a signal that holds nothing [SIG-007] */
 
     /* Live objects of each kind: whatever is left at the end is freed. */
     cw_list tasks, contexts, handles, chans, oneshots, signals, nodes;

@@ -17,18 +17,38 @@ struct cw_signal {
     cw_list link; /* rt->signals */
 };
 
+/* With rt->lock held, or before the run's first task. */
+static cw_signal *signal_new(cw_rt *rt)
+{
+    cw_signal *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->hdr.backend = rt->backend;
+    s->rt = rt;
+    cw_list_push_back(&rt->signals, &s->link);
+    return s;
+}
+
+cw_signal *cw_signal_spent_new(cw_rt *rt)
+{
+    return signal_new(rt); /* holds nothing: a stop never waits for it */
+}
+
+/* Without memory for a signal, the run's spent one, which holds no claim
+ * and whose waits complete with CW_ERR_NOMEM [SIG-007]. */
 cw_signal *cw_core_stopped(cw_ctx *ctx)
 {
     cw_rt *rt = ctx->rt;
-    cw_signal *s = cw_xcalloc(1, sizeof *s);
-    s->hdr.backend = ctx->hdr.backend;
-    s->rt = rt;
     cw_rt_lock(rt);
     cw_audit(rt, "stopped", NULL, 0);
+    cw_signal *s = signal_new(rt);
+    if (!s) {
+        cw_rt_unlock(rt);
+        return rt->spent_signal;
+    }
     s->holds = !rt->stop_called;
     if (s->holds)
         rt->stop_outstanding++;
-    cw_list_push_back(&rt->signals, &s->link);
     cw_rt_unlock(rt);
     return s;
 }
@@ -42,6 +62,8 @@ static void signal_free(cw_signal *s)
 void cw_core_signal_release(cw_signal *s)
 {
     cw_rt *rt = s->rt;
+    if (s == rt->spent_signal)
+        return; /* ends with the run */
     cw_rt_lock(rt);
     if (s->holds && --rt->stop_outstanding == 0 && rt->stop_called)
         cw_waiters_wake(rt, &rt->stop_waiters);
@@ -52,6 +74,10 @@ void cw_core_signal_release(cw_signal *s)
 static bool signal_try(cw_wait *w)
 {
     cw_signal *s = w->object;
+    if (s == s->rt->spent_signal) {
+        w->result = CW_ERR_NOMEM;
+        return true;
+    }
     if (!s->rt->stop_called)
         return false;
     if (w->out)
