@@ -343,3 +343,57 @@ CWC_CASE(det_event_fields_of_the_network, "deterministic", "DET-015 DET-016 NET-
     ck_assert_ptr_null(find(&l, "deliver", &from)); /* no latency, no deliveries */
     log_free(&l);
 }
+
+/* The result field of a failed call: its code, 4 bytes big-endian. */
+static void code_be(int rc, uint8_t out[4])
+{
+    uint32_t v = (uint32_t)rc;
+    for (int i = 3; i >= 0; i--, v >>= 8)
+        out[i] = (uint8_t)v;
+}
+
+typedef struct failures {
+    int dial, send;
+} failures;
+
+static failures seen; /* the case's own process: run_logged passes no argument */
+
+static void *net_failures_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    failures *f = &seen;
+    cw_addr nobody = cw_addr_loopback4(7001);
+    cw_sink *sink;
+    cw_stream *stream;
+    f->dial = cw_dial(ctx, &nobody, &sink, &stream);
+    ck_assert_int_eq(cw_mock_channel(ctx, &sink, &stream), CW_OK);
+    cw_stream_close(stream); /* nobody reads: the send fails */
+    cw_iobufs *msg = cw_iobufs_new(cwc_backend);
+    cw_iobuf b;
+    ck_assert_int_eq(cw_iobuf_copy(cwc_backend, "lost", 4, &b), CW_OK);
+    ck_assert_int_eq(cw_iobufs_append(msg, &b), CW_OK);
+    f->send = cw_sink_send(sink, msg);
+    cw_iobufs_release(msg);
+    cw_sink_close(sink);
+    return NULL;
+}
+
+CWC_CASE(det_event_fields_of_failures, "deterministic", "DET-015 DET-016", DET | CWC_NEEDS_NETWORK)
+{
+    log_t l = {0};
+    run_logged(net_failures_root, &l);
+    failures f = seen;
+    ck_assert_int_eq(f.dial, CW_ERR_CONNECTION_FAILED);
+    ck_assert_int_ne(f.send, CW_OK);
+    uint8_t dial[4], send[4];
+    code_be(f.dial, dial);
+    code_be(f.send, send);
+    size_t at = 0;
+    const logged *x = find(&l, "dial", &at);
+    ck_assert_ptr_nonnull(x);
+    fields_are(x, 2, (const void *[]){"127.0.0.1:7001", dial}, (size_t[]){14, 4});
+    x = find(&l, "send", &at);
+    ck_assert_ptr_nonnull(x);
+    fields_are(x, 3, (const void *[]){"0.0.0.0:0", "lost", send}, (size_t[]){9, 4, 4});
+    log_free(&l);
+}
