@@ -94,6 +94,15 @@ static void big_string_free(big_string *b)
     munmap(b->s, b->mapped);
 }
 
+/* Run `root` with a long string as its argument. */
+static void run_with_big_string(cw_task_fn root)
+{
+    big_string big = big_string_new();
+    cw_config cfg = cwc_config();
+    cwc_run_ok(&cfg, root, &big);
+    big_string_free(&big);
+}
+
 /* ---- The limit ---------------------------------------------------------------- */
 
 static struct rlimit saved_as;
@@ -180,10 +189,7 @@ static void *child_root(cw_ctx *ctx, void *arg)
 
 CWC_CASE(memory_child_without_memory, "context", "CTX-006 TASK-011", 0)
 {
-    big_string big = big_string_new();
-    cw_config cfg = cwc_config();
-    cwc_run_ok(&cfg, child_root, &big);
-    big_string_free(&big);
+    run_with_big_string(child_root);
 }
 
 typedef struct attr_seen {
@@ -217,10 +223,7 @@ static void *attribute_root(cw_ctx *ctx, void *arg)
 
 CWC_CASE(memory_attribute_without_memory, "context", "CTX-006", CWC_NEEDS_METRICS)
 {
-    big_string big = big_string_new();
-    cw_config cfg = cwc_config();
-    cwc_run_ok(&cfg, attribute_root, &big);
-    big_string_free(&big);
+    run_with_big_string(attribute_root);
 }
 
 /* ---- Metrics ---------------------------------------------------------------------- */
@@ -275,10 +278,7 @@ static void *register_root(cw_ctx *ctx, void *arg)
 
 CWC_CASE(memory_register_without_memory, "metrics", "MET-019", 0)
 {
-    big_string big = big_string_new();
-    cw_config cfg = cwc_config();
-    cwc_run_ok(&cfg, register_root, &big);
-    big_string_free(&big);
+    run_with_big_string(register_root);
 }
 
 /* A metric whose name alone is longer than the memory left: no text can
@@ -303,10 +303,7 @@ static void *encode_root(cw_ctx *ctx, void *arg)
 
 CWC_CASE(memory_encode_without_memory, "metrics", "MET-019", 0)
 {
-    big_string big = big_string_new();
-    cw_config cfg = cwc_config();
-    cwc_run_ok(&cfg, encode_root, &big);
-    big_string_free(&big);
+    run_with_big_string(encode_root);
 }
 
 /* ---- Sleeping ------------------------------------------------------------------------ */

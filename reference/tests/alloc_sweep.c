@@ -40,7 +40,7 @@ static int run_child(const cw_sweep_workload *w, long n, bool and_after, long *c
         close(fds[0]);
         alarm(RUN_SECONDS);
         cw_alloc_fail_arm(n, and_after);
-        int rc = w->run();
+        int rc = cw_sweep_run(w);
         long c = cw_alloc_count();
         cw_alloc_fail_arm(0, false);
         ssize_t wrote = write(fds[1], &c, sizeof c);

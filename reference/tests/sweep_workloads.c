@@ -35,11 +35,6 @@ static void *returns_arg(cw_ctx *ctx, void *arg)
     return arg;
 }
 
-static int run_empty(void)
-{
-    return start(returns_arg, NULL);
-}
-
 /* ---- Spawn trees with aborts ------------------------------------------------ */
 
 static void *sleeper(cw_ctx *ctx, void *arg)
@@ -113,13 +108,6 @@ static void *tree_root(cw_ctx *ctx, void *arg)
     return *bad_flag(ctx) ? NULL : ctx;
 }
 
-static int run_tree(void)
-{
-    *bad_flag(NULL) = 0;
-    int rc = start(tree_root, NULL);
-    return rc || *bad_flag(NULL);
-}
-
 /* ---- Channels, oneshots and select ------------------------------------------ */
 
 /* Sends 1..n on an unbounded channel, then drops its side. */
@@ -174,13 +162,6 @@ static void *chan_root(cw_ctx *ctx, void *arg)
     return *bad_flag(ctx) ? NULL : ctx;
 }
 
-static int run_channels(void)
-{
-    *bad_flag(NULL) = 0;
-    int rc = start(chan_root, NULL);
-    return rc || *bad_flag(NULL);
-}
-
 /* ---- Metrics ------------------------------------------------------------------ */
 
 /* Counts that read back what was added, or 0 on a metric that could not
@@ -208,13 +189,6 @@ static void *metrics_root(cw_ctx *ctx, void *arg)
     cw_metric_release(m);
     cw_ctx_release(c);
     return *bad_flag(ctx) ? NULL : ctx;
-}
-
-static int run_metrics(void)
-{
-    *bad_flag(NULL) = 0;
-    int rc = start(metrics_root, NULL);
-    return rc || *bad_flag(NULL);
 }
 
 /* ---- Memory storage ------------------------------------------------------------ */
@@ -247,18 +221,18 @@ static void *storage_root(cw_ctx *ctx, void *arg)
     return *bad_flag(ctx) ? NULL : ctx;
 }
 
-static int run_storage(void)
-{
-    *bad_flag(NULL) = 0;
-    int rc = start(storage_root, NULL);
-    return rc || *bad_flag(NULL);
-}
-
 const cw_sweep_workload cw_sweep_workloads[] = {
-    {"empty_run", run_empty},
-    {"spawn_tree", run_tree},
-    {"channels", run_channels},
-    {"metrics", run_metrics},
-    {"storage", run_storage},
+    {"empty_run", returns_arg},
+    {"spawn_tree", tree_root},
+    {"channels", chan_root},
+    {"metrics", metrics_root},
+    {"storage", storage_root},
     {NULL, NULL},
 };
+
+int cw_sweep_run(const cw_sweep_workload *w)
+{
+    *bad_flag(NULL) = 0;
+    int rc = start(w->root, NULL);
+    return rc || *bad_flag(NULL);
+}

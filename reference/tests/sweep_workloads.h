@@ -1,19 +1,25 @@
 /*
  * sweep_workloads.h - the programs the allocation sweep runs
- * (test_alloc_sweep.c). Each returns 0 when everything it saw is what the
- * spec allows: a call that needed memory and got none returned its error
- * (or NULL where the header says so), and every call that succeeded did
- * what it should.
+ * (alloc_sweep.c), each a run's root task. A workload passes when
+ * everything it saw is what the spec allows: a call that needed memory and
+ * got none returned its error (or what the spec gives instead, such as a
+ * spent context), and every call that succeeded did what it should.
  */
 #ifndef CW_TESTS_SWEEP_WORKLOADS_H
 #define CW_TESTS_SWEEP_WORKLOADS_H
 
+#include "cwrt/cwrt.h"
+
 typedef struct cw_sweep_workload {
     const char *name;
-    int (*run)(void);
+    void *(*root)(cw_ctx *ctx, void *arg); /* the run's root task */
 } cw_sweep_workload;
 
 /* Ends with an entry whose name is NULL. */
 extern const cw_sweep_workload cw_sweep_workloads[];
+
+/* Run `w` on the deterministic backend: 0 when its run ended with CW_OK
+ * or CW_ERR_NOMEM and its checks saw nothing wrong. */
+int cw_sweep_run(const cw_sweep_workload *w);
 
 #endif
