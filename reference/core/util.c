@@ -1,10 +1,15 @@
 /*
- * util.c - allocation that cannot fail quietly, and fatal errors.
+ * util.c - fatal errors, and the helpers every allocation of the core and
+ * the subsystems goes through.
  *
- * The runtime's own bookkeeping allocations are small; when one fails there
- * is no state worth saving, so the process ends with a message rather than
- * threading an error through every call. User-visible allocations that can
- * be large (channels) report CW_ERR_NOMEM instead.
+ * A failed allocation is an error of the call that needed it: the caller
+ * returns CW_ERR_NOMEM, or what its rule gives instead (a spent context,
+ * handle, signal or metric), with nothing changed. cw_xcalloc and
+ * cw_xstrdup, which end the process, are left only in the places that
+ * have not been converted yet (the network, the resolvers, the native
+ * file storage); the allocation sweep (reference/tests/alloc_sweep.c)
+ * says which paths are done. cw_fatal itself is for the cases
+ * 00-conventions.md lists.
  */
 #include <stdarg.h>
 #include <stdint.h>
