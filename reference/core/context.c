@@ -2,7 +2,6 @@
  * context.c - contexts: a label path, attributes, an execution mode for the
  * next spawn, and a place in the supervision tree.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +74,24 @@ void cw_ctx_free(cw_ctx *ctx)
     free(ctx);
 }
 
+/* Whether "<prefix>_<label>" (`label` when prefix is empty) starts with
+ * "runtime" [CTX-003]: read from the first bytes of each part, so that it
+ * needs no memory and no pass over a long label. */
+static bool joins_to_runtime(const char *prefix, const char *label)
+{
+    static const char word[] = "runtime";
+    size_t i = 0;
+    for (const char *p = prefix; *p && i < 7; p++)
+        if (*p != word[i++])
+            return false;
+    if (prefix[0] && i < 7 && word[i++] != '_')
+        return false;
+    for (const char *p = label; *p && i < 7; p++)
+        if (*p != word[i++])
+            return false;
+    return i == 7;
+}
+
 /* What cw_child gives when memory for the child is exhausted: the run's
  * spent context, from which every spawn resolves CW_ERR_NOMEM [CTX-006]. */
 static cw_ctx *spent(cw_rt *rt, char *unused)
@@ -88,10 +105,7 @@ cw_ctx *cw_core_child(cw_ctx *ctx, const char *label)
     const char *why = cw_label_check(label);
     if (why)
         cw_panic(ctx, "%s: %s", why, label ? label : "(null)");
-    /* Checked on the first bytes of the joined label, which need no memory. */
-    char head[8];
-    snprintf(head, sizeof head, "%s%s%s", ctx->label, ctx->label[0] ? "_" : "", label);
-    if (strcmp(head, "runtime") == 0)
+    if (joins_to_runtime(ctx->label, label))
         cw_panic(ctx, "using runtime label is not allowed: %s", label);
     char *full = ctx->exhausted ? NULL : cw_label_join(ctx->label, label);
     if (!full)
