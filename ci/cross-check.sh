@@ -23,12 +23,11 @@ arch_info() {
 # The suite on the deterministic backend; its golden cases write
 # "<case> <digest>" lines to $CWC_GOLDEN_LOG, kept sorted in `out`.
 deterministic() {
-  out=$1; shift
+  out=$1 known=$2; shift 2
   rm -f "$out"
-  rc=0
-  CWC_GOLDEN_LOG=$PWD/$out "$@" --backend deterministic || rc=1
+  CWC_GOLDEN_LOG=$PWD/$out "$@" --backend deterministic > build/cross-det.txt 2>&1 || true
   [ -f "$out" ] && sort -o "$out" "$out"
-  return $rc
+  forgive build/cross-det.txt "$known"
 }
 
 # Cases that count the threads of the process in /proc/self/task: under
@@ -40,22 +39,40 @@ strategy_work_runs_on_pool_while_task_suspends
 strategy_pool_ends_with_run_or_maker
 strategy_deterministic_runs_inline"
 
-# The suite on the native backend: only failures of the cases above are
-# forgiven, and they are listed.
-native() {
-  out=build/cross-native.txt
-  "$@" --backend native > "$out" 2>&1 || true
+# Cases that make memory run out with RLIMIT_AS (conformance/cases/memory.c):
+# qemu-user maps the guest's memory inside the address space it reserved
+# when it started, so the limit does not stop a guest allocation and the
+# call the case starves succeeds. They run, and pass, on the host.
+EMULATION_NO_LIMIT="memory_child_without_memory
+memory_attribute_without_memory
+memory_register_without_memory
+memory_encode_without_memory
+memory_sleep_without_memory
+memory_signal_without_memory"
+
+# A run's report in file $1: only failures of the cases listed in $2 are
+# forgiven, and they are listed; anything else, or a timeout, fails.
+forgive() {
+  out=$1 known=$2
   grep -v '^ok ' "$out" | grep -v '^FAILED:' || true
   rc=0
   for name in $(sed -n 's/^FAILED: *\([a-z0-9_]*\):.*/\1/p' "$out"); do
-    if echo "$EMULATION_KNOWN" | grep -qx "$name"; then
-      echo "known under emulation: $name (thread count)"
+    if echo "$known" | grep -qx "$name"; then
+      echo "known under emulation: $name"
     else
       grep "^FAILED: *$name:" "$out"; rc=1
     fi
   done
   grep -q '^cases: .* 0 timed out' "$out" || rc=1
   return $rc
+}
+
+# The suite on the native backend: thread counts and the memory limit.
+native() {
+  out=build/cross-native.txt
+  "$@" --backend native > "$out" 2>&1 || true
+  forgive "$out" "$EMULATION_KNOWN
+$EMULATION_NO_LIMIT"
 }
 
 build_for() {
@@ -73,7 +90,7 @@ build_for() {
 }
 
 make -s "$host_bin"
-deterministic build/goldens-x86_64.txt "$host_bin" >/dev/null ||
+deterministic build/goldens-x86_64.txt "" "$host_bin" >/dev/null ||
   { echo "the suite fails on $(uname -m): fix that first"; exit 1; }
 echo "== golden digests on $(uname -m)"
 cat build/goldens-x86_64.txt
@@ -88,7 +105,7 @@ for arch in $archs; do
   bin="$qemu build/cross-$arch/bin/cw-conformance"
   echo "== conformance on deterministic, $arch under $qemu"
   # shellcheck disable=SC2086
-  deterministic "build/goldens-$arch.txt" $bin || status=1
+  deterministic "build/goldens-$arch.txt" "$EMULATION_NO_LIMIT" $bin || status=1
   echo "== golden digests on $arch"
   cat "build/goldens-$arch.txt"
   if ! cmp -s build/goldens-x86_64.txt "build/goldens-$arch.txt"; then
