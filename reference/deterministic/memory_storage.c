@@ -93,11 +93,6 @@ static int bytes_assign(bytes *b, const uint8_t *src, size_t len)
     return rc;
 }
 
-static int nomem(const cw_bfile *f, cw_storage_error *err)
-{
-    return cw_storage_fail(err, CW_ERR_NOMEM, f->partition, f->hex, 0, "out of memory");
-}
-
 /* ---- The storage -------------------------------------------------------------------- */
 
 typedef struct mem_blob {
@@ -535,7 +530,7 @@ static int mem_open(cw_bfile *f, cw_blob_range versions, uint64_t *size, cw_stor
     mem_storage *ms = f->st->impl;
     mem_blob *b = blob_get(ms, f->partition, f->name, f->name_len);
     if (!b)
-        return nomem(f, err);
+        return cw_fail_nomem(err, f->partition, f->hex);
     cw_blob_header h;
     int rc = cw_header_resolve(b->durable.data, b->durable.len, f->st->layouts, versions, &h);
     if (rc != CW_OK)
@@ -657,7 +652,7 @@ static int mem_scan(cw_storage *st, const char *partition, cw_blob_names *out,
         return cw_fail_partition_missing(err, partition);
     for (size_t i = 0; i < p->n; i++)
         if (!cw_names_add(out, p->blobs[i]->name, p->blobs[i]->len))
-            return cw_storage_fail(err, CW_ERR_NOMEM, partition, NULL, 0, "out of memory");
+            return cw_fail_nomem(err, partition, NULL);
     return CW_OK;
 }
 
@@ -695,7 +690,7 @@ static int mem_write(cw_bfile *f, uint64_t offset, const struct iovec *iov, int 
         (b && !bytes_reserve(&b->durable, offset + total)) ||
         (b ? !retire_prepare(ms, &plan) : !copy || !journal_reserve(ms, 1))) {
         free(copy);
-        return nomem(f, err);
+        return cw_fail_nomem(err, f->partition, f->hex);
     }
     bytes_write(&mf->live, offset, iov, n, total);
     if (b) {
@@ -716,7 +711,7 @@ static int mem_resize(cw_bfile *f, uint64_t len, cw_storage_error *err)
     mem_file *mf = f->impl;
     uint64_t old = mf->live.len;
     if (!journal_reserve(f->st->impl, 1) || bytes_resize(&mf->live, len) != CW_OK)
-        return nomem(f, err);
+        return cw_fail_nomem(err, f->partition, f->hex);
     if (len > old)
         dirty(mf, old, len);
     mem_change c = {mf->generation, true, 0, len, NULL};
@@ -732,11 +727,11 @@ static int mem_sync(cw_bfile *f, cw_storage_error *err)
         return cw_fail_blob_missing(err, f->partition, f->hex);
     if (mf->stamp != b->stamp) {
         if (bytes_assign(&b->durable, mf->live.data, mf->live.len) != CW_OK)
-            return nomem(f, err);
+            return cw_fail_nomem(err, f->partition, f->hex);
     } else {
         /* Only what this open changed differs: the new length, the dirty range. */
         if (bytes_resize(&b->durable, mf->live.len) != CW_OK)
-            return nomem(f, err);
+            return cw_fail_nomem(err, f->partition, f->hex);
         uint64_t hi = mf->dirty_hi < mf->live.len ? mf->dirty_hi : mf->live.len;
         if (mf->dirty_lo < hi)
             memcpy(b->durable.data + mf->dirty_lo, mf->live.data + mf->dirty_lo,

@@ -294,7 +294,7 @@ static int scan_entry(scan_job *j, int dirfd, const char *entry)
     if (strlen(entry) > 2 * CW_BLOB_NAME_MAX || !cw_hex_decode(entry, name, &len))
         return corrupt_entry(j, entry, "is not a blob name in lowercase hex");
     if (!cw_names_add(j->out, name, len))
-        return cw_storage_fail(j->err, CW_ERR_NOMEM, j->partition, NULL, 0, "out of memory");
+        return cw_fail_nomem(j->err, j->partition, NULL);
     return CW_OK;
 }
 

@@ -98,7 +98,7 @@ static int refuse(const cw_bfile *f, int rc, const char *why, cw_storage_error *
     if (rc == CW_ERR_CLOSED)
         return cw_storage_fail(err, rc, f->partition, f->hex, 0, "closed");
     if (rc == CW_ERR_NOMEM)
-        return cw_storage_fail(err, rc, f->partition, f->hex, 0, "out of memory");
+        return cw_fail_nomem(err, f->partition, f->hex);
     return cw_storage_fail(err, rc, f->partition, f->hex, 0, "invalid argument: %s",
                            why ? why : "");
 }
@@ -171,13 +171,13 @@ static int read_unallocated(cw_bfile *f, uint64_t offset, size_t len, cw_read_op
     if ((rc = cw_fault_inject_file(f, CW_FAULT_READ, err)) != CW_OK)
         return rc;
     if (len == 0) /* the range is empty: nothing to ask the driver */
-        return cw_storage_fail(err, CW_ERR_NOMEM, f->partition, f->hex, 0, "out of memory");
+        return cw_fail_nomem(err, f->partition, f->hex);
     uint8_t last;
     struct iovec iov = {&last, 1};
     rc = f->st->driver->read(f, f->data_offset + offset + len - 1, &iov, 1, 1, options, err);
     if (rc == CW_ERR_BLOB_INSUFFICIENT_LENGTH)
         return rc;
-    return cw_storage_fail(err, CW_ERR_NOMEM, f->partition, f->hex, 0, "out of memory");
+    return cw_fail_nomem(err, f->partition, f->hex);
 }
 
 int cw_blob_read_at_entry(cw_blob *b, uint64_t offset, size_t len, cw_read_options options,

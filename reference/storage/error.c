@@ -48,6 +48,11 @@ int cw_fail_blob_missing(cw_storage_error *err, const char *partition, const cha
                            partition, hex);
 }
 
+int cw_fail_nomem(cw_storage_error *err, const char *partition, const char *hex)
+{
+    return cw_storage_fail(err, CW_ERR_NOMEM, partition, hex, 0, "out of memory");
+}
+
 int cw_fail_partition_missing(cw_storage_error *err, const char *partition)
 {
     return cw_storage_fail(err, CW_ERR_PARTITION_MISSING, partition, NULL, 0,

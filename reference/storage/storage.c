@@ -111,7 +111,7 @@ static int usable(cw_rt *rt, const char *partition, cw_storage **out, cw_storage
 {
     cw_storage *st = *out = cw_storage_of(rt);
     if (!st)
-        return cw_storage_fail(err, CW_ERR_NOMEM, partition, NULL, 0, "out of memory");
+        return cw_fail_nomem(err, partition, NULL);
     if (st->broken)
         return cw_storage_fail(err, CW_ERR_IO, partition, NULL, st->broken,
                                "io error: storage unusable: %s", st->why);
@@ -184,7 +184,7 @@ int cw_storage_open_entry(cw_ctx *ctx, const char *partition, const void *name, 
         return rc;
     cw_bfile *f = file_new(st, partition, name, name_len);
     if (!f)
-        return cw_storage_fail(err, CW_ERR_NOMEM, partition, NULL, 0, "out of memory");
+        return cw_fail_nomem(err, partition, NULL);
     uint64_t found = 0;
     rc = st->driver->open(f, versions, &found, err);
     if (rc != CW_OK) {
@@ -197,7 +197,7 @@ int cw_storage_open_entry(cw_ctx *ctx, const char *partition, const void *name, 
     if (!b) { /* the driver's open is undone by closing its file */
         st->driver->close(f);
         cw_bfile_free(f);
-        return cw_storage_fail(err, CW_ERR_NOMEM, partition, NULL, 0, "out of memory");
+        return cw_fail_nomem(err, partition, NULL);
     }
     if (cw_task_aborted(t)) {
         cw_blob_close_entry(b);
@@ -268,7 +268,7 @@ int cw_storage_scan_entry(cw_ctx *ctx, const char *partition, cw_blob_names **ou
         return rc;
     cw_blob_names *names = cw_names_new(rt);
     if (!names)
-        return cw_storage_fail(err, CW_ERR_NOMEM, partition, NULL, 0, "out of memory");
+        return cw_fail_nomem(err, partition, NULL);
     rc = st->driver->scan(st, partition, names, err);
     if (rc != CW_OK || cw_task_aborted(t)) {
         cw_names_release(names);

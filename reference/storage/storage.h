@@ -195,6 +195,8 @@ void cw_os_error_text(int os_error, char *buf, size_t len);
 /* The failures with a fixed shape. */
 int cw_fail_partition_name(cw_storage_error *err, const char *partition);
 int cw_fail_blob_missing(cw_storage_error *err, const char *partition, const char *hex);
+/* CW_ERR_NOMEM ("out of memory"); `hex` may be NULL. */
+int cw_fail_nomem(cw_storage_error *err, const char *partition, const char *hex);
 int cw_fail_partition_missing(cw_storage_error *err, const char *partition);
 /* A failed system call (errno `os_error`) while doing `what` (may be
  * NULL), reported as `code` for blob `hex` (may be NULL) of `partition`. */
