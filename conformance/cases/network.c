@@ -230,6 +230,14 @@ static void connect_pair(cw_ctx *ctx, struct pair *a, struct pair *b, cw_listene
     b->stream = c.stream;
 }
 
+/* Both ends of a connect_pair and its listener. */
+static void close_pair(struct pair *a, struct pair *b, cw_listener *l)
+{
+    conn_close(a->sink, a->stream);
+    conn_close(b->sink, b->stream);
+    cw_listener_close(l);
+}
+
 static uint8_t pattern(size_t i)
 {
     return (uint8_t)(i * 31 + i / 251);
@@ -286,9 +294,7 @@ static void *large_root(cw_ctx *ctx, void *arg)
     }
     ck_assert_int_eq(cw_join(h, NULL), CW_OK);
     cw_handle_release(h);
-    conn_close(a.sink, a.stream);
-    conn_close(b.sink, b.stream);
-    cw_listener_close(l);
+    close_pair(&a, &b, l);
     return NULL;
 }
 
@@ -325,9 +331,7 @@ static void *exact_root(cw_ctx *ctx, void *arg)
     recv_expect(b.stream, "abcdefghij", 10);
     ck_assert_int_eq(cw_join(h, NULL), CW_OK);
     cw_handle_release(h);
-    conn_close(a.sink, a.stream);
-    conn_close(b.sink, b.stream);
-    cw_listener_close(l);
+    close_pair(&a, &b, l);
     return NULL;
 }
 
@@ -449,9 +453,7 @@ static void *peek_root(cw_ctx *ctx, void *arg)
     ck_assert(memcmp(seen, "234", 3) == 0);
     recv_expect(b.stream, "23456789", 8);
     ck_assert_uint_eq(cw_stream_peek(b.stream, sizeof seen, seen), 0);
-    conn_close(a.sink, a.stream);
-    conn_close(b.sink, b.stream);
-    cw_listener_close(l);
+    close_pair(&a, &b, l);
     return NULL;
 }
 
@@ -470,9 +472,7 @@ static void *fresh_peek_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(cw_mock_channel(ctx, &ms, &mr), CW_OK);
     ck_assert_uint_eq(cw_stream_peek(mr, sizeof seen, seen), 0);
     conn_close(ms, mr);
-    conn_close(a.sink, a.stream);
-    conn_close(b.sink, b.stream);
-    cw_listener_close(l);
+    close_pair(&a, &b, l);
     return NULL;
 }
 
@@ -767,9 +767,7 @@ static void *poison_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(send_bytes(b.sink, "more", 4), CW_OK);
     ck_assert_int_eq(cw_stream_recv(a.stream, 4, &got), CW_ERR_CLOSED);
 
-    conn_close(a.sink, a.stream);
-    conn_close(b.sink, b.stream);
-    cw_listener_close(l);
+    close_pair(&a, &b, l);
     return NULL;
 }
 
@@ -973,9 +971,7 @@ static void *metrics_root(cw_ctx *ctx, void *arg)
     ck_assert_ptr_nonnull(strstr(text, "\nruntime_inbound_bandwidth_total 5\n"));
     ck_assert_ptr_nonnull(strstr(text, "\nruntime_outbound_bandwidth_total 5\n"));
     free(text);
-    conn_close(a.sink, a.stream);
-    conn_close(b.sink, b.stream);
-    cw_listener_close(l);
+    close_pair(&a, &b, l);
     return NULL;
 }
 
