@@ -316,8 +316,8 @@ oss-fuzz-check:
 	@sh fuzz/oss-fuzz/check-out.sh $(OSSF)/out
 	@if SANITIZER=memory OUT=$(OSSF)/out SRC=$(OSSF)/src bash fuzz/oss-fuzz/build.sh 2>/dev/null; \
 	  then echo "build.sh accepted MemorySanitizer"; exit 1; fi
-	@cmp -s fuzz/oss-fuzz/build.sh .clusterfuzzlite/build.sh || \
-	  { echo ".clusterfuzzlite/build.sh differs from fuzz/oss-fuzz/build.sh"; exit 1; }
+	@if SANITIZER=memory OUT=$(OSSF)/out SRC=$(OSSF)/src bash .clusterfuzzlite/build.sh 2>/dev/null; \
+	  then echo ".clusterfuzzlite/build.sh does not run fuzz/oss-fuzz/build.sh"; exit 1; fi
 
 CI_SECONDS ?= 60
 fuzz-ci:
