@@ -423,15 +423,14 @@ cw_handle *cw_blob_start_sync_entry(cw_blob *b)
     cw_task *t;
     int rc = cw_storage_enter(rt, "cw_blob_start_sync", &t);
     cw_rt_lock(rt);
-    cw_handle *h = cw_handle_new(rt);
-    if (!h) /* no sync starts without a handle to report it [STOR-016] */
-        rc = CW_ERR_NOMEM;
-    if (rc != CW_OK)
-        h = h ? (cw_handle_complete(h, rc, NULL), h) : cw_handle_resolved(rt, rc);
-    else
+    cw_handle *h = rc == CW_OK ? cw_handle_new(rt) : NULL;
+    bool started = h != NULL;
+    if (started)
         cw_handle_ref(h); /* the sync's own, given back by cw_blob_sync_done */
+    else /* refused, or no handle to report a sync with [STOR-016] */
+        h = cw_handle_resolved(rt, rc != CW_OK ? rc : CW_ERR_NOMEM);
     cw_rt_unlock(rt);
-    if (rc != CW_OK)
+    if (!started)
         return h;
     audit(f, "start_sync", NULL, 0);
     cw_metric_counter_add(st->syncs, 1);
