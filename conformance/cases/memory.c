@@ -423,3 +423,75 @@ CWC_CASE(memory_signal_without_memory, "signals", "SIG-007", 0)
     cw_config cfg = cwc_config();
     cwc_run_ok(&cfg, signal_root, NULL);
 }
+
+/* ---- The network ---------------------------------------------------------------------- */
+
+/* A send of the long string on a mock channel: its receiving side cannot
+ * buffer that much, so the send fails with CW_ERR_NOMEM, delivers nothing
+ * and poisons its sink; a new channel then works. */
+static void *send_root(cw_ctx *ctx, void *arg)
+{
+    big_string *big = arg;
+    cw_sink *sink;
+    cw_stream *stream;
+    ck_assert_int_eq(cw_mock_channel(ctx, &sink, &stream), CW_OK);
+    cw_iobufs *l = cw_iobufs_new(cwc_backend);
+    cw_iobuf whole;
+    ck_assert_int_eq(cw_iobuf_static(cwc_backend, big->s, big->len, &whole), CW_OK);
+    ck_assert_int_eq(cw_iobufs_append(l, &whole), CW_OK);
+    memory_limited();
+    int rc = cw_sink_send(sink, l);
+    memory_restored();
+    CWC_EQ(rc, CW_ERR_NOMEM);
+    uint8_t peeked[1];
+    CWC_EQ(cw_stream_peek(stream, sizeof peeked, peeked), 0); /* nothing arrived */
+    CWC_EQ(cw_sink_send(sink, l), CW_ERR_CLOSED);             /* NET-013 */
+    cw_iobufs_release(l);
+    cw_sink_close(sink);
+    cw_stream_close(stream);
+    ck_assert_int_eq(cw_mock_channel(ctx, &sink, &stream), CW_OK);
+    l = cw_iobufs_new(cwc_backend);
+    ck_assert_int_eq(cw_iobuf_static(cwc_backend, "after", 5, &whole), CW_OK);
+    ck_assert_int_eq(cw_iobufs_append(l, &whole), CW_OK);
+    CWC_EQ(cw_sink_send(sink, l), CW_OK);
+    cw_iobufs_release(l);
+    cw_iobufs *got = NULL;
+    CWC_EQ(cw_stream_recv(stream, 5, &got), CW_OK);
+    ck_assert(cw_iobufs_equal_bytes(got, "after", 5));
+    cw_iobufs_release(got);
+    cw_sink_close(sink);
+    cw_stream_close(stream);
+    return ctx;
+}
+
+CWC_CASE(memory_send_without_memory, "network", "NET-034 NET-013", CWC_NEEDS_BUFFERS)
+{
+    run_with_big_string(send_root);
+}
+
+/* A name longer than the memory left cannot be registered: the call says
+ * CW_ERR_NOMEM and the table is as it was. */
+static void *register_name_root(cw_ctx *ctx, void *arg)
+{
+    big_string *big = arg;
+    cw_addr kept = cw_addr_ipv4(10, 0, 0, 1, 0), other = cw_addr_ipv4(10, 0, 0, 2, 0);
+    CWC_EQ(cw_resolver_register(ctx, "kept", &kept, 1), CW_OK);
+    memory_limited();
+    int rc = cw_resolver_register(ctx, big->s, &other, 1);
+    memory_restored();
+    CWC_EQ(rc, CW_ERR_NOMEM);
+    cw_addr out[2];
+    size_t n = 9;
+    CWC_EQ(cw_resolve(ctx, big->s, out, 2, &n, NULL), CW_ERR_RESOLVE_FAILED);
+    CWC_EQ(n, 0);
+    CWC_EQ(cw_resolve(ctx, "kept", out, 2, &n, NULL), CW_OK);
+    CWC_EQ(n, 1);
+    ck_assert(cw_addr_equal(&out[0], &kept));
+    return ctx;
+}
+
+CWC_CASE(memory_resolver_register_without_memory, "network", "NET-034",
+         CW_CAP_DETERMINISTIC)
+{
+    run_with_big_string(register_name_root);
+}

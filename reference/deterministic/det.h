@@ -112,9 +112,13 @@ int cw_det_recover_as(const cw_backend *self, cw_checkpoint *from, cw_task_fn ro
 int cw_det_audit_digest(cw_ctx *ctx, char out[65]);
 
 /* ---- Crash and recovery (recover.c) ---- */
+/* A checkpoint with room for everything a crash keeps, made before the
+ * run starts so that the crash itself needs no memory; NULL when memory is
+ * exhausted. */
+cw_checkpoint *cw_det_checkpoint_alloc(void);
 /* When every task of `d` has ended: crash its storage and take what
- * survives, before the run's objects are freed. */
-cw_checkpoint *cw_det_checkpoint_new(cw_det *d);
+ * survives into `cp`, before the run's objects are freed. */
+void cw_det_checkpoint_take(cw_det *d, cw_checkpoint *cp);
 /* At the very end of the run: the clock, the random stream, the digest. */
 void cw_det_checkpoint_seal(cw_det *d, cw_checkpoint *cp);
 const cw_config *cw_det_checkpoint_config(const cw_checkpoint *cp);
@@ -157,10 +161,12 @@ void cw_storage_crash(cw_storage *st);
 
 /* What memory storage made durable, between a run's crash and the next
  * run's start: cw_memory_take crashes the run's storage (cw_storage_crash)
- * and takes its durable contents, or the inheritance itself when the run
- * made no storage. Never NULL; the caller owns it. */
+ * and takes its durable contents into `spare` (an empty image from
+ * cw_mem_image_new), or gives the inheritance itself, freeing `spare`, when
+ * the run made no storage. The caller owns what it returns. */
 typedef struct cw_mem_image cw_mem_image;
-cw_mem_image *cw_memory_take(cw_rt *rt);
+cw_mem_image *cw_mem_image_new(void); /* NULL when memory is exhausted */
+cw_mem_image *cw_memory_take(cw_rt *rt, cw_mem_image *spare);
 void cw_mem_image_free(cw_mem_image *img);
 
 /* ---- Network (memory_network.c, resolver.c) ---- */
@@ -172,10 +178,11 @@ int cw_mem_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs
 /* A recovered run's network takes the table its checkpoint carried. */
 void cw_hosts_adopt(cw_net *net);
 void cw_hosts_free(cw_net *net);
-/* The resolver's table between runs: taken from a run's network (or its
- * inheritance, when it made none); never NULL. */
+/* The resolver's table between runs: taken from a run's network into
+ * `spare`, or the inheritance (freeing `spare`) when it made none. */
 typedef struct cw_hosts_image cw_hosts_image;
-cw_hosts_image *cw_hosts_take(cw_rt *rt);
+cw_hosts_image *cw_hosts_image_new(void); /* NULL when memory is exhausted */
+cw_hosts_image *cw_hosts_take(cw_rt *rt, cw_hosts_image *spare);
 void cw_hosts_image_free(cw_hosts_image *img);
 
 #endif

@@ -5,6 +5,7 @@
  * the run's network latency. Its cw_network_ops table is at the end: the
  * halves and listeners are shared, the transport and the resolver differ.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "deterministic/det.h"
@@ -42,29 +43,66 @@ static int mem_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out)
     if (addr->family != CW_ADDR_IPV4 && addr->family != CW_ADDR_IPV6)
         return CW_ERR_INVALID;
     cw_rt_lock(rt);
-    cw_net *net = cw_net_of(rt);
+    cw_net *net = cw_net_open(rt);
+    if (!net) {
+        cw_rt_unlock(rt);
+        return CW_ERR_NOMEM;
+    }
     cw_addr a = *addr;
     /* Loopback ports of the dialers' range are theirs [NET-003]. */
     bool reserved = cw_addr_is_loopback(&a) && a.port >= CW_NET_EPHEMERAL_FIRST &&
                     a.port < CW_NET_EPHEMERAL_END;
     bool taken = a.port == 0 ? !pick_port(net, &a) : find(net, &a) != NULL;
     int rc = reserved || taken ? CW_ERR_BIND_FAILED : CW_OK;
+    if (rc == CW_OK && !(*out = cw_listener_new(rt, cw_ctx_backend(ctx), &a)))
+        rc = CW_ERR_NOMEM;
     cw_net_audit_result(rt, "bind", addr, rc);
-    if (rc == CW_OK)
-        *out = cw_listener_new(rt, cw_ctx_backend(ctx), &a);
     cw_rt_unlock(rt);
     return rc;
 }
 
-/* Two pipes: the dialer's sink feeds the listener's stream, and back. */
-static void connect_pair(cw_rt *rt, const cw_backend *b, const cw_addr *dialer,
-                         const cw_addr *target, cw_conn *theirs, cw_sink **sink, cw_stream **stream)
+/* The four halves of a connection, or NULL for each when memory ran out. */
+typedef struct halves {
+    cw_sink *sink, *their_sink;
+    cw_stream *stream, *their_stream;
+} halves;
+
+static void halves_free(halves *h)
 {
-    *sink = cw_sink_new(rt, b, target);
-    *stream = cw_stream_new(rt, b, target);
+    if (h->sink)
+        cw_sink_free(h->sink);
+    if (h->their_sink)
+        cw_sink_free(h->their_sink);
+    if (h->stream)
+        cw_stream_free(h->stream);
+    if (h->their_stream)
+        cw_stream_free(h->their_stream);
+}
+
+/* All four halves, with their arrival alarms reserved, or none. */
+static bool halves_new(cw_rt *rt, const cw_backend *b, const cw_addr *dialer,
+                       const cw_addr *target, halves *h)
+{
+    h->sink = cw_sink_new(rt, b, target);
+    h->stream = cw_stream_new(rt, b, target);
+    h->their_sink = cw_sink_new(rt, b, dialer);
+    h->their_stream = cw_stream_new(rt, b, dialer);
+    bool made = h->sink && h->stream && h->their_sink && h->their_stream;
+    if (made && cw_pipe_delay(h->stream) && cw_pipe_delay(h->their_stream))
+        return true;
+    halves_free(h); /* a stream frees the alarm place it reserved */
+    return false;
+}
+
+/* Two pipes: the dialer's sink feeds the listener's stream, and back. */
+static void connect_pair(const halves *h, const cw_addr *dialer, const cw_addr *target,
+                         cw_conn *theirs, cw_sink **sink, cw_stream **stream)
+{
+    *sink = h->sink;
+    *stream = h->stream;
     theirs->peer = *dialer;
-    theirs->sink = cw_sink_new(rt, b, dialer);
-    theirs->stream = cw_stream_new(rt, b, dialer);
+    theirs->sink = h->their_sink;
+    theirs->stream = h->their_stream;
     cw_mem_link(*sink, theirs->stream);
     cw_mem_link(theirs->sink, *stream);
     /* The ends a partition matches, and each side's two halves (a reset
@@ -75,8 +113,22 @@ static void connect_pair(cw_rt *rt, const cw_backend *b, const cw_addr *dialer,
     (*stream)->twin = *sink;
     theirs->sink->twin = theirs->stream;
     theirs->stream->twin = theirs->sink;
-    if (!cw_pipe_delay(*stream) || !cw_pipe_delay(theirs->stream))
-        cw_fatal("out of memory connecting a stream");
+}
+
+/* The pending connection of a dial that found `l`, or CW_ERR_NOMEM. */
+static int mem_connect(cw_rt *rt, const cw_backend *b, cw_listener *l, const cw_addr *dialer,
+                       cw_sink **sink, cw_stream **stream)
+{
+    halves h = {0};
+    cw_pending *p = calloc(1, sizeof *p);
+    if (!p || !halves_new(rt, b, dialer, &l->addr, &h)) {
+        free(p);
+        return CW_ERR_NOMEM;
+    }
+    connect_pair(&h, dialer, &l->addr, &p->conn, sink, stream);
+    cw_list_push_back(&l->pending, &p->link);
+    cw_waiters_wake(rt, &l->waiters);
+    return CW_OK;
 }
 
 static int mem_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **stream)
@@ -84,7 +136,11 @@ static int mem_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream 
     cw_rt *rt = cw_ctx_rt(ctx);
     cw_task_self(rt, "cw_dial");
     cw_rt_lock(rt);
-    cw_net *net = cw_net_of(rt);
+    cw_net *net = cw_net_open(rt);
+    if (!net) {
+        cw_rt_unlock(rt);
+        return CW_ERR_NOMEM;
+    }
     if (net->next_ephemeral >= CW_NET_EPHEMERAL_END) {
         cw_rt_unlock(rt);
         cw_panic(ctx, "[NET-007] ephemeral port range exhausted");
@@ -100,15 +156,11 @@ static int mem_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream 
     if (l && (cw_net_cut(net, &dialer, addr) ||
               cw_rt_chance(rt, cw_rt_config(rt)->network_dial_failure)))
         l = NULL;
-    int rc = l ? CW_OK : CW_ERR_CONNECTION_FAILED;
+    int rc = l ? mem_connect(rt, cw_ctx_backend(ctx), l, &dialer, sink, stream)
+               : CW_ERR_CONNECTION_FAILED;
     cw_net_audit_result(rt, "dial", addr, rc);
-    if (l) {
-        cw_pending *p = cw_xcalloc(1, sizeof *p);
-        connect_pair(rt, cw_ctx_backend(ctx), &dialer, addr, &p->conn, sink, stream);
-        cw_list_push_back(&l->pending, &p->link);
-        cw_waiters_wake(rt, &l->waiters);
+    if (rc == CW_OK)
         cw_metric_counter_add(net->outbound, 1);
-    }
     cw_rt_unlock(rt);
     return rc;
 }

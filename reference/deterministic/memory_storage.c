@@ -405,18 +405,20 @@ static mem_blob *blob_of_generation(const mem_storage *ms, uint64_t generation)
     return NULL;
 }
 
+/* Within the room the write or resize reserved (durable_reserve): a
+ * crash allocates nothing. */
 static void replay(mem_blob *b, const mem_change *c, size_t index, const cw_crash_policy *policy)
 {
     if (c->resize) {
-        if (policy->keep_resize(policy->arg, index) && bytes_resize(&b->durable, c->len) != CW_OK)
-            cw_fatal("out of memory replaying a resize");
+        if (policy->keep_resize(policy->arg, index))
+            (void)bytes_resize(&b->durable, c->len);
         return;
     }
     for (uint64_t i = 0; i < c->len; i++) {
         if (!policy->keep_byte(policy->arg, index, i))
             continue;
-        if (c->offset + i >= b->durable.len && bytes_resize(&b->durable, c->offset + i + 1))
-            cw_fatal("out of memory replaying a write");
+        if (c->offset + i >= b->durable.len)
+            (void)bytes_resize(&b->durable, c->offset + i + 1);
         b->durable.data[c->offset + i] = c->data[i];
     }
 }
@@ -578,19 +580,27 @@ static void partition_free(mem_partition *p)
     free(p);
 }
 
-cw_mem_image *cw_memory_take(cw_rt *rt)
+cw_mem_image *cw_mem_image_new(void)
+{
+    return calloc(1, sizeof(cw_mem_image));
+}
+
+cw_mem_image *cw_memory_take(cw_rt *rt, cw_mem_image *spare)
 {
     cw_storage *st = cw_ext_state(rt, CW_EXT_STORAGE);
     if (!st) {
         cw_mem_image *img = cw_det_of(rt)->inherit_storage;
         cw_det_of(rt)->inherit_storage = NULL;
-        return img ? img : cw_xcalloc(1, sizeof *img);
+        if (!img)
+            return spare;
+        free(spare);
+        return img;
     }
     if (st->driver != &cw_memory_driver)
         cw_fatal("a checkpoint needs memory storage");
     cw_storage_crash(st);
     mem_storage *ms = st->impl;
-    cw_mem_image *img = cw_xcalloc(1, sizeof *img);
+    cw_mem_image *img = spare;
     img->parts = ms->parts;
     img->n = ms->n;
     img->cap = ms->cap;
@@ -672,6 +682,15 @@ static int mem_read(cw_bfile *f, uint64_t offset, const struct iovec *iov, int n
     return CW_OK;
 }
 
+/* Room in the durable bytes of f's blob for `n`, so that neither a synced
+ * write nor a crash replaying an unsynced one (cw_memory_crash) has to
+ * allocate. A removed blob's file has nothing to reserve. */
+static bool durable_reserve(cw_bfile *f, uint64_t n)
+{
+    mem_blob *b = blob_current(f);
+    return !b || bytes_reserve(&b->durable, n);
+}
+
 static int mem_write(cw_bfile *f, uint64_t offset, const struct iovec *iov, int n, size_t total,
                      cw_write_options options, cw_storage_error *err)
 {
@@ -683,11 +702,11 @@ static int mem_write(cw_bfile *f, uint64_t offset, const struct iovec *iov, int 
         if (!b)
             return cw_fail_blob_missing(err, f->partition, f->hex);
     }
-    /* Everything the write needs is had before anything changes. */
+    /* Everything the write needs is had before anything changes, even the
+     * room a crash needs to replay it onto the durable bytes. */
     retire_plan plan = {b ? b->generation : 0, offset, offset + total, NULL, 0, NULL};
     uint8_t *copy = b ? NULL : gather(iov, n, total);
-    if (!bytes_reserve(&mf->live, offset + total) ||
-        (b && !bytes_reserve(&b->durable, offset + total)) ||
+    if (!bytes_reserve(&mf->live, offset + total) || !durable_reserve(f, offset + total) ||
         (b ? !retire_prepare(ms, &plan) : !copy || !journal_reserve(ms, 1))) {
         free(copy);
         return cw_fail_nomem(err, f->partition, f->hex);
@@ -710,7 +729,8 @@ static int mem_resize(cw_bfile *f, uint64_t len, cw_storage_error *err)
 {
     mem_file *mf = f->impl;
     uint64_t old = mf->live.len;
-    if (!journal_reserve(f->st->impl, 1) || bytes_resize(&mf->live, len) != CW_OK)
+    if (!journal_reserve(f->st->impl, 1) || !durable_reserve(f, len) ||
+        bytes_resize(&mf->live, len) != CW_OK)
         return cw_fail_nomem(err, f->partition, f->hex);
     if (len > old)
         dirty(mf, old, len);

@@ -26,9 +26,24 @@ struct cw_checkpoint {
     cw_hosts_image *hosts;
 };
 
-cw_checkpoint *cw_det_checkpoint_new(cw_det *d)
+cw_checkpoint *cw_det_checkpoint_alloc(void)
 {
-    cw_checkpoint *cp = cw_xcalloc(1, sizeof *cp);
+    cw_checkpoint *cp = calloc(1, sizeof *cp);
+    cw_mem_image *storage = cw_mem_image_new();
+    cw_hosts_image *hosts = cw_hosts_image_new();
+    if (!cp || !storage || !hosts) {
+        free(cp);
+        free(storage);
+        free(hosts);
+        return NULL;
+    }
+    cp->storage = storage;
+    cp->hosts = hosts;
+    return cp;
+}
+
+void cw_det_checkpoint_take(cw_det *d, cw_checkpoint *cp)
+{
     cp->hdr.backend = d->rt.backend;
     cp->cfg = d->rt.cfg;
     /* Strings the caller owned may be gone by the time of the recovery;
@@ -40,9 +55,8 @@ cw_checkpoint *cw_det_checkpoint_new(cw_det *d)
     const cw_storage *st = cw_ext_state(&d->rt, CW_EXT_STORAGE);
     if (st)
         cp->cfg.storage_faults = st->faults;
-    cp->storage = cw_memory_take(&d->rt);
-    cp->hosts = cw_hosts_take(&d->rt);
-    return cp;
+    cp->storage = cw_memory_take(&d->rt, cp->storage);
+    cp->hosts = cw_hosts_take(&d->rt, cp->hosts);
 }
 
 void cw_det_checkpoint_seal(cw_det *d, cw_checkpoint *cp)

@@ -19,22 +19,27 @@ static cw_host *find(cw_net *net, const char *name)
     return NULL;
 }
 
-/* host, then each address as text: the fields of both events. */
-static void audit_host(cw_rt *rt, const char *label, const char *host, const cw_addr *addrs,
+/* host, then each address as text: the fields of both events. false,
+ * with nothing recorded, when there is no memory for the fields. */
+static bool audit_host(cw_rt *rt, const char *label, const char *host, const cw_addr *addrs,
                        size_t n)
 {
     if (!cw_audited(rt))
-        return;
-    cw_field *f = cw_xcalloc(n + 1, sizeof *f);
-    char(*text)[CW_ADDR_TEXT_MAX] = cw_xcalloc(n + 1, sizeof *text);
-    f[0] = (cw_field){host, strlen(host)};
-    for (size_t i = 0; i < n; i++) {
-        cw_addr_format(&addrs[i], text[i]);
-        f[i + 1] = (cw_field){text[i], strlen(text[i])};
+        return true;
+    cw_field *f = calloc(n + 1, sizeof *f);
+    char(*text)[CW_ADDR_TEXT_MAX] = calloc(n + 1, sizeof *text);
+    if (f && text) {
+        f[0] = (cw_field){host, strlen(host)};
+        for (size_t i = 0; i < n; i++) {
+            cw_addr_format(&addrs[i], text[i]);
+            f[i + 1] = (cw_field){text[i], strlen(text[i])};
+        }
+        cw_audit(rt, label, f, n + 1);
     }
-    cw_audit(rt, label, f, n + 1);
+    bool recorded = f && text;
     free(text);
     free(f);
+    return recorded;
 }
 
 static void fail_message(cw_resolve_error *err, const char *host)
@@ -51,14 +56,17 @@ int cw_mem_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size
     if (!host || (cap > 0 && !out))
         return CW_ERR_INVALID;
     cw_rt_lock(rt);
-    cw_host *h = find(cw_net_of(rt), host);
-    audit_host(rt, "resolve", host, h ? h->addrs : NULL, h ? h->n : 0);
-    if (h) {
+    cw_net *net = cw_net_open(rt);
+    cw_host *h = net ? find(net, host) : NULL;
+    bool recorded = net && audit_host(rt, "resolve", host, h ? h->addrs : NULL, h ? h->n : 0);
+    if (h && recorded) {
         *n = h->n < cap ? h->n : cap;
         for (size_t i = 0; i < *n; i++)
             out[i] = h->addrs[i];
     }
     cw_rt_unlock(rt);
+    if (!recorded)
+        return CW_ERR_NOMEM;
     if (!h) {
         fail_message(err, host);
         return CW_ERR_RESOLVE_FAILED;
@@ -72,31 +80,50 @@ static void host_clear(cw_host *h)
     free(h->addrs);
 }
 
+/* The entry `host` is to have: its own copies of the name and of the
+ * addresses (port 0). false when memory is exhausted. */
+static bool host_make(cw_host *h, const char *host, const cw_addr *addrs, size_t n)
+{
+    h->name = strdup(host);
+    h->addrs = calloc(n, sizeof *h->addrs);
+    h->n = n;
+    if (!h->name || !h->addrs) {
+        host_clear(h);
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        h->addrs[i] = addrs[i];
+        h->addrs[i].port = 0;
+    }
+    return true;
+}
+
+/* Everything a registration needs is had before the table changes: a
+ * registration that finds no memory changes nothing [NET-034]. */
 int cw_mem_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs, size_t n)
 {
     cw_rt *rt = cw_ctx_rt(ctx);
     if (!host || (n > 0 && !addrs))
         return CW_ERR_INVALID;
+    cw_host made = {0};
+    if (n > 0 && !host_make(&made, host, addrs, n))
+        return CW_ERR_NOMEM;
     cw_rt_lock(rt);
-    cw_net *net = cw_net_of(rt);
-    audit_host(rt, "resolver_register", host, addrs, n);
+    cw_net *net = cw_net_open(rt);
+    bool room = net && cw_grow(&net->hosts, &net->cap_hosts, net->nhosts + 1,
+                               sizeof *net->hosts, 8);
+    if (!room || !audit_host(rt, "resolver_register", host, addrs, n)) {
+        cw_rt_unlock(rt);
+        host_clear(&made);
+        return CW_ERR_NOMEM;
+    }
     cw_host *h = find(net, host);
     if (h) {
         host_clear(h);
         *h = net->hosts[--net->nhosts];
     }
-    if (n > 0) {
-        if (!cw_grow(&net->hosts, &net->cap_hosts, net->nhosts + 1, sizeof *net->hosts, 8))
-            cw_fatal("out of memory registering a host");
-        h = &net->hosts[net->nhosts++];
-        h->name = cw_xstrdup(host);
-        h->addrs = cw_xcalloc(n, sizeof *h->addrs);
-        for (size_t i = 0; i < n; i++) {
-            h->addrs[i] = addrs[i];
-            h->addrs[i].port = 0;
-        }
-        h->n = n;
-    }
+    if (n > 0)
+        net->hosts[net->nhosts++] = made;
     cw_rt_unlock(rt);
     return CW_OK;
 }
@@ -127,15 +154,23 @@ void cw_hosts_adopt(cw_net *net)
     d->inherit_hosts = NULL;
 }
 
-cw_hosts_image *cw_hosts_take(cw_rt *rt)
+cw_hosts_image *cw_hosts_image_new(void)
+{
+    return calloc(1, sizeof(cw_hosts_image));
+}
+
+cw_hosts_image *cw_hosts_take(cw_rt *rt, cw_hosts_image *spare)
 {
     cw_net *net = cw_ext_state(rt, CW_EXT_NETWORK);
     if (!net) {
         cw_hosts_image *img = cw_det_of(rt)->inherit_hosts;
         cw_det_of(rt)->inherit_hosts = NULL;
-        return img ? img : cw_xcalloc(1, sizeof *img);
+        if (!img)
+            return spare;
+        free(spare);
+        return img;
     }
-    cw_hosts_image *img = cw_xcalloc(1, sizeof *img);
+    cw_hosts_image *img = spare;
     img->hosts = net->hosts;
     img->n = net->nhosts;
     img->cap = net->cap_hosts;

@@ -373,7 +373,7 @@ static void teardown(cw_det *d, cw_checkpoint **cp)
         cw_task_free(t);
     }
     if (cp)
-        *cp = cw_det_checkpoint_new(d);
+        cw_det_checkpoint_take(d, *cp);
     cw_rt_free_objects(&d->rt);
     /* An inheritance never adopted (a run that made no storage or network)
      * was handed on to *cp; without a checkpoint it ends here. */
@@ -483,13 +483,18 @@ static int det_run(const cw_backend *self, const cw_config *cfg, cw_checkpoint *
         return out->status;
     }
 
-    cw_det *d = det_open(self, &resolved, pools);
+    cw_checkpoint *next = cp ? cw_det_checkpoint_alloc() : NULL;
+    cw_det *d = cp && !next ? NULL : det_open(self, &resolved, pools);
     if (!d) {
         cw_rt_pools_close(pools);
+        if (next)
+            cw_det_checkpoint_free(next);
         if (from)
             cw_det_checkpoint_free(from);
         return refuse_nomem(out, "the run's records");
     }
+    if (cp)
+        *cp = next;
     d->thread = pthread_self();
     cw_prng_seed(&d->prng, resolved.seed);
     cw_prng_take_bytes(&d->prng, resolved.random_bytes, resolved.random_len);

@@ -78,21 +78,40 @@ static void *lookup_task(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
+/* A lookup of `host` for up to `cap` addresses, kept by the run's
+ * network; NULL when memory is exhausted. */
+static cw_lookup *lookup_new(cw_rt *rt, const char *host, size_t cap)
+{
+    cw_lookup *lk = calloc(1, sizeof *lk);
+    if (!lk)
+        return NULL;
+    lk->rt = rt;
+    lk->refs = 2;
+    lk->host = strdup(host);
+    lk->cap = cap;
+    lk->found = calloc(cap ? cap : 1, sizeof *lk->found);
+    cw_list_init(&lk->link);
+    cw_rt_lock(rt);
+    cw_net *net = lk->host && lk->found ? cw_net_open(rt) : NULL;
+    if (net)
+        cw_list_push_back(&net->lookups, &lk->link);
+    cw_rt_unlock(rt);
+    if (!net) {
+        lookup_free(lk);
+        return NULL;
+    }
+    return lk;
+}
+
 int cw_sys_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size_t *n,
                    cw_resolve_error *err)
 {
     if (!host || (cap > 0 && !out))
         return CW_ERR_INVALID;
     cw_rt *rt = cw_ctx_rt(ctx);
-    cw_lookup *lk = cw_xcalloc(1, sizeof *lk);
-    lk->rt = rt;
-    lk->refs = 2;
-    lk->host = cw_xstrdup(host);
-    lk->cap = cap;
-    lk->found = cw_xcalloc(cap ? cap : 1, sizeof *lk->found);
-    cw_rt_lock(rt);
-    cw_list_push_back(&cw_net_of(rt)->lookups, &lk->link);
-    cw_rt_unlock(rt);
+    cw_lookup *lk = lookup_new(rt, host, cap);
+    if (!lk)
+        return CW_ERR_NOMEM;
     cw_cleanup guard;
     cw_cleanup_push(ctx, &guard, lookup_unref, lk);
     cw_handle *h = cw_spawn(cw_shared(cw_child(ctx, "resolve"), true), lookup_task, lk);

@@ -57,7 +57,11 @@ static void sock_release(cw_reactor_source *src)
 /* A socket for `fd`, watched by the reactor, or NULL (and fd closed). */
 static cw_sock *sock_new(cw_rt *rt, int fd, int refs)
 {
-    cw_sock *k = cw_xcalloc(1, sizeof *k);
+    cw_sock *k = calloc(1, sizeof *k);
+    if (!k) {
+        close(fd);
+        return NULL;
+    }
     k->src.ready = sock_ready;
     k->src.release = sock_release;
     k->src.fd = fd;
@@ -113,20 +117,52 @@ static void configure(cw_rt *rt, int fd)
     }
 }
 
-/* The two halves over one socket; with rt->lock held. */
-static void make_halves(cw_rt *rt, const cw_backend *b, cw_sock *k, const cw_addr *remote,
-                        cw_sink **sink, cw_stream **stream)
+/* The two halves over one socket; with rt->lock held. Without memory for
+ * them, CW_ERR_NOMEM and the socket closed. */
+static int make_halves(cw_rt *rt, const cw_backend *b, cw_sock *k, const cw_addr *remote,
+                       cw_sink **sink, cw_stream **stream)
 {
     *sink = cw_sink_new(rt, b, remote);
-    *stream = cw_stream_new(rt, b, remote);
+    *stream = *sink ? cw_stream_new(rt, b, remote) : NULL;
+    if (!*stream) {
+        if (*sink)
+            cw_sink_free(*sink);
+        *sink = NULL;
+        k->refs = 1;
+        k->readers = k->writers = NULL;
+        sock_unref(k);
+        return CW_ERR_NOMEM;
+    }
     (*sink)->sock = k;
     (*stream)->sock = k;
     k->writers = &(*sink)->waiters;
     k->readers = &(*stream)->waiters;
     k->refs = 2;
+    return CW_OK;
 }
 
 /* ---- Listening -------------------------------------------------------------------------- */
+
+/* A listener over the bound socket `fd`, which it owns from now on;
+ * with rt->lock held. */
+static int listen_on(cw_rt *rt, const cw_backend *b, int fd, const cw_addr *bound,
+                     cw_listener **out)
+{
+    cw_listener *l = cw_net_open(rt) ? cw_listener_new(rt, b, bound) : NULL;
+    if (!l) {
+        close(fd);
+        return CW_ERR_NOMEM;
+    }
+    cw_sock *k = sock_new(rt, fd, 1);
+    if (!k) {
+        cw_listener_free(l);
+        return CW_ERR_BIND_FAILED;
+    }
+    l->sock = k;
+    k->readers = &l->waiters;
+    *out = l;
+    return CW_OK;
+}
 
 static int tcp_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out)
 {
@@ -153,15 +189,9 @@ static int tcp_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out)
     cw_addr bound;
     cw_addr_from_sockaddr((struct sockaddr *)&got, &bound);
     cw_rt_lock(rt);
-    cw_sock *k = sock_new(rt, fd, 1);
-    if (k) {
-        cw_listener *l = cw_listener_new(rt, cw_ctx_backend(ctx), &bound);
-        l->sock = k;
-        k->readers = &l->waiters;
-        *out = l;
-    }
+    int rc = listen_on(rt, cw_ctx_backend(ctx), fd, &bound, out);
     cw_rt_unlock(rt);
-    return k ? CW_OK : CW_ERR_BIND_FAILED;
+    return rc;
 }
 
 static int tcp_accept(cw_listener *l, cw_conn *out)
@@ -185,10 +215,9 @@ static int tcp_accept(cw_listener *l, cw_conn *out)
         configure(l->rt, fd);
         cw_sock *k = sock_new(l->rt, fd, 2);
         if (!k)
-            return CW_ERR_CLOSED;
+            return CW_ERR_NOMEM; /* no memory for it, or no room in epoll's */
         cw_addr_from_sockaddr((struct sockaddr *)&ss, &out->peer);
-        make_halves(l->rt, l->hdr.backend, k, &out->peer, &out->sink, &out->stream);
-        return CW_OK;
+        return make_halves(l->rt, l->hdr.backend, k, &out->peer, &out->sink, &out->stream);
     }
 }
 
@@ -253,12 +282,15 @@ static int tcp_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream 
     dialing d = {rt, NULL, {NULL, NULL}};
     cw_list_init(&d.waiters);
     cw_rt_lock(rt);
-    d.k = sock_new(rt, fd, 1);
+    bool opened = cw_net_open(rt) != NULL;
+    d.k = opened ? sock_new(rt, fd, 1) : NULL;
     if (d.k)
         d.k->readers = d.k->writers = &d.waiters;
     cw_rt_unlock(rt);
+    if (!opened)
+        close(fd);
     if (!d.k)
-        return CW_ERR_CONNECTION_FAILED;
+        return opened ? CW_ERR_CONNECTION_FAILED : CW_ERR_NOMEM;
 
     cw_cleanup guard;
     cw_cleanup_push(ctx, &guard, dialing_drop, &d);
@@ -271,32 +303,32 @@ static int tcp_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream 
     }
     cw_cleanup_pop(ctx, &guard, false);
     cw_rt_lock(rt);
-    make_halves(rt, cw_ctx_backend(ctx), d.k, addr, sink, stream);
-    cw_metric_counter_add(cw_net_of(rt)->outbound, 1);
+    rc = make_halves(rt, cw_ctx_backend(ctx), d.k, addr, sink, stream);
+    if (rc == CW_OK)
+        cw_metric_counter_add(cw_net_of(rt)->outbound, 1);
     cw_rt_unlock(rt);
-    return CW_OK;
+    return rc;
 }
 
 /* ---- Reading and writing ------------------------------------------------------------------ */
 
-static void tcp_fill(cw_stream *s, size_t want)
+static bool tcp_fill(cw_stream *s, size_t want)
 {
     /* Read ahead up to the read buffer, or as much as this recv needs. */
     size_t rbs = s->rt->cfg.read_buffer_size;
     size_t limit = want > rbs ? want : rbs;
     while (s->len < want && !s->eof) {
-        if (!cw_stream_reserve(s, limit - s->len)) {
-            s->eof = true;
-            return;
-        }
+        if (!cw_stream_reserve(s, limit - s->len))
+            return false;
         ssize_t r = recv(s->sock->src.fd, s->buf + s->off + s->len, limit - s->len, 0);
         if (r > 0)
             s->len += (size_t)r;
         else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return;
+            return true;
         else if (r == 0 || errno != EINTR)
             s->eof = true; /* the end, a reset or an error: what is buffered is all there is */
     }
+    return true;
 }
 
 static bool tcp_fill_direct(cw_stream *s, size_t want)

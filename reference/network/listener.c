@@ -11,7 +11,9 @@
 
 cw_listener *cw_listener_new(cw_rt *rt, const cw_backend *b, const cw_addr *addr)
 {
-    cw_listener *l = cw_xcalloc(1, sizeof *l);
+    cw_listener *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
     l->hdr.backend = b;
     l->rt = rt;
     l->addr = *addr;

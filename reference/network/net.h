@@ -141,8 +141,9 @@ typedef struct cw_net_driver {
     /* Accept one connection if one is ready: CW_OK, CW_ERR_WOULD_BLOCK, or an error. */
     int (*accept)(cw_listener *l, cw_conn *out);
     /* Read into the stream's buffer until `want` bytes are buffered or the
-     * socket has none: sets eof at the end of the stream or on an error. */
-    void (*fill)(cw_stream *s, size_t want);
+     * socket has none: sets eof at the end of the stream or on an error;
+     * false when there was no memory to read into. */
+    bool (*fill)(cw_stream *s, size_t want); /* false: no memory to read into */
     /* Like fill for a stream with nothing in `buf`, reading into s->direct,
      * made for exactly `want` bytes; false when no pooled buffer could be
      * had (then fill is the way). */
@@ -161,7 +162,12 @@ typedef struct cw_net_driver {
 
 /* run.c */
 /* With rt->lock held: the run's network, made on first use with the
- * driver its backend chose; freed by its close hook at the run's end. */
+ * driver its backend chose; freed by its close hook at the run's end.
+ * NULL when memory is exhausted. Every entry point that can be a run's
+ * first network call opens it; the rest of the layer reaches it through
+ * an object it made, with cw_net_of. */
+cw_net *cw_net_open(cw_rt *rt);
+/* The run's network, once cw_net_open made it. */
 cw_net *cw_net_of(cw_rt *rt);
 void cw_net_audit_result(cw_rt *rt, const char *label, const cw_addr *a, int rc);
 /* A wait of the network, bound to its object's runtime. */
@@ -171,7 +177,8 @@ void cw_net_wait_init(cw_wait *w, cw_rt *rt, const cw_backend *b, const cw_wait_
  * when the time ran out first. */
 int cw_net_wait_bounded(cw_rt *rt, cw_wait *w, cw_duration timeout);
 
-/* stream.c and sink.c: halves with no transport yet; the caller links them. */
+/* stream.c and sink.c: halves with no transport yet; the caller links
+ * them. NULL when memory is exhausted. */
 cw_stream *cw_stream_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote);
 cw_sink *cw_sink_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote);
 void cw_stream_free(cw_stream *s);
@@ -203,8 +210,9 @@ void cw_mem_drop_flight(cw_stream *s);
 bool cw_pipe_delay(cw_stream *s); /* false: memory exhausted */
 
 /* A send on a memory sink: CW_OK once its bytes were handed to the peer
- * stream, or CW_ERR_SEND_FAILED when that stream is gone, memory ran out or
- * the send reset the connection (NET-014, NET-032). */
+ * stream, CW_ERR_NOMEM when they found no room there [NET-034], or
+ * CW_ERR_SEND_FAILED when that stream is gone or the send reset the
+ * connection (NET-014, NET-032). */
 int cw_mem_send(cw_sink *s, const cw_iobufs *bufs);
 /* A partition was made: a stream it cuts holds its bytes [NET-029]. */
 void cw_mem_hold(cw_stream *s);
@@ -220,7 +228,7 @@ bool cw_stream_cut(const cw_stream *s);
 int cw_mem_partition(cw_ctx *ctx, const cw_addr *a, const cw_addr *b);
 int cw_mem_repair(cw_ctx *ctx, const cw_addr *a, const cw_addr *b);
 
-/* listener.c */
+/* listener.c; cw_listener_new gives NULL when memory is exhausted. */
 cw_listener *cw_listener_new(cw_rt *rt, const cw_backend *b, const cw_addr *addr);
 int cw_net_local_addr(const cw_listener *l, cw_addr *out);
 void cw_net_wait_accept(cw_wait *w, cw_listener *l, cw_conn *out);

@@ -94,11 +94,11 @@ int cw_mem_partition(cw_ctx *ctx, const cw_addr *a, const cw_addr *b)
     if (!pattern_valid(a) || !pattern_valid(b))
         return CW_ERR_INVALID;
     cw_rt_lock(rt);
-    cw_net *net = cw_net_of(rt);
+    cw_net *net = cw_net_open(rt);
     bool known = false;
-    for (size_t i = 0; i < net->ncuts && !known; i++)
+    for (size_t i = 0; net && i < net->ncuts && !known; i++)
         known = same_pair(&net->cuts[i], a, b);
-    if (!known && !cuts_reserve(net)) {
+    if (!net || (!known && !cuts_reserve(net))) {
         cw_rt_unlock(rt);
         return CW_ERR_NOMEM;
     }
@@ -117,7 +117,11 @@ int cw_mem_repair(cw_ctx *ctx, const cw_addr *a, const cw_addr *b)
     if (!pattern_valid(a) || !pattern_valid(b))
         return CW_ERR_INVALID;
     cw_rt_lock(rt);
-    cw_net *net = cw_net_of(rt);
+    cw_net *net = cw_net_open(rt);
+    if (!net) {
+        cw_rt_unlock(rt);
+        return CW_ERR_NOMEM;
+    }
     /* At most one: a partition of a known pair added nothing. */
     for (size_t i = 0; i < net->ncuts; i++) {
         if (same_pair(&net->cuts[i], a, b)) {

@@ -230,7 +230,7 @@ int cw_mem_send(cw_sink *s, const cw_iobufs *bufs)
         reset(s);
         return CW_ERR_SEND_FAILED;
     }
-    return cw_mem_deliver(r, bufs) ? CW_OK : CW_ERR_SEND_FAILED;
+    return cw_mem_deliver(r, bufs) ? CW_OK : CW_ERR_NOMEM;
 }
 
 void cw_mem_writer_closed(cw_stream *s)
@@ -282,9 +282,14 @@ int cw_mem_mock_channel(cw_ctx *ctx, cw_sink **sink, cw_stream **stream)
     memset(&none, 0, sizeof none);
     none.family = CW_ADDR_IPV4;
     cw_rt_lock(rt);
-    *sink = cw_sink_new(rt, cw_ctx_backend(ctx), &none);
-    *stream = cw_stream_new(rt, cw_ctx_backend(ctx), &none);
-    cw_mem_link(*sink, *stream);
+    *sink = cw_net_open(rt) ? cw_sink_new(rt, cw_ctx_backend(ctx), &none) : NULL;
+    *stream = *sink ? cw_stream_new(rt, cw_ctx_backend(ctx), &none) : NULL;
+    if (*stream) {
+        cw_mem_link(*sink, *stream);
+    } else if (*sink) {
+        cw_sink_free(*sink);
+        *sink = NULL;
+    }
     cw_rt_unlock(rt);
-    return CW_OK;
+    return *stream ? CW_OK : CW_ERR_NOMEM;
 }

@@ -52,10 +52,17 @@ static void net_close(cw_rt *rt, void *state)
 
 cw_net *cw_net_of(cw_rt *rt)
 {
+    return cw_ext_state(rt, CW_EXT_NETWORK);
+}
+
+cw_net *cw_net_open(cw_rt *rt)
+{
     cw_net *net = cw_ext_state(rt, CW_EXT_NETWORK);
     if (net)
         return net;
-    net = cw_xcalloc(1, sizeof *net);
+    net = calloc(1, sizeof *net);
+    if (!net)
+        return NULL;
     net->rt = rt;
     net->driver = cw_ext_driver(rt, CW_EXT_NETWORK);
     cw_list_init(&net->listeners);

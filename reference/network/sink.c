@@ -16,7 +16,9 @@
 
 cw_sink *cw_sink_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote)
 {
-    cw_sink *s = cw_xcalloc(1, sizeof *s);
+    cw_sink *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
     s->hdr.backend = b;
     s->rt = rt;
     s->remote = *remote;
@@ -41,31 +43,35 @@ void cw_sink_free(cw_sink *s)
     free(s);
 }
 
-static void audit_send(cw_sink *s, const cw_iobufs *bufs, int rc)
+/* The bytes of a send as one field, whatever their chunks: the chunk
+ * itself when there is one, else a copy in *copy for the caller to free.
+ * false when the copy found no memory. */
+static bool send_field(const cw_iobufs *bufs, cw_field *f, uint8_t **copy)
 {
-    cw_rt *rt = s->rt;
-    if (!cw_audited(rt))
-        return;
-    /* The bytes as one field, whatever their chunks. */
-    size_t len = cw_iobufs_len(bufs);
-    uint8_t *bytes = malloc(len ? len : 1);
-    if (!bytes)
-        cw_fatal("out of memory recording a send");
-    size_t at = 0;
-    const cw_iobuf *c;
-    for (size_t i = 0; (c = cw_iobufs_chunk(bufs, i)) && at + c->len <= len; i++) {
+    const cw_iobuf *c = cw_iobufs_chunk(bufs, 0);
+    *copy = NULL;
+    *f = (cw_field){c ? c->data : NULL, c ? c->len : 0};
+    if (!c || !cw_iobufs_chunk(bufs, 1))
+        return true;
+    size_t len = cw_iobufs_len(bufs), at = 0;
+    if (!(*copy = malloc(len)))
+        return false;
+    for (size_t i = 0; (c = cw_iobufs_chunk(bufs, i)); at += c->len, i++)
         if (c->len)
-            memcpy(bytes + at, c->data, c->len);
-        at += c->len;
-    }
+            memcpy(*copy + at, c->data, c->len);
+    *f = (cw_field){*copy, len};
+    return true;
+}
+
+static void audit_send(cw_sink *s, const cw_field *bytes, int rc)
+{
     char text[CW_ADDR_TEXT_MAX];
     uint8_t code[4];
     uint32_t v = (uint32_t)rc;
     for (int i = 3; i >= 0; i--, v >>= 8)
         code[i] = (uint8_t)v;
-    cw_field f[3] = {{cw_addr_format(&s->remote, text), strlen(text)}, {bytes, len}, {code, 4}};
-    cw_audit(rt, "send", f, 3);
-    free(bytes);
+    cw_field f[3] = {{cw_addr_format(&s->remote, text), strlen(text)}, *bytes, {code, 4}};
+    cw_audit(s->rt, "send", f, 3);
 }
 
 static bool finish(cw_wait *w, cw_sink *s, int rc)
@@ -78,8 +84,27 @@ static bool finish(cw_wait *w, cw_sink *s, int rc)
     s->busy = 0;
     s->sent = 0;
     w->result = rc;
-    audit_send(s, bufs, rc);
     return true;
+}
+
+/* Settle a send that TCP did not take: one `refused` with that error, or
+ * one on the memory transport, which completes in one try. Only memory
+ * connections are audited (a deterministic backend's), and the record of
+ * the bytes is copied before any is sent: a send that finds no memory for
+ * it sends nothing [NET-034]. */
+static bool settle(cw_wait *w, cw_sink *s, int refused)
+{
+    const cw_iobufs *bufs = w->out;
+    cw_field bytes;
+    uint8_t *copy = NULL;
+    bool audited = cw_audited(s->rt);
+    if (audited && !send_field(bufs, &bytes, &copy))
+        return finish(w, s, CW_ERR_NOMEM);
+    int rc = refused ? refused : cw_mem_send(s, bufs);
+    if (audited)
+        audit_send(s, &bytes, rc);
+    free(copy);
+    return finish(w, s, rc);
 }
 
 static bool send_try(cw_wait *w)
@@ -87,14 +112,14 @@ static bool send_try(cw_wait *w)
     cw_sink *s = w->object;
     const cw_iobufs *bufs = w->out;
     if (s->poisoned)
-        return finish(w, s, CW_ERR_CLOSED);
+        return settle(w, s, CW_ERR_CLOSED);
     cw_waitv *v = cw_waitv_of(w);
     if (s->busy && s->busy != v->ticket)
-        return finish(w, s, CW_ERR_CLOSED); /* an earlier send was abandoned midway */
+        return settle(w, s, CW_ERR_CLOSED); /* an earlier send was abandoned midway */
     if (!v->ticket)
         v->ticket = ++s->tickets;
     if (!s->sock)
-        return finish(w, s, cw_mem_send(s, bufs));
+        return settle(w, s, CW_OK);
     int rc = cw_net_of(s->rt)->driver->write(s, bufs);
     if (rc == CW_ERR_WOULD_BLOCK) {
         if (s->sent > 0)

@@ -17,7 +17,9 @@
 
 cw_stream *cw_stream_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote)
 {
-    cw_stream *s = cw_xcalloc(1, sizeof *s);
+    cw_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
     s->hdr.backend = b;
     s->rt = rt;
     s->remote = *remote;
@@ -128,8 +130,7 @@ static bool fill(cw_stream *s, size_t len)
     const cw_net_driver *d = cw_net_of(s->rt)->driver;
     if (s->len == 0 && len > 0 && d->fill_direct(s, len))
         return true;
-    d->fill(s, len);
-    return true;
+    return d->fill(s, len);
 }
 
 static void audit_recv(cw_stream *s, size_t len, int rc, const cw_iobufs *got)
@@ -175,12 +176,12 @@ static bool recv_try(cw_wait *w)
     if (!v->ticket)
         v->ticket = ++s->tickets;
     if (s->sock && s->len < len && !fill(s, len))
-        return fail(w, s, CW_ERR_RECV_FAILED);
+        return fail(w, s, CW_ERR_NOMEM);
     bool direct = s->direct.data && s->direct.len == len;
     if (direct || s->len >= len) {
         cw_iobufs *got = direct ? take_direct(s) : take(s, len);
         if (!got)
-            return fail(w, s, CW_ERR_RECV_FAILED);
+            return fail(w, s, CW_ERR_NOMEM);
         s->busy = 0;
         *(cw_iobufs **)w->out = got;
         w->result = CW_OK;
