@@ -43,11 +43,6 @@ typedef struct cw_task cw_task;
 /* Abort the process with a message: for misuse where there is no task to
  * panic (a blocking call outside any task, a broken invariant). */
 _Noreturn void cw_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* calloc and strdup that end the process when memory is exhausted: what
- * is left of the old policy, in the paths not yet converted (util.c). New
- * code uses calloc, cw_strdup and cw_grow and reports CW_ERR_NOMEM. */
-void *cw_xcalloc(size_t n, size_t size);
-char *cw_xstrdup(const char *s);
 /* strdup through the allocator the allocation sweep watches; NULL when
  * memory is exhausted. */
 char *cw_strdup(const char *s);

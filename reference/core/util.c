@@ -4,12 +4,10 @@
  *
  * A failed allocation is an error of the call that needed it: the caller
  * returns CW_ERR_NOMEM, or what its rule gives instead (a spent context,
- * handle, signal or metric), with nothing changed. cw_xcalloc and
- * cw_xstrdup, which end the process, are left only in the places that
- * have not been converted yet (the network, the resolvers, the native
- * file storage); the allocation sweep (reference/tests/alloc_sweep.c)
- * says which paths are done. cw_fatal itself is for the cases
- * 00-conventions.md lists.
+ * handle, signal or metric), with nothing changed; the allocation sweep
+ * (reference/tests/alloc_sweep.c) holds every path to that. No helper
+ * here ends the process on exhausted memory: cw_fatal is only for the
+ * cases 00-conventions.md lists.
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -30,28 +28,12 @@ void cw_fatal(const char *fmt, ...)
     abort();
 }
 
-void *cw_xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p)
-        cw_fatal("out of memory allocating %zu x %zu bytes", n, size);
-    return p;
-}
-
 char *cw_strdup(const char *s)
 {
     size_t len = strlen(s) + 1;
     char *p = malloc(len);
     if (p)
         memcpy(p, s, len);
-    return p;
-}
-
-char *cw_xstrdup(const char *s)
-{
-    size_t len = strlen(s) + 1;
-    char *p = cw_xcalloc(1, len);
-    memcpy(p, s, len);
     return p;
 }
 

@@ -84,7 +84,7 @@ static void host_clear(cw_host *h)
  * addresses (port 0). false when memory is exhausted. */
 static bool host_make(cw_host *h, const char *host, const cw_addr *addrs, size_t n)
 {
-    h->name = strdup(host);
+    h->name = cw_strdup(host);
     h->addrs = calloc(n, sizeof *h->addrs);
     h->n = n;
     if (!h->name || !h->addrs) {

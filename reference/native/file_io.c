@@ -197,7 +197,9 @@ static int transfer_job(cw_bfile *f, bool write, uint64_t offset, const struct i
                         size_t total, int options, cw_storage_error *err)
 {
     struct iovec one = {NULL, 0};
-    struct iovec *copy = n == 1 ? &one : cw_xcalloc((size_t)n, sizeof *copy);
+    struct iovec *copy = n == 1 ? &one : calloc((size_t)n, sizeof *copy);
+    if (!copy)
+        return cw_fail_nomem(err, f->partition, f->hex);
     memcpy(copy, iov, (size_t)n * sizeof *copy);
     size_t done = 0;
     int i = 0;
@@ -277,7 +279,11 @@ static void sync_done(cw_job *job)
 
 void cw_file_start_sync(cw_bfile *f, cw_handle *h)
 {
-    sync_job *s = cw_xcalloc(1, sizeof *s);
+    sync_job *s = calloc(1, sizeof *s);
+    if (!s) {
+        cw_blob_sync_done(f, h, CW_ERR_NOMEM);
+        return;
+    }
     s->io.job.fn = sync_fn;
     s->io.job.done = sync_done;
     s->io.f = f;

@@ -32,18 +32,22 @@
 
 /* ---- Paths and directories ------------------------------------------------------------ */
 
+/* a/b or a/b/c; NULL when memory is exhausted. */
 static char *path_join(const char *a, const char *b, const char *c)
 {
     size_t n = strlen(a) + strlen(b) + (c ? strlen(c) : 0) + 3;
-    char *p = cw_xcalloc(1, n);
-    snprintf(p, n, c ? "%s/%s/%s" : "%s/%s", a, b, c);
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, c ? "%s/%s/%s" : "%s/%s", a, b, c);
     return p;
 }
 
 /* mkdir -p: every missing directory of `path`. 0 or an errno. */
 static int make_dirs(const char *path)
 {
-    char *p = cw_xstrdup(path);
+    char *p = cw_strdup(path);
+    if (!p)
+        return ENOMEM;
     int rc = 0;
     for (char *s = p + 1;; s++) {
         if (*s != '/' && *s != '\0')
@@ -176,6 +180,14 @@ static void open_fn(cw_job *job)
     file_storage *fs = f->st->impl;
     char *dir = path_join(fs->root, f->partition, NULL);
     char *path = path_join(fs->root, f->partition, f->hex);
+    file_file *ff = calloc(1, sizeof *ff);
+    if (!dir || !path || !ff) {
+        j->rc = cw_fail_nomem(j->err, f->partition, f->hex);
+        free(ff);
+        free(dir);
+        free(path);
+        return;
+    }
     pthread_mutex_lock(&fs->lock);
     int e = make_dirs(dir);
     int fd = -1;
@@ -188,13 +200,14 @@ static void open_fn(cw_job *job)
     }
     pthread_mutex_unlock(&fs->lock);
     if (j->rc == CW_OK) {
-        file_file *ff = cw_xcalloc(1, sizeof *ff);
         ff->fd = fd;
         atomic_init(&ff->no_dontcache, false);
         atomic_init(&ff->no_nowait, false);
         f->impl = ff;
-    } else if (fd >= 0) {
-        close(fd);
+    } else {
+        free(ff);
+        if (fd >= 0)
+            close(fd);
     }
     free(dir);
     free(path);
@@ -226,6 +239,8 @@ static int remove_blob(remove_job *j, const char *dir)
     char hex[2 * CW_BLOB_NAME_MAX + 1];
     cw_hex_encode(j->name, j->len, hex);
     char *path = path_join(fs->root, j->partition, hex);
+    if (!path)
+        return cw_fail_nomem(j->err, j->partition, hex);
     int e = unlink(path) == 0 ? 0 : errno;
     free(path);
     if (e == ENOENT)
@@ -240,6 +255,10 @@ static void remove_fn(cw_job *job)
     remove_job *j = (remove_job *)job;
     file_storage *fs = j->st->impl;
     char *dir = path_join(fs->root, j->partition, NULL);
+    if (!dir) {
+        j->rc = cw_fail_nomem(j->err, j->partition, NULL);
+        return;
+    }
     pthread_mutex_lock(&fs->lock);
     struct stat sb;
     int e;
@@ -303,6 +322,10 @@ static void scan_fn(cw_job *job)
     scan_job *j = (scan_job *)job;
     file_storage *fs = j->st->impl;
     char *dir = path_join(fs->root, j->partition, NULL);
+    if (!dir) {
+        j->rc = cw_fail_nomem(j->err, j->partition, NULL);
+        return;
+    }
     pthread_mutex_lock(&fs->lock);
     DIR *d = opendir(dir);
     if (!d) {
@@ -333,18 +356,26 @@ static int file_scan(cw_storage *st, const char *partition, cw_blob_names *out,
 
 static int file_init(cw_storage *st, char *why, size_t whylen)
 {
-    file_storage *fs = cw_xcalloc(1, sizeof *fs);
+    file_storage *fs = calloc(1, sizeof *fs);
+    if (!fs)
+        return ENOMEM;
+    const cw_config *cfg = &st->rt->cfg;
+    const char *tmp = getenv("TMPDIR");
+    fs->io = cw_offload_new(st->rt, cfg->blocking_threads);
+    /* No directory given: one of the run's own, gone with the run. */
+    fs->root = cfg->storage_directory
+                   ? cw_strdup(cfg->storage_directory)
+                   : path_join(tmp && tmp[0] ? tmp : "/tmp", "cwrt-storage-XXXXXX", NULL);
+    if (!fs->io || !fs->root) {
+        cw_offload_free(fs->io);
+        free(fs->root);
+        free(fs);
+        return ENOMEM;
+    }
     st->impl = fs;
     pthread_mutex_init(&fs->lock, NULL);
-    const cw_config *cfg = &st->rt->cfg;
-    fs->io = cw_offload_new(st->rt, cfg->blocking_threads);
-    if (cfg->storage_directory) {
-        fs->root = cw_xstrdup(cfg->storage_directory);
+    if (cfg->storage_directory)
         return 0;
-    }
-    /* No directory given: one of the run's own, gone with the run. */
-    const char *tmp = getenv("TMPDIR");
-    fs->root = path_join(tmp && tmp[0] ? tmp : "/tmp", "cwrt-storage-XXXXXX", NULL);
     if (!mkdtemp(fs->root)) {
         int e = errno;
         snprintf(why, whylen, "cannot make a directory %s: %s", fs->root, strerror(e));

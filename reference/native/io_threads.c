@@ -126,10 +126,16 @@ static void *io_thread_main(void *arg)
 
 cw_offload *cw_offload_new(cw_rt *rt, unsigned max_threads)
 {
-    cw_offload *o = cw_xcalloc(1, sizeof *o);
+    cw_offload *o = calloc(1, sizeof *o);
+    if (!o)
+        return NULL;
     o->rt = rt;
     o->max_threads = max_threads ? max_threads : 1;
-    o->tids = cw_xcalloc(o->max_threads, sizeof *o->tids);
+    o->tids = calloc(o->max_threads, sizeof *o->tids);
+    if (!o->tids) {
+        free(o);
+        return NULL;
+    }
     pthread_mutex_init(&o->lock, NULL);
     pthread_cond_init(&o->work, NULL);
     pthread_cond_init(&o->quiet, NULL);
@@ -217,6 +223,8 @@ void cw_offload_drain(cw_offload *o)
 
 void cw_offload_free(cw_offload *o)
 {
+    if (!o)
+        return;
     pthread_mutex_lock(&o->lock);
     o->stopping = true;
     pthread_cond_broadcast(&o->work);

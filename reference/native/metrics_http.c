@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "metrics/metrics.h"
@@ -171,8 +172,14 @@ static void *http_thread(void *arg)
     cw_metrics_http *h = arg;
     for (;;) {
         struct pollfd p[2] = {{h->listen_fd, POLLIN, 0}, {h->stop_fd, POLLIN, 0}};
-        if (poll(p, 2, -1) < 0 && errno != EINTR)
-            cw_fatal("metrics endpoint: poll failed: errno %d", errno);
+        if (poll(p, 2, -1) < 0 && errno != EINTR) {
+            /* The kernel found no memory for the wait: try again soon.
+             * Any other error is a descriptor of ours gone bad. */
+            if (errno != ENOMEM)
+                cw_fatal("metrics endpoint: poll failed: errno %d", errno);
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+            continue;
+        }
         if (p[1].revents & POLLIN)
             return NULL;
         if (!(p[0].revents & POLLIN))
@@ -242,8 +249,9 @@ void cw_metrics_http_stop(cw_metrics_http *h)
     if (!h->running)
         return;
     uint64_t one = 1;
-    if (write(h->stop_fd, &one, sizeof one) != sizeof one)
-        cw_fatal("cannot stop the metrics endpoint: errno %d", errno);
+    while (write(h->stop_fd, &one, sizeof one) != sizeof one)
+        if (errno != EINTR) /* a descriptor of ours gone bad */
+            cw_fatal("cannot stop the metrics endpoint: errno %d", errno);
     pthread_join(h->thread, NULL);
     close(h->listen_fd);
     close(h->stop_fd);

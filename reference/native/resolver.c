@@ -87,7 +87,7 @@ static cw_lookup *lookup_new(cw_rt *rt, const char *host, size_t cap)
         return NULL;
     lk->rt = rt;
     lk->refs = 2;
-    lk->host = strdup(host);
+    lk->host = cw_strdup(host);
     lk->cap = cap;
     lk->found = calloc(cap ? cap : 1, sizeof *lk->found);
     cw_list_init(&lk->link);

@@ -54,7 +54,8 @@ static void sock_release(cw_reactor_source *src)
     free(src);
 }
 
-/* A socket for `fd`, watched by the reactor, or NULL (and fd closed). */
+/* A socket for `fd`, watched by the reactor, or NULL (and fd closed)
+ * when memory, ours or epoll's (ENOMEM, ENOSPC), is exhausted. */
 static cw_sock *sock_new(cw_rt *rt, int fd, int refs)
 {
     cw_sock *k = calloc(1, sizeof *k);
@@ -156,7 +157,7 @@ static int listen_on(cw_rt *rt, const cw_backend *b, int fd, const cw_addr *boun
     cw_sock *k = sock_new(rt, fd, 1);
     if (!k) {
         cw_listener_free(l);
-        return CW_ERR_BIND_FAILED;
+        return CW_ERR_NOMEM;
     }
     l->sock = k;
     k->readers = &l->waiters;
@@ -290,7 +291,7 @@ static int tcp_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream 
     if (!opened)
         close(fd);
     if (!d.k)
-        return opened ? CW_ERR_CONNECTION_FAILED : CW_ERR_NOMEM;
+        return CW_ERR_NOMEM;
 
     cw_cleanup guard;
     cw_cleanup_push(ctx, &guard, dialing_drop, &d);

@@ -8,7 +8,9 @@
 #include "metrics/metrics.h"
 #include "network/net.h"
 
-static void register_metrics(cw_net *net)
+/* false when memory is exhausted; those made stay registered until the
+ * run ends, and a later open finds them. */
+static bool register_metrics(cw_net *net)
 {
     cw_rt *rt = net->rt;
     net->inbound =
@@ -23,6 +25,7 @@ static void register_metrics(cw_net *net)
     net->outbound_bytes =
         cw_rt_metric(rt, "runtime_outbound_bandwidth", "Bandwidth used by sending data to others",
                      CW_METRIC_COUNTER, NULL, 0);
+    return net->inbound && net->outbound && net->inbound_bytes && net->outbound_bytes;
 }
 
 /* After the run's last task (or when the native backend's workers are
@@ -70,10 +73,13 @@ cw_net *cw_net_open(cw_rt *rt)
     cw_list_init(&net->streams);
     cw_list_init(&net->lookups);
     net->next_ephemeral = CW_NET_EPHEMERAL_FIRST;
+    if (!register_metrics(net)) {
+        free(net);
+        return NULL;
+    }
     cw_ext_attach(rt, CW_EXT_NETWORK, net, net_close);
     if (net->driver->open)
         net->driver->open(net);
-    register_metrics(net);
     return net;
 }
 

@@ -8,7 +8,9 @@
  *
  * CW_SWEEP=full runs every failure point of every workload; by default a
  * workload with more points than CW_SWEEP_POINTS (400) is sampled evenly,
- * so make check stays quick. CW_SWEEP_ONLY=name runs one workload.
+ * so make check stays quick. CW_SWEEP_ONLY=name runs one workload, and
+ * CW_SWEEP_AT=n only its n-th failure point (with CW_SWEEP_TRACE set, the
+ * failing allocation's stack is printed).
  */
 #include <signal.h>
 #include <stdint.h>
@@ -77,6 +79,7 @@ static void tally(outcome *o, int status, const char *name, long n, bool and_aft
             and_after ? " and every later one" : "", what);
 }
 
+
 static long env_long(const char *name, long dflt)
 {
     const char *v = getenv(name);
@@ -93,8 +96,9 @@ static int sweep(const cw_sweep_workload *w, bool full, long max_points, long *p
         return 1;
     }
     long step = full || count <= max_points ? 1 : (count + max_points - 1) / max_points;
+    long only_at = env_long("CW_SWEEP_AT", 0);
     outcome o = {0};
-    for (long n = 1; n <= count; n += step) {
+    for (long n = only_at ? only_at : 1; n <= (only_at ? only_at : count); n += step) {
         long ignored;
         tally(&o, run_child(w, n, false, &ignored), w->name, n, false);
         tally(&o, run_child(w, n, true, &ignored), w->name, n, true);

@@ -10,16 +10,21 @@
 
 #include "cwrt/cwrt.h"
 
+typedef void *(*cw_sweep_root)(cw_ctx *ctx, void *arg);
+
 typedef struct cw_sweep_workload {
     const char *name;
-    void *(*root)(cw_ctx *ctx, void *arg); /* the run's root task */
+    cw_sweep_root root; /* the run's root task */
+    /* How the root is run: 0 when the run ended as the workload allows. */
+    int (*start)(cw_sweep_root root);
 } cw_sweep_workload;
 
 /* Ends with an entry whose name is NULL. */
 extern const cw_sweep_workload cw_sweep_workloads[];
 
-/* Run `w` on the deterministic backend: 0 when its run ended with CW_OK
- * or CW_ERR_NOMEM and its checks saw nothing wrong. */
+/* Run `w` (on the deterministic backend unless it says otherwise): 0
+ * when its run ended with CW_OK or CW_ERR_NOMEM and its checks saw
+ * nothing wrong. */
 int cw_sweep_run(const cw_sweep_workload *w);
 
 #endif
