@@ -802,3 +802,62 @@ CWC_CASE(storage_faults_crash_keeps_synced_writes_on_top, "recover", "STOR-033 S
     ck_assert_uint_eq(l.blen, 4);
     ck_assert_uint_eq(l.clen, 100); /* the resize was kept, the write on top of it */
 }
+
+/* ---- A failed sync is final for its open [STOR-037] ---------------------------------- */
+
+/* Every sync through `b` fails, as does a synced write, which writes
+ * nothing; reads and plain writes go on. */
+static void syncs_keep_failing(cw_blob *b, const char *holds, size_t len)
+{
+    cw_storage_error err;
+    ck_assert_int_eq(cw_blob_sync(b, &err), CW_ERR_BLOB_SYNC_FAILED);
+    ck_assert_int_eq(err.code, CW_ERR_BLOB_SYNC_FAILED);
+    cw_handle *h = cw_blob_start_sync(b);
+    ck_assert_int_eq(cw_join(h, NULL), CW_ERR_BLOB_SYNC_FAILED);
+    cw_handle_release(h);
+    ck_assert_int_eq(cw_blob_write_at(b, 0, "SYNCED", 6, CW_WRITE_SYNC, &err),
+                     CW_ERR_BLOB_SYNC_FAILED);
+    cwc_read_eq(b, 0, holds, len);
+    cwc_write(b, len, "+", 1);
+    ck_assert_int_eq(cw_blob_resize(b, len, &err), CW_OK);
+}
+
+static void *sync_failure_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_storage_error err;
+    cw_blob *b = cwc_open(ctx, "p", "log", NULL);
+    cwc_write(b, 0, "record", 6);
+    cw_storage_faults f = no_faults();
+    f.sync = CW_RATE_ALWAYS;
+    set_faults(ctx, f);
+    expect_injected(cw_blob_sync(b, &err), &err, CW_ERR_BLOB_SYNC_FAILED);
+    set_faults(ctx, no_faults()); /* the system would now say yes */
+    syncs_keep_failing(b, "record", 6);
+    cw_blob *clone = cw_blob_clone(b);
+    syncs_keep_failing(clone, "record", 6);
+    cw_blob_close(clone);
+    cw_blob_close(b);
+    /* A new open starts clean. */
+    b = cwc_open(ctx, "p", "log", NULL);
+    cwc_write(b, 0, "again", 5);
+    cwc_sync(b);
+    cw_blob_close(b);
+
+    /* A failed start_sync does the same to its open. */
+    b = cwc_open(ctx, "p", "other", NULL);
+    cwc_write(b, 0, "second", 6);
+    set_faults(ctx, f);
+    cw_handle *h = cw_blob_start_sync(b);
+    ck_assert_int_eq(cw_join(h, NULL), CW_ERR_BLOB_SYNC_FAILED);
+    cw_handle_release(h);
+    set_faults(ctx, no_faults());
+    syncs_keep_failing(b, "second", 6);
+    cw_blob_close(b);
+    return NULL;
+}
+
+CWC_CASE(storage_failed_sync_is_final, "storage", "STOR-037 STOR-030", DET)
+{
+    cwc_run_ok(NULL, sync_failure_root, NULL);
+}

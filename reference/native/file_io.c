@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "native/file_storage.h"
+#include "native/os.h"
 
 #ifndef RWF_DONTCACHE
 #define RWF_DONTCACHE 0x00000080
@@ -60,8 +61,8 @@ static int transfer(int fd, bool write, struct iovec *iov, int n, uint64_t offse
     advance(iov, n, &i, 0);
     while (i < n) {
         int count = n - i < BATCH ? n - i : BATCH;
-        ssize_t r = write ? pwritev2(fd, iov + i, count, (off_t)offset, *flags)
-                          : preadv2(fd, iov + i, count, (off_t)offset, *flags);
+        ssize_t r = write ? cw_os.pwritev2(fd, iov + i, count, (off_t)offset, *flags)
+                          : cw_os.preadv2(fd, iov + i, count, (off_t)offset, *flags);
         if (r < 0 && errno == EOPNOTSUPP && (*flags & (RWF_DONTCACHE | RWF_DSYNC))) {
             *flags &= *flags & RWF_DONTCACHE ? ~RWF_DONTCACHE : ~RWF_DSYNC;
             continue;
@@ -76,6 +77,32 @@ static int transfer(int fd, bool write, struct iovec *iov, int n, uint64_t offse
         advance(iov, n, &i, (size_t)r);
     }
     return 0;
+}
+
+int cw_file_open(const char *path, int flags, mode_t mode)
+{
+    int fd;
+    while ((fd = cw_os.open(path, flags, mode)) < 0 && errno == EINTR)
+        continue;
+    return fd;
+}
+
+int cw_file_truncate(int fd, uint64_t len)
+{
+    int rc;
+    while ((rc = cw_os.ftruncate(fd, (off_t)len)) != 0 && errno == EINTR)
+        continue;
+    return rc;
+}
+
+/* An interrupted fdatasync reported nothing about the data (unlike EIO,
+ * which is final: STOR-037), so it is asked again. */
+int cw_file_datasync(int fd)
+{
+    int rc;
+    while ((rc = cw_os.fdatasync(fd)) != 0 && errno == EINTR)
+        continue;
+    return rc;
 }
 
 int cw_file_pread_all(int fd, void *buf, size_t len, uint64_t offset)
@@ -171,7 +198,7 @@ static void write_fn(cw_job *job)
                                 "write failed");
     else if (e)
         j->rc = cw_fail_os(j->err, CW_ERR_IO, f->partition, f->hex, e, "writing");
-    else if (sync && !(flags & RWF_DSYNC) && fdatasync(ff->fd) != 0)
+    else if (sync && !(flags & RWF_DSYNC) && cw_file_datasync(ff->fd) != 0)
         j->rc = cw_fail_os(j->err, CW_ERR_BLOB_SYNC_FAILED, f->partition, f->hex, errno, NULL);
     else
         j->rc = CW_OK;
@@ -184,7 +211,7 @@ static size_t read_cached(file_file *ff, const struct iovec *iov, int n, uint64_
 {
     if (atomic_load(&ff->no_nowait))
         return 0;
-    ssize_t r = preadv2(ff->fd, iov, n < BATCH ? n : BATCH, (off_t)offset, RWF_NOWAIT);
+    ssize_t r = cw_os.preadv2(ff->fd, iov, n < BATCH ? n : BATCH, (off_t)offset, RWF_NOWAIT);
     if (r < 0 && errno == EOPNOTSUPP)
         atomic_store(&ff->no_nowait, true);
     return r > 0 ? (size_t)r : 0;
@@ -234,7 +261,7 @@ int cw_file_write(cw_bfile *f, uint64_t offset, const struct iovec *iov, int n, 
 static void resize_fn(cw_job *job)
 {
     io_job *j = (io_job *)job;
-    j->rc = ftruncate(ffile(j->f)->fd, (off_t)j->len) == 0
+    j->rc = cw_file_truncate(ffile(j->f)->fd, j->len) == 0
                 ? CW_OK
                 : cw_fail_os(j->err, CW_ERR_BLOB_RESIZE_FAILED, j->f->partition, j->f->hex,
                              errno, NULL);
@@ -250,7 +277,7 @@ int cw_file_resize(cw_bfile *f, uint64_t len, cw_storage_error *err)
 static void sync_fn(cw_job *job)
 {
     io_job *j = (io_job *)job;
-    j->rc = fdatasync(ffile(j->f)->fd) == 0
+    j->rc = cw_file_datasync(ffile(j->f)->fd) == 0
                 ? CW_OK
                 : cw_fail_os(j->err, CW_ERR_BLOB_SYNC_FAILED, j->f->partition, j->f->hex, errno,
                              NULL);

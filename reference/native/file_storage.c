@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "native/file_storage.h"
+#include "native/os.h"
 
 /* ---- Paths and directories ------------------------------------------------------------ */
 
@@ -68,10 +69,12 @@ static int make_dirs(const char *path)
 
 int cw_file_sync_dir(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = cw_file_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     if (fd < 0)
         return errno;
-    int rc = fsync(fd) == 0 ? 0 : errno;
+    int rc = 0;
+    while (cw_os.fsync(fd) != 0 && (rc = errno) == EINTR)
+        rc = 0;
     close(fd);
     return rc;
 }
@@ -134,8 +137,8 @@ static int create(cw_bfile *f, int fd, uint16_t version, const char *dir, cw_sto
     if ((e = cw_file_sync_dir(fs->root)))
         return cw_fail_os(err, CW_ERR_BLOB_OPEN_FAILED, f->partition, f->hex, e,
                           "syncing the storage directory");
-    if (ftruncate(fd, 0) != 0 || (e = cw_file_pwrite_all(fd, region, len, 0)) ||
-        fdatasync(fd) != 0)
+    if (cw_file_truncate(fd, 0) != 0 || (e = cw_file_pwrite_all(fd, region, len, 0)) ||
+        cw_file_datasync(fd) != 0)
         return cw_fail_os(err, CW_ERR_BLOB_OPEN_FAILED, f->partition, f->hex, e ? e : errno,
                           "writing the header");
     f->layout = layout;
@@ -193,7 +196,7 @@ static void open_fn(cw_job *job)
     int fd = -1;
     if (e) {
         j->rc = cw_fail_os(j->err, CW_ERR_PARTITION_CREATION_FAILED, f->partition, NULL, e, dir);
-    } else if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0) {
+    } else if ((fd = cw_file_open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0) {
         j->rc = cw_fail_os(j->err, CW_ERR_BLOB_OPEN_FAILED, f->partition, f->hex, errno, path);
     } else {
         j->rc = settle(f, fd, j->versions, dir, &j->size, j->err);

@@ -30,6 +30,11 @@ typedef struct file_file {
 int cw_file_sync_dir(const char *path);
 /* rm -r; 0 or an errno. */
 int cw_file_remove_tree(const char *path);
+/* open, ftruncate and fdatasync through cw_os (os.h), tried again when a
+ * signal interrupted them: -1 with errno set on a failure. */
+int cw_file_open(const char *path, int flags, mode_t mode);
+int cw_file_truncate(int fd, uint64_t len);
+int cw_file_datasync(int fd);
 /* Whole positioned transfers: 0, an errno, or for a read EIO past the end
  * of the file. */
 int cw_file_pread_all(int fd, void *buf, size_t len, uint64_t offset);

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "native/native.h"
+#include "native/os.h"
 
 static cw_native *owner(cw_reactor *r)
 {
@@ -64,7 +65,7 @@ static void timer_expired(cw_reactor_source *src, uint32_t events)
 {
     (void)events;
     uint64_t ticks;
-    ssize_t got = read(src->fd, &ticks, sizeof ticks);
+    ssize_t got = cw_os.read(src->fd, &ticks, sizeof ticks);
     (void)got;
     cw_container_of(src, cw_reactor, timer_src)->expired = true;
 }
@@ -111,7 +112,7 @@ void cw_reactor_poll(cw_reactor *r, bool block)
 {
     struct epoll_event events[64];
     free_forgotten(r);
-    int k = epoll_wait(r->epfd, events, 64, block ? -1 : 0);
+    int k = cw_os.epoll_wait(r->epfd, events, 64, block ? -1 : 0);
     if (k < 0 && errno != EINTR)
         cw_fatal("epoll_wait failed: errno %d", errno);
     if (k > 0) {
@@ -138,7 +139,7 @@ void cw_reactor_poll(cw_reactor *r, bool block)
 void cw_reactor_notify(cw_reactor *r)
 {
     uint64_t one = 1;
-    while (write(r->eventfd, &one, sizeof one) != sizeof one) {
+    while (cw_os.write(r->eventfd, &one, sizeof one) != sizeof one) {
         if (errno == EAGAIN)
             return;
         if (errno != EINTR)

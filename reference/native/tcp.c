@@ -22,6 +22,7 @@
 
 #include "metrics/metrics.h"
 #include "native/native.h"
+#include "native/os.h"
 
 struct cw_sock {
     cw_reactor_source src; /* first: the reactor hands it back */
@@ -321,7 +322,7 @@ static bool tcp_fill(cw_stream *s, size_t want)
     while (s->len < want && !s->eof) {
         if (!cw_stream_reserve(s, limit - s->len))
             return false;
-        ssize_t r = recv(s->sock->src.fd, s->buf + s->off + s->len, limit - s->len, 0);
+        ssize_t r = cw_os.recv(s->sock->src.fd, s->buf + s->off + s->len, limit - s->len, 0);
         if (r > 0)
             s->len += (size_t)r;
         else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -351,7 +352,7 @@ static bool tcp_fill_direct(cw_stream *s, size_t want)
     while (d->len < want && !s->eof) {
         struct iovec iov[2] = {{d->data + d->len, want - d->len}, {s->buf + s->off, ahead}};
         struct msghdr m = {.msg_iov = iov, .msg_iovlen = ahead ? 2 : 1};
-        ssize_t r = recvmsg(s->sock->src.fd, &m, 0);
+        ssize_t r = cw_os.recvmsg(s->sock->src.fd, &m, 0);
         if (r > 0) {
             size_t got = (size_t)r, mine = want - d->len;
             d->len += got < mine ? got : mine;
@@ -383,7 +384,7 @@ static int tcp_write(cw_sink *s, const cw_iobufs *bufs)
             n++;
         }
         struct msghdr m = {.msg_iov = iov, .msg_iovlen = n};
-        ssize_t r = sendmsg(s->sock->src.fd, &m, MSG_NOSIGNAL);
+        ssize_t r = cw_os.sendmsg(s->sock->src.fd, &m, MSG_NOSIGNAL);
         if (r >= 0)
             s->sent += (size_t)r;
         else if (errno == EAGAIN || errno == EWOULDBLOCK)

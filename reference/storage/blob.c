@@ -103,6 +103,25 @@ static int refuse(const cw_bfile *f, int rc, const char *why, cw_storage_error *
                            why ? why : "");
 }
 
+/* A sync of `f` ended with `rc`. After a failed one, the system may have
+ * dropped the bytes it was to make durable while still saying a later
+ * sync succeeded (Linux marks the pages clean): this open never reports
+ * a sync as done again [STOR-037]. */
+static int sync_ended(cw_bfile *f, int rc)
+{
+    if (rc == CW_ERR_BLOB_SYNC_FAILED)
+        atomic_store(&f->sync_failed, true);
+    return rc;
+}
+
+/* What a sync of an open whose earlier sync failed gives, at once. */
+static int sync_refused(const cw_bfile *f, cw_storage_error *err)
+{
+    return cw_storage_fail(err, CW_ERR_BLOB_SYNC_FAILED, f->partition, f->hex, 0,
+                           "blob sync failed: %s/%s error: an earlier sync of this open failed",
+                           f->partition, f->hex);
+}
+
 /* An event on `f`: partition, name, then up to three more fields. */
 static void audit(const cw_bfile *f, const char *label, const cw_field *more, size_t n)
 {
@@ -313,6 +332,9 @@ static int write_iov(cw_blob *b, uint64_t offset, const struct iovec *iov, int n
         cw_metric_counter_add(st->syncs, 1);
     if (!fits(f, offset, len))
         return overflow(f, err);
+    bool synced = options & CW_WRITE_SYNC;
+    if (synced && atomic_load(&f->sync_failed))
+        return sync_refused(f, err); /* nothing written [STOR-037] */
     int rc = cw_fault_inject_file(f, CW_FAULT_WRITE, err);
     if (rc != CW_OK) {
         cw_fault_torn_write(f, f->data_offset + offset, iov, n, len);
@@ -320,7 +342,8 @@ static int write_iov(cw_blob *b, uint64_t offset, const struct iovec *iov, int n
     }
     if (len == 0)
         return CW_OK; /* an empty write changes nothing, synced or not */
-    return st->driver->write(f, f->data_offset + offset, iov, n, len, options, err);
+    rc = st->driver->write(f, f->data_offset + offset, iov, n, len, options, err);
+    return synced ? sync_ended(f, rc) : rc;
 }
 
 int cw_blob_write_at_entry(cw_blob *b, uint64_t offset, const void *src, size_t len,
@@ -409,8 +432,10 @@ int cw_blob_sync_entry(cw_blob *b, cw_storage_error *err)
     audit(f, "sync", NULL, 0);
     cw_metric_counter_add(st->syncs, 1);
     if ((rc = cw_fault_inject_file(f, CW_FAULT_SYNC, err)) != CW_OK)
-        return rc;
-    rc = st->driver->sync(f, err);
+        return sync_ended(f, rc);
+    if (atomic_load(&f->sync_failed))
+        return sync_refused(f, err);
+    rc = sync_ended(f, st->driver->sync(f, err));
     cw_task_check_abort(t);
     return rc;
 }
@@ -439,6 +464,8 @@ cw_handle *cw_blob_start_sync_entry(cw_blob *b)
     pthread_mutex_unlock(&st->lock);
     if ((rc = cw_fault_inject_file(f, CW_FAULT_SYNC, NULL)) != CW_OK)
         cw_blob_sync_done(f, h, rc);
+    else if (atomic_load(&f->sync_failed))
+        cw_blob_sync_done(f, h, CW_ERR_BLOB_SYNC_FAILED);
     else
         st->driver->start_sync(f, h);
     return h;
@@ -447,6 +474,7 @@ cw_handle *cw_blob_start_sync_entry(cw_blob *b)
 void cw_blob_sync_done(cw_bfile *f, cw_handle *h, int rc)
 {
     cw_storage *st = f->st;
+    sync_ended(f, rc);
     cw_rt_lock(st->rt);
     cw_handle_complete(h, rc, NULL);
     cw_handle_unref(h);

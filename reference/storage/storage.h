@@ -59,6 +59,7 @@ struct cw_bfile {
     char hex[2 * CW_BLOB_NAME_MAX + 1]; /* the name in lowercase hex */
     uint16_t layout, version;
     uint64_t data_offset;      /* physical offset of logical byte 0 */
+    atomic_bool sync_failed;   /* a sync failed: so does every later one [STOR-037] */
     void *impl;                /* the driver's state of this file */
 };
 
