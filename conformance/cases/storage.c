@@ -4,7 +4,11 @@
  * under their names; each runs with storage of its own (a fresh directory
  * on a backend that keeps files).
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cases/golden.h"
 #include "cases/storage.h"
@@ -1004,6 +1008,84 @@ static void *tasks_root(cw_ctx *ctx, void *arg)
 CWC_CASE(storage_calls_from_tasks, "storage", "STOR-019", 0)
 {
     cwc_store_run(tasks_root, NULL);
+}
+
+/* ---- Calls from outside a task [STOR-019] ---------------------------------------------------- */
+
+/* Each storage call a thread of the program (not a task) can make. */
+enum { OUT_OPEN, OUT_SCAN, OUT_REMOVE, OUT_AUDIT, OUT_FAULTS, OUT_READ, OUT_WRITE, OUT_RESIZE,
+       OUT_SYNC, OUT_START_SYNC, OUT_CALLS };
+
+typedef struct outside {
+    int call;
+    cw_ctx *ctx;
+    cw_blob *blob;
+} outside;
+
+static void *call_outside(void *arg)
+{
+    outside *o = arg;
+    cw_blob *b = NULL;
+    uint64_t size;
+    char text[65], byte = 0;
+    cw_blob_names *names = NULL;
+    cw_storage_faults none;
+    memset(&none, 0, sizeof none);
+    switch (o->call) {
+    case OUT_OPEN: cw_storage_open(o->ctx, "p", S("other"), &b, &size, NULL); break;
+    case OUT_SCAN: cw_storage_scan(o->ctx, "p", &names, NULL); break;
+    case OUT_REMOVE: cw_storage_remove(o->ctx, "p", S("blob"), NULL); break;
+    case OUT_AUDIT: cw_storage_audit(o->ctx, text); break;
+    case OUT_FAULTS: cw_storage_set_faults(o->ctx, &none); break;
+    case OUT_READ: cw_blob_read_into(o->blob, 0, &byte, 1, CW_READ_DEFAULT, NULL); break;
+    case OUT_WRITE: cw_blob_write_at(o->blob, 0, "x", 1, CW_WRITE_DEFAULT, NULL); break;
+    case OUT_RESIZE: cw_blob_resize(o->blob, 2, NULL); break;
+    case OUT_SYNC: cw_blob_sync(o->blob, NULL); break;
+    case OUT_START_SYNC: cw_handle_release(cw_blob_start_sync(o->blob)); break;
+    }
+    return NULL; /* the call returned: the process goes on, and the case fails */
+}
+
+static void *outside_root(cw_ctx *ctx, void *arg)
+{
+    outside *o = arg;
+    o->ctx = ctx;
+    o->blob = cwc_open(ctx, "p", "blob", NULL);
+    cwc_write(o->blob, 0, "ab", 2);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, call_outside, o), 0);
+    pthread_join(t, NULL);
+    cw_blob_close(o->blob);
+    return NULL;
+}
+
+/* In a child process: whether call `call` made outside a task ended it. */
+static bool ends_the_process(int call)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr)) /* the message is expected */
+            _exit(3);
+        outside o = {call, NULL, NULL};
+        cwc_store_run(outside_root, &o);
+        _exit(0);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+CWC_CASE(storage_calls_outside_a_task_end_the_process, "storage", "STOR-019", 0)
+{
+    static const char *const names[OUT_CALLS] = {
+        "cw_storage_open", "cw_storage_scan",   "cw_storage_remove", "cw_storage_audit",
+        "cw_storage_set_faults", "cw_blob_read_into", "cw_blob_write_at",  "cw_blob_resize",
+        "cw_blob_sync",    "cw_blob_start_sync"};
+    for (int call = 0; call < OUT_CALLS; call++)
+        ck_assert_msg(ends_the_process(call), "%s from a thread that is no task returned",
+                      names[call]);
 }
 
 /* ---- Metrics ------------------------------------------------------------------------------- */

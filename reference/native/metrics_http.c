@@ -185,8 +185,15 @@ static void *http_thread(void *arg)
         if (!(p[0].revents & POLLIN))
             continue;
         int fd = accept4(h->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0)
-            continue; /* the client gave up already, or fds ran short: try the next */
+        if (fd < 0 && errno != EMFILE && errno != ENFILE && errno != ENOBUFS && errno != ENOMEM)
+            continue; /* the client gave up already: try the next */
+        if (fd < 0) {
+            /* No descriptor or memory for it: the connection waits in the
+             * queue, and the listener stays readable. Waiting for the stop
+             * a while keeps this thread from spinning on it. */
+            (void)poll(&p[1], 1, 10);
+            continue;
+        }
         serve(h, fd);
         shutdown(fd, SHUT_WR);
         close(fd);

@@ -163,9 +163,9 @@ uint64_t cw_fault_partial_length(const cw_storage *st, uint64_t old, uint64_t as
 int cw_storage_set_faults_entry(cw_ctx *ctx, const cw_storage_faults *faults)
 {
     cw_rt *rt = cw_ctx_rt(ctx);
+    cw_task_self(rt, "cw_storage_set_faults"); /* on every backend [STOR-019] */
     if (!simulated(rt))
         return CW_ERR_UNSUPPORTED;
-    cw_task_self(rt, "cw_storage_set_faults");
     if (!faults || !cw_storage_faults_valid(faults))
         return CW_ERR_INVALID;
     cw_storage *st = cw_storage_of(rt);

@@ -406,6 +406,113 @@ static int start_recovered(cw_sweep_root root)
     return rc != res.status || run_ok(rc);
 }
 
+/* ---- Buffer pools ------------------------------------------------------------ */
+
+/* A buffer of `cap` bytes from `pool`, filled, frozen into a list and read
+ * back: every step works or says CW_ERR_NOMEM. */
+static void buffer_round_trip(cw_ctx *ctx, cw_bufpool *pool, size_t cap)
+{
+    cw_iobuf_mut m;
+    int rc = cw_bufpool_alloc(pool, cap, &m);
+    *bad_flag(ctx) |= !nomem_or(rc, CW_OK);
+    if (rc != CW_OK)
+        return;
+    memset(m.data, 0x5a, cap);
+    m.len = cap;
+    cw_iobuf buf;
+    cw_iobuf_mut_freeze(&m, &buf);
+    cw_iobufs *l = cw_iobufs_new(running);
+    if (!l || cw_iobufs_append(l, &buf) != CW_OK) {
+        cw_iobuf_release(&buf);
+        cw_iobufs_release(l);
+        return;
+    }
+    static uint8_t back[70000];
+    if (cw_iobufs_copy_out(l, back, cap) != CW_OK || back[0] != 0x5a || back[cap - 1] != 0x5a)
+        *bad_flag(ctx) = 1;
+    cw_iobufs_release(l);
+}
+
+static void *buffers_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_bufpool_config cfg;
+    cw_bufpool_config_network(&cfg);
+    cw_bufpool *pool = NULL;
+    int rc = cw_bufpool_new(running, &cfg, &pool);
+    *bad_flag(ctx) |= !nomem_or(rc, CW_OK) || (rc != CW_OK && pool);
+    static const size_t sizes[] = {1, 64, 4096, 65536, 70000};
+    for (size_t i = 0; pool && i < sizeof sizes / sizeof *sizes; i++)
+        buffer_round_trip(ctx, pool, sizes[i]);
+    cw_bufpool_release(pool);
+    buffer_round_trip(ctx, cw_network_buffer_pool(ctx), 512);
+    return *bad_flag(ctx) ? NULL : ctx;
+}
+
+/* ---- Strategies ---------------------------------------------------------------- */
+
+static void square(void *out, size_t i, void *arg)
+{
+    (void)arg;
+    *(uint64_t *)out = (uint64_t)i * i;
+}
+
+static void sum_identity(void *acc, void *arg)
+{
+    (void)arg;
+    *(uint64_t *)acc = 0;
+}
+
+static void sum_range(void *acc, size_t begin, size_t end, void *arg)
+{
+    (void)arg;
+    for (size_t i = begin; i < end; i++)
+        *(uint64_t *)acc += i;
+}
+
+static void sum_reduce(void *acc, void *other, void *arg)
+{
+    (void)arg;
+    *(uint64_t *)acc += *(uint64_t *)other;
+}
+
+static void *job_value(cw_strategy *s, void *arg)
+{
+    (void)s;
+    return arg;
+}
+
+/* A map, a fold and a job: each gives the right answer or CW_ERR_NOMEM. */
+static void use_strategy(cw_ctx *ctx, cw_strategy *s)
+{
+    static uint64_t squares[200];
+    int rc = cw_strategy_map(s, ctx, 0, 200, sizeof *squares, square, NULL, squares);
+    *bad_flag(ctx) |= !nomem_or(rc, CW_OK) || (rc == CW_OK && squares[199] != 199u * 199u);
+    cw_fold f = {sizeof(uint64_t), sum_identity, sum_range, sum_reduce, NULL, NULL};
+    uint64_t sum = 0;
+    rc = cw_strategy_fold(s, ctx, 0, 1000, &f, &sum);
+    *bad_flag(ctx) |= !nomem_or(rc, CW_OK) || (rc == CW_OK && sum != 499500);
+    cw_job *j = NULL;
+    rc = cw_strategy_spawn(s, job_value, ctx, &j);
+    *bad_flag(ctx) |= !nomem_or(rc, CW_OK);
+    void *v = NULL;
+    if (rc == CW_OK && (cw_job_join(j, ctx, &v) != CW_OK || v != ctx))
+        *bad_flag(ctx) = 1;
+}
+
+static void *strategy_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_strategy *s = NULL;
+    int rc = cw_strategy_new(ctx, 2, &s);
+    *bad_flag(ctx) |= !nomem_or(rc, CW_OK) || (rc != CW_OK && s);
+    if (s) {
+        use_strategy(ctx, s);
+        cw_strategy_release(s);
+    }
+    return *bad_flag(ctx) ? NULL : ctx;
+}
+
 const cw_sweep_workload cw_sweep_workloads[] = {
     {"empty_run", returns_arg, start_deterministic},
     {"spawn_tree", tree_root, start_deterministic},
@@ -414,6 +521,9 @@ const cw_sweep_workload cw_sweep_workloads[] = {
     {"storage", storage_root, start_deterministic},
     {"network", network_root, start_deterministic},
     {"recover", after_crash, start_recovered},
+    {"buffers", buffers_root, start_deterministic},
+    {"strategies", strategy_root, start_deterministic},
+    {"native_strategies", strategy_root, start_native},
     {"native_network", network_root, start_native},
     {"native_storage", storage_root, start_native},
     {NULL, NULL, NULL},
