@@ -69,7 +69,7 @@ SPEC_H := $(sort $(wildcard spec/include/cw/*.h))
 
 .PHONY: all libs check certify fuzz coverage bench lint install clean deps \
         unit conformance-run plugin-run negative requirements format valgrind report-check \
-        kit-check cross-check layers mutation mutation-selftest alloc-sweep fuzz-ci \
+        kit-check cross-check layers mutation mutation-selftest alloc-sweep alloc-sweep-full fuzz-ci \
         oss-fuzz-check
 
 all: libs $(B)/bin/cw-conformance $(B)/bin/cw-sweep
@@ -285,10 +285,18 @@ mutation-selftest:
 	@$(PYTHON) ci/mutation/selftest.py
 
 # Every allocation of the sweep's workloads made to fail in turn
-# (reference/tests/alloc_sweep.c); CW_SWEEP=full runs every failure point.
+# (reference/tests/alloc_sweep.c): make check samples at most 400 points a
+# workload; alloc-sweep-full runs every one, in release and under ASan.
+ALLOC_SITES = grep -rhoE '\b(malloc|calloc|realloc|posix_memalign|cw_strdup|cw_grow)\(' \
+	  --include='*.c' --include='*.h' reference --exclude-dir=tests | wc -l
 alloc-sweep: $(B)/bin/alloc_sweep
 	@echo "== allocation sweep ($(VARIANT)): every allocation of each workload made to fail"
+	@echo "sweep: $$($(ALLOC_SITES)) allocation calls in reference/ (malloc, calloc, realloc, posix_memalign, cw_strdup, cw_grow)"
 	@$(B)/bin/alloc_sweep
+
+alloc-sweep-full:
+	$(MAKE) CW_SWEEP=full alloc-sweep
+	$(MAKE) VARIANT=asan CW_SWEEP=full alloc-sweep
 
 certify: deps all
 	@mkdir -p $(B)/reports

@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tests/alloc_fail.h"
 
@@ -32,6 +33,7 @@ static atomic_long count;
 static atomic_long fail_at; /* 0: none fails */
 static atomic_bool persist;
 static atomic_long failed;
+static atomic_ulong first_site; /* where the first refused allocation was asked for */
 
 void cw_alloc_fail_arm(long n, bool and_after)
 {
@@ -39,6 +41,7 @@ void cw_alloc_fail_arm(long n, bool and_after)
     backtrace(warm, 1); /* loads what backtrace needs before anything fails */
     atomic_store(&count, 0);
     atomic_store(&failed, 0);
+    atomic_store(&first_site, 0);
     atomic_store(&persist, and_after);
     atomic_store(&fail_at, n);
 }
@@ -53,6 +56,11 @@ long cw_alloc_failed(void)
     return atomic_load(&failed);
 }
 
+unsigned long cw_alloc_failed_site(void)
+{
+    return atomic_load(&first_site);
+}
+
 /* With CW_SWEEP_TRACE set, the first refused allocation prints where it
  * was asked for (resolve the addresses with addr2line -f -e BINARY). */
 static void trace(void)
@@ -65,13 +73,27 @@ static void trace(void)
     backtrace_symbols_fd(frames, n, STDERR_FILENO);
 }
 
+/* The refused allocation's place: its callers three deep, hashed, so
+ * that an allocation inside a helper (cw_grow, cw_strdup) counts once per
+ * place that uses the helper. */
+static unsigned long site_of(void)
+{
+    void *frames[6];
+    int n = backtrace(frames, 6);
+    unsigned long h = 1469598103934665603ul;
+    for (int i = 2; i < n; i++) /* past fails() and the wrapper */
+        h = (h ^ (unsigned long)(uintptr_t)frames[i]) * 1099511628211ul;
+    return h ? h : 1;
+}
+
 static bool fails(void)
 {
     long n = atomic_fetch_add(&count, 1) + 1;
     long at = atomic_load(&fail_at);
     if (at == 0 || n < at || (n > at && !atomic_load(&persist)))
         return false;
-    atomic_fetch_add(&failed, 1);
+    if (atomic_fetch_add(&failed, 1) == 0)
+        atomic_store(&first_site, site_of());
     trace();
     return true;
 }

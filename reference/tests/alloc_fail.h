@@ -12,5 +12,8 @@ void cw_alloc_fail_arm(long n, bool and_after);
 /* Allocations counted since the last arm, and how many of them failed. */
 long cw_alloc_count(void);
 long cw_alloc_failed(void);
+/* Where the first failed allocation was asked for, as a number equal for
+ * equal places (its three innermost callers); 0 when none failed. */
+unsigned long cw_alloc_failed_site(void);
 
 #endif

@@ -6,6 +6,9 @@
  * not allocate returned its error and the program went on; no abort, no
  * crash, no hang (each run has ten seconds), and under ASan no leak.
  *
+ * A place is where a refused allocation was asked for: its three innermost
+ * callers, so that each use of a helper such as cw_grow counts on its own.
+ *
  * CW_SWEEP=full runs every failure point of every workload; by default a
  * workload with more points than CW_SWEEP_POINTS (400) is sampled evenly,
  * so make check stays quick. CW_SWEEP_ONLY=name runs one workload, and
@@ -30,8 +33,32 @@ typedef struct outcome {
     int passed, aborted, crashed, wrong, leaked, hung;
 } outcome;
 
+/* What a run's child tells: how many allocations it made, and where the
+ * first refused one was asked for (0: none was). */
+typedef struct report {
+    long count;
+    unsigned long site;
+} report;
+
+/* The places allocations were refused at: of a workload, of the sweep. */
+typedef struct site_set {
+    unsigned long at[1 << 13];
+    size_t n;
+} site_set;
+
+static site_set workload_sites, all_sites;
+
+static void site_add(site_set *set, unsigned long site)
+{
+    for (size_t i = 0; i < set->n; i++)
+        if (set->at[i] == site)
+            return;
+    if (site && set->n < sizeof set->at / sizeof *set->at)
+        set->at[set->n++] = site;
+}
+
 /* One run of `w` in a child with the n-th allocation failing; how it ended. */
-static int run_child(const cw_sweep_workload *w, long n, bool and_after, long *count)
+static int run_child(const cw_sweep_workload *w, long n, bool and_after, report *out)
 {
     int fds[2];
     if (pipe(fds) != 0)
@@ -43,17 +70,17 @@ static int run_child(const cw_sweep_workload *w, long n, bool and_after, long *c
         alarm(RUN_SECONDS);
         cw_alloc_fail_arm(n, and_after);
         int rc = cw_sweep_run(w);
-        long c = cw_alloc_count();
+        report r = {cw_alloc_count(), cw_alloc_failed_site()};
         cw_alloc_fail_arm(0, false);
-        ssize_t wrote = write(fds[1], &c, sizeof c);
+        ssize_t wrote = write(fds[1], &r, sizeof r);
         (void)wrote;
         exit(rc == 0 ? 0 : 3); /* exit, not _exit: LeakSanitizer checks at exit */
     }
     close(fds[1]);
     int status;
     waitpid(pid, &status, 0);
-    if (read(fds[0], count, sizeof *count) != sizeof *count)
-        *count = -1;
+    if (read(fds[0], out, sizeof *out) != sizeof *out)
+        *out = (report){-1, 0};
     close(fds[0]);
     return status;
 }
@@ -79,7 +106,6 @@ static void tally(outcome *o, int status, const char *name, long n, bool and_aft
             and_after ? " and every later one" : "", what);
 }
 
-
 static long env_long(const char *name, long dflt)
 {
     const char *v = getenv(name);
@@ -89,8 +115,9 @@ static long env_long(const char *name, long dflt)
 /* Every failure point of `w`, or an even sample of them. */
 static int sweep(const cw_sweep_workload *w, bool full, long max_points, long *points)
 {
-    long count;
-    int status = run_child(w, 0, false, &count);
+    report first;
+    int status = run_child(w, 0, false, &first);
+    long count = first.count;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || count <= 0) {
         fprintf(stderr, "sweep: %s fails without any allocation failing\n", w->name);
         return 1;
@@ -98,16 +125,22 @@ static int sweep(const cw_sweep_workload *w, bool full, long max_points, long *p
     long step = full || count <= max_points ? 1 : (count + max_points - 1) / max_points;
     long only_at = env_long("CW_SWEEP_AT", 0);
     outcome o = {0};
+    long run = 0;
+    workload_sites.n = 0;
     for (long n = only_at ? only_at : 1; n <= (only_at ? only_at : count); n += step) {
-        long ignored;
-        tally(&o, run_child(w, n, false, &ignored), w->name, n, false);
-        tally(&o, run_child(w, n, true, &ignored), w->name, n, true);
-        *points += 2;
+        for (int after = 0; after < 2; after++) {
+            report r;
+            tally(&o, run_child(w, n, after, &r), w->name, n, after);
+            site_add(&workload_sites, r.site);
+            site_add(&all_sites, r.site);
+            run++;
+        }
     }
+    *points += run;
     int bad = o.aborted + o.crashed + o.wrong + o.leaked + o.hung;
-    printf("sweep: %-16s %6ld allocations, %5ld failure points run: %d passed, %d aborted, "
-           "%d crashed, %d wrong, %d leaked, %d hung\n",
-           w->name, count, (count + step - 1) / step * 2, o.passed, o.aborted, o.crashed, o.wrong,
+    printf("sweep: %-17s %5ld allocations, %4ld failure points at %3zu places: %d passed, "
+           "%d aborted, %d crashed, %d wrong, %d leaked, %d hung\n",
+           w->name, count, run, workload_sites.n, o.passed, o.aborted, o.crashed, o.wrong,
            o.leaked, o.hung);
     return bad != 0;
 }
@@ -123,6 +156,8 @@ int main(void)
     for (const cw_sweep_workload *w = cw_sweep_workloads; w->name; w++)
         if (!only || strcmp(only, w->name) == 0)
             failed += sweep(w, full, max_points, &points);
-    printf("sweep: %ld failure points, %d workload(s) with a failure\n", points, failed);
+    printf("sweep: %ld failure points at %zu places (distinct innermost three callers), %d "
+           "workload(s) with a failure\n",
+           points, all_sites.n, failed);
     return failed ? 1 : 0;
 }
