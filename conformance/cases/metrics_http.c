@@ -255,3 +255,126 @@ CWC_CASE(metrics_http_bad_request, "metrics", "MET-017", PAR)
     cfg.metrics_address = "127.0.0.1:0";
     cwc_run_ok(&cfg, bad_request_root, NULL);
 }
+
+/* ---- The request line, read strictly [MET-020] ------------------------------------------ */
+
+typedef struct request_case {
+    const char *request;
+    const char *status; /* the status line's code and a space */
+    bool body;          /* whether a body follows the head */
+} request_case;
+
+static const request_case request_cases[] = {
+    {"GET /metrics HTTP/1.1\r\n\r\n", "200 ", true},
+    {"GET /metrics HTTP/1.0\n\n", "200 ", true},
+    {"GET /metrics?name[]=x HTTP/1.1\r\nHost: a\r\n\r\n", "200 ", true},
+    {"HEAD /metrics HTTP/1.1\r\n\r\n", "200 ", false},
+    {"HEAD /elsewhere HTTP/1.1\r\n\r\n", "404 ", false},
+    {"GET /metrics/ HTTP/1.1\r\n\r\n", "404 ", true},
+    {"GET /metricsx HTTP/1.1\r\n\r\n", "404 ", true},
+    {"GET metrics HTTP/1.1\r\n\r\n", "404 ", true},
+    {"get /metrics HTTP/1.1\r\n\r\n", "405 ", true},
+    {"POST /metrics HTTP/1.1\r\n\r\n", "405 ", true},
+    {"M-SEARCH! /metrics HTTP/1.1\r\n\r\n", "405 ", true},
+    {"GET  /metrics HTTP/1.1\r\n\r\n", "400 ", true},
+    {" GET /metrics HTTP/1.1\r\n\r\n", "400 ", true},
+    {"GET\t/metrics HTTP/1.1\r\n\r\n", "400 ", true},
+    {"GET /metrics HTTP/1.1 \r\n\r\n", "400 ", true},
+    {"GET /metrics HTTP/2.0\r\n\r\n", "400 ", true},
+    {"GET /metrics HTTP/1.x\r\n\r\n", "400 ", true},
+    {"GET /metrics HTTP/1.12\r\n\r\n", "400 ", true},
+    {"GET /metrics http/1.1\r\n\r\n", "400 ", true},
+    {"GET /metrics\r\n\r\n", "400 ", true},
+    {"G(T /metrics HTTP/1.1\r\n\r\n", "400 ", true},
+    {"GET /met\x7frics HTTP/1.1\r\n\r\n", "400 ", true},
+    {"GETGETGETGETGETG /metrics HTTP/1.1\r\n\r\n", "400 ", true}, /* a 16-byte method */
+    {"GETGETGETGETGET /metrics HTTP/1.1\r\n\r\n", "405 ", true},  /* 15 bytes */
+};
+
+/* A request line whose target is `len` bytes: "/" then 'a's. */
+static char *long_target(size_t len)
+{
+    static const char tail[] = " HTTP/1.1\r\n\r\n";
+    char *r = malloc(4 + len + sizeof tail);
+    ck_assert_ptr_nonnull(r);
+    memcpy(r, "GET /", 5);
+    memset(r + 5, 'a', len - 1);
+    memcpy(r + 4 + len, tail, sizeof tail);
+    return r;
+}
+
+static void expect_answer(const char *address, const char *request, const char *status, bool body)
+{
+    char *got = exchange(address, request);
+    ck_assert_msg(strncmp(got, "HTTP/1.1 ", 9) == 0 && strncmp(got + 9, status, 4) == 0,
+                  "%s\nwas answered:\n%s", request, got);
+    ck_assert_msg(strstr(got, "\r\nConnection: close\r\n") != NULL, "no Connection: close");
+    const char *cl = strstr(got, "\r\nContent-Length: ");
+    ck_assert_msg(cl != NULL, "no Content-Length:\n%s", got);
+    size_t announced = strtoul(cl + 18, NULL, 10);
+    ck_assert_uint_eq(strlen(body_of(got)), body ? announced : 0);
+    if (strncmp(status, "405", 3) == 0)
+        ck_assert_msg(strstr(got, "\r\nAllow: GET, HEAD\r\n") != NULL, "405 without Allow");
+    free(got);
+}
+
+static void *request_line_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    char address[64];
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
+    for (size_t i = 0; i < sizeof request_cases / sizeof *request_cases; i++)
+        expect_answer(address, request_cases[i].request, request_cases[i].status,
+                      request_cases[i].body);
+    char *at_limit = long_target(1023), *over = long_target(1024);
+    expect_answer(address, at_limit, "404 ", true);
+    expect_answer(address, over, "400 ", true);
+    free(at_limit);
+    free(over);
+    return NULL;
+}
+
+CWC_CASE(metrics_http_request_line, "metrics", "MET-020 MET-017", PAR)
+{
+    cw_config cfg = cwc_config();
+    cfg.metrics_address = "127.0.0.1:0";
+    cwc_run_ok(&cfg, request_line_root, NULL);
+}
+
+/* A head that never ends within 8192 bytes gets no answer; one that ends
+ * at exactly 8192 does. */
+static char *padded_head(size_t total, bool ended)
+{
+    char *r = malloc(total + 1);
+    ck_assert_ptr_nonnull(r);
+    static const char line[] = "GET /metrics HTTP/1.1\r\nX: ";
+    memcpy(r, line, sizeof line - 1);
+    memset(r + sizeof line - 1, 'x', total - (sizeof line - 1));
+    if (ended)
+        memcpy(r + total - 4, "\r\n\r\n", 4);
+    r[total] = '\0';
+    return r;
+}
+
+static void *head_limit_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    char address[64];
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
+    char *fits = padded_head(8192, true), *endless = padded_head(8192, false);
+    expect_answer(address, fits, "200 ", true);
+    char *none = exchange(address, endless);
+    ck_assert_msg(none[0] == '\0', "a head of 8192 bytes without its end was answered:\n%.80s",
+                  none);
+    free(none);
+    free(fits);
+    free(endless);
+    return NULL;
+}
+
+CWC_CASE(metrics_http_head_limit, "metrics", "MET-020", PAR)
+{
+    cw_config cfg = cwc_config();
+    cfg.metrics_address = "127.0.0.1:0";
+    cwc_run_ok(&cfg, head_limit_root, NULL);
+}

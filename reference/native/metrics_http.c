@@ -21,11 +21,11 @@
 #include <unistd.h>
 
 #include "metrics/metrics.h"
+#include "native/http_request.h"
 #include "native/native.h"
 #include "native/os.h"
 
 #define CLIENT_TIMEOUT_MS 5000
-#define MAX_REQUEST_HEAD 8192
 
 /* "1.2.3.4:80" or "[::1]:80" into `sa`; false when it is neither. */
 static bool parse_address(const char *text, struct sockaddr_storage *sa, socklen_t *len)
@@ -107,22 +107,24 @@ static bool send_all(const cw_metrics_http *h, int fd, const char *data, size_t 
     return true;
 }
 
-/* Read until the blank line that ends the request head; its length, or 0. */
+/* Read until the empty line that ends the request head; the head's
+ * length, or 0 when the client went, fell silent or sent `cap` bytes
+ * without one [MET-020]. */
 static size_t read_head(const cw_metrics_http *h, int fd, char *buf, size_t cap)
 {
     size_t len = 0;
-    while (len < cap - 1) {
+    while (len < cap) {
         if (!wait_for(h, fd, POLLIN))
             return 0;
-        ssize_t n = recv(fd, buf + len, cap - 1 - len, MSG_DONTWAIT);
+        ssize_t n = recv(fd, buf + len, cap - len, MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             continue;
         if (n <= 0)
             return 0;
         len += (size_t)n;
-        buf[len] = '\0';
-        if (strstr(buf, "\r\n\r\n") || strstr(buf, "\n\n"))
-            return len;
+        size_t head = cw_http_head_len(buf, len);
+        if (head)
+            return head;
     }
     return 0;
 }
@@ -140,29 +142,35 @@ static void respond(const cw_metrics_http *h, int fd, const char *status, const 
         send_all(h, fd, body, blen);
 }
 
-/* One request: the method, the path without its query, the answer. */
+#define TEXT "text/plain; charset=utf-8"
+
+/* One request: the answer its head asks for [MET-017, MET-020]. */
 static void serve(const cw_metrics_http *h, int fd)
 {
-    char req[MAX_REQUEST_HEAD];
-    if (!read_head(h, fd, req, sizeof req))
+    char req[CW_HTTP_HEAD_MAX];
+    size_t len = read_head(h, fd, req, sizeof req);
+    if (!len)
         return;
-    char method[16], target[1024];
-    if (sscanf(req, "%15s %1023s HTTP/1.%*c", method, target) != 2) {
-        respond(h, fd, "400 Bad Request", "text/plain; charset=utf-8", "", "bad request\n", false);
+    bool head_only;
+    switch (cw_http_request_read(req, len, &head_only)) {
+    case CW_HTTP_UNREADABLE:
+        respond(h, fd, "400 Bad Request", TEXT, "", "bad request\n", false);
         return;
-    }
-    target[strcspn(target, "?")] = '\0';
-    bool head_only = strcmp(method, "HEAD") == 0;
-    if (strcmp(method, "GET") != 0 && !head_only) {
-        respond(h, fd, "405 Method Not Allowed", "text/plain; charset=utf-8",
-                "Allow: GET, HEAD\r\n", "method not allowed\n", false);
+    case CW_HTTP_METHOD:
+        respond(h, fd, "405 Method Not Allowed", TEXT, "Allow: GET, HEAD\r\n",
+                "method not allowed\n", false);
         return;
-    }
-    if (strcmp(target, "/metrics") != 0) {
-        respond(h, fd, "404 Not Found", "text/plain; charset=utf-8", "", "not found\n", head_only);
+    case CW_HTTP_ELSEWHERE:
+        respond(h, fd, "404 Not Found", TEXT, "", "not found\n", head_only);
         return;
+    case CW_HTTP_METRICS:
+        break;
     }
     char *body = cw_registry_encode(cw_metrics_of(h->rt)->reg);
+    if (!body) { /* MET-019: no memory for the text */
+        respond(h, fd, "503 Service Unavailable", TEXT, "", "out of memory\n", head_only);
+        return;
+    }
     respond(h, fd, "200 OK", "text/plain; version=0.0.4", "", body, head_only);
     free(body);
 }

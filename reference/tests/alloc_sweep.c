@@ -60,6 +60,7 @@ static void site_add(site_set *set, unsigned long site)
 /* One run of `w` in a child with the n-th allocation failing; how it ended. */
 static int run_child(const cw_sweep_workload *w, long n, bool and_after, report *out)
 {
+    *out = (report){-1, 0};
     int fds[2];
     if (pipe(fds) != 0)
         return -1;

@@ -452,7 +452,7 @@ static void *echo(cw_ctx *ctx, void *arg)
     cw_conn *c = arg;
     for (;;) {
         cw_iobufs *len_bytes = NULL, *body = NULL;
-        uint8_t be[4];
+        uint8_t be[4] = {0};
         int rc = cw_stream_recv(c->stream, 4, &len_bytes);
         if (rc == CW_ERR_RECV_FAILED || !net_ok(rc))
             break; /* the client is done (or, with any fault, the connection) */
