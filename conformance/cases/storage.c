@@ -1010,6 +1010,49 @@ CWC_CASE(storage_calls_from_tasks, "storage", "STOR-019", 0)
     cwc_store_run(tasks_root, NULL);
 }
 
+/* ---- Shrunk, then grown past the old end [STOR-008, STOR-009, STOR-015] ------------------- */
+
+/* Bytes a resize took away read as zeros once the blob grows past them
+ * again, through a write's gap as through a resize, and a sync makes the
+ * zeros durable, not what was synced there before. */
+static void *shrink_then_gap_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static const uint8_t zeros[300];
+    for (int synced_write = 0; synced_write < 2; synced_write++) {
+        const char *name = synced_write ? "synced" : "plain";
+        cw_blob *b = cwc_open(ctx, "gap", name, NULL);
+        ck_assert_int_eq(cw_blob_write_at(b, 100, "abcdefghabcdefgh", 16,
+                                          synced_write ? CW_WRITE_SYNC : 0, NULL),
+                         CW_OK);
+        cwc_sync(b);
+        ck_assert_int_eq(cw_blob_resize(b, 50, NULL), CW_OK);
+        cwc_write(b, 300, "Z", 1);
+        cwc_read_eq(b, 50, zeros, 250);
+        cwc_sync(b);
+        cw_blob_close(b);
+        uint64_t size = 0;
+        b = cwc_open(ctx, "gap", name, &size);
+        ck_assert_uint_eq(size, 301);
+        cwc_read_eq(b, 50, zeros, 250);
+        cwc_read_eq(b, 300, "Z", 1);
+        ck_assert_int_eq(cw_blob_resize(b, 60, NULL), CW_OK); /* a resize's gap too */
+        ck_assert_int_eq(cw_blob_resize(b, 120, NULL), CW_OK);
+        cwc_sync(b);
+        cw_blob_close(b);
+        b = cwc_open(ctx, "gap", name, &size);
+        ck_assert_uint_eq(size, 120);
+        cwc_read_eq(b, 50, zeros, 70);
+        cw_blob_close(b);
+    }
+    return NULL;
+}
+
+CWC_CASE(storage_shrink_then_grow_reads_zeros, "storage", "STOR-008 STOR-009 STOR-015", 0)
+{
+    cwc_store_run(shrink_then_gap_root, NULL);
+}
+
 /* ---- Calls from outside a task [STOR-019] ---------------------------------------------------- */
 
 /* Each storage call a thread of the program (not a task) can make. */

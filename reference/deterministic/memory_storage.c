@@ -711,15 +711,20 @@ static int mem_write(cw_bfile *f, uint64_t offset, const struct iovec *iov, int 
         free(copy);
         return cw_fail_nomem(err, f->partition, f->hex);
     }
+    /* A gap before the bytes reads as zeros here; the durable bytes may
+     * still hold what a resize took away, so the gap is dirty too. */
+    uint64_t from = offset < mf->live.len ? offset : mf->live.len;
     bytes_write(&mf->live, offset, iov, n, total);
     if (b) {
         bytes_write(&b->durable, offset, iov, n, total);
         /* The same bytes on both sides: still equal outside the dirty range. */
         if (mf->stamp == b->stamp++)
             mf->stamp = b->stamp;
+        if (from < offset)
+            dirty(mf, from, offset);
         retire_commit(ms, &plan);
     } else {
-        dirty(mf, offset, offset + total);
+        dirty(mf, from, offset + total);
         journal_push(ms, (mem_change){mf->generation, false, offset, total, copy});
     }
     return CW_OK;
@@ -732,8 +737,10 @@ static int mem_resize(cw_bfile *f, uint64_t len, cw_storage_error *err)
     if (!journal_reserve(f->st->impl, 1) || !durable_reserve(f, len) ||
         bytes_resize(&mf->live, len) != CW_OK)
         return cw_fail_nomem(err, f->partition, f->hex);
-    if (len > old)
-        dirty(mf, old, len);
+    /* Either way the bytes between the two lengths differ from the
+     * durable ones: zeros now, or gone (and zeros once they come back). */
+    if (len != old)
+        dirty(mf, len < old ? len : old, len < old ? old : len);
     mem_change c = {mf->generation, true, 0, len, NULL};
     journal_push(f->st->impl, c);
     return CW_OK;
