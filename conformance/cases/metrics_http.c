@@ -74,6 +74,14 @@ static char *exchange(const char *address, const char *request)
     return buf;
 }
 
+/* Run `root` with the endpoint on a port of the system's choosing. */
+static void run_with_endpoint(cw_task_fn root, void *arg)
+{
+    cw_config cfg = cwc_config();
+    cfg.metrics_address = "127.0.0.1:0";
+    cwc_run_ok(&cfg, root, arg);
+}
+
 /* Scrape with curl into the kept directory: the body for the parser, the
  * head for the content type check. */
 static void scrape_with_curl(const char *address)
@@ -141,9 +149,7 @@ static void *scrape_root(cw_ctx *ctx, void *arg)
 CWC_CASE(metrics_http_scrape, "metrics", "MET-017", PAR)
 {
     char address[64] = "";
-    cw_config cfg = cwc_config();
-    cfg.metrics_address = "127.0.0.1:0";
-    cwc_run_ok(&cfg, scrape_root, address);
+    run_with_endpoint(scrape_root, address);
     /* Nothing is served once the run is over. */
     int fd = connect_to(address);
     if (fd >= 0)
@@ -251,9 +257,7 @@ static void *bad_request_root(cw_ctx *ctx, void *arg)
 
 CWC_CASE(metrics_http_bad_request, "metrics", "MET-017", PAR)
 {
-    cw_config cfg = cwc_config();
-    cfg.metrics_address = "127.0.0.1:0";
-    cwc_run_ok(&cfg, bad_request_root, NULL);
+    run_with_endpoint(bad_request_root, NULL);
 }
 
 /* ---- The request line, read strictly [MET-020] ------------------------------------------ */
@@ -336,9 +340,7 @@ static void *request_line_root(cw_ctx *ctx, void *arg)
 
 CWC_CASE(metrics_http_request_line, "metrics", "MET-020 MET-017", PAR)
 {
-    cw_config cfg = cwc_config();
-    cfg.metrics_address = "127.0.0.1:0";
-    cwc_run_ok(&cfg, request_line_root, NULL);
+    run_with_endpoint(request_line_root, NULL);
 }
 
 /* A head that never ends within 8192 bytes gets no answer; one that ends
@@ -374,7 +376,5 @@ static void *head_limit_root(cw_ctx *ctx, void *arg)
 
 CWC_CASE(metrics_http_head_limit, "metrics", "MET-020", PAR)
 {
-    cw_config cfg = cwc_config();
-    cfg.metrics_address = "127.0.0.1:0";
-    cwc_run_ok(&cfg, head_limit_root, NULL);
+    run_with_endpoint(head_limit_root, NULL);
 }

@@ -210,19 +210,30 @@ static void *metrics_root(cw_ctx *ctx, void *arg)
 
 /* ---- Memory storage ------------------------------------------------------------ */
 
+/* Open blob `name` of `partition` and write `len` bytes at 0 and sync
+ * them; whether they were synced. *b is the open blob, or NULL when the
+ * open found no memory. */
+static bool write_synced(cw_ctx *ctx, const char *partition, const char *name, const void *data,
+                         size_t len, cw_blob **b)
+{
+    uint64_t size = 0;
+    *b = NULL;
+    if (cw_storage_open(ctx, partition, name, strlen(name), b, &size, NULL) != CW_OK)
+        return false;
+    return cw_blob_write_at(*b, 0, data, len, 0, NULL) == CW_OK && cw_blob_sync(*b, NULL) == CW_OK;
+}
+
 /* What a sync made durable reads back; a call that found no memory says
  * so with CW_ERR_NOMEM (or the storage error that carries it). */
 static void *storage_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
-    cw_blob *b = NULL;
-    uint64_t size = 0;
+    cw_blob *b;
     cw_storage_error err;
-    if (cw_storage_open(ctx, "sweep", "log", 3, &b, &size, &err) != CW_OK)
-        return ctx;
     const char data[] = "durable bytes";
-    bool synced = cw_blob_write_at(b, 0, data, sizeof data, 0, &err) == CW_OK &&
-                  cw_blob_sync(b, &err) == CW_OK;
+    bool synced = write_synced(ctx, "sweep", "log", data, sizeof data, &b);
+    if (!b)
+        return ctx;
     char back[sizeof data] = {0};
     if (synced && cw_blob_read_into(b, 0, back, sizeof back, 0, &err) == CW_OK &&
         memcmp(back, data, sizeof data) != 0)
@@ -355,15 +366,10 @@ static int *synced_flag(void)
 static void *before_crash(cw_ctx *ctx, void *arg)
 {
     (void)arg;
-    cw_blob *b = NULL;
-    uint64_t size = 0;
-    cw_storage_error err;
-    if (cw_storage_open(ctx, "crash", "blob", 4, &b, &size, &err) != CW_OK)
-        return ctx;
-    if (cw_blob_write_at(b, 0, synced_bytes, sizeof synced_bytes, 0, &err) == CW_OK &&
-        cw_blob_sync(b, &err) == CW_OK)
-        *synced_flag() = 1;
-    cw_blob_close(b);
+    cw_blob *b;
+    *synced_flag() = write_synced(ctx, "crash", "blob", synced_bytes, sizeof synced_bytes, &b);
+    if (b)
+        cw_blob_close(b);
     return ctx;
 }
 

@@ -400,21 +400,29 @@ static void *storage_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-START_TEST(storage_under_io_faults)
+/* Run `root` once per seed, the first half with only the faults the
+ * backend must absorb; the faults injected in all. */
+static long run_seeds(cw_task_fn root, uint64_t seeds)
 {
     long total = 0;
-    for (uint64_t seed = 1; seed <= 2 * SEEDS; seed++) {
-        atomic_store(&benign, seed <= SEEDS);
+    for (uint64_t seed = 1; seed <= 2 * seeds; seed++) {
+        atomic_store(&benign, seed <= seeds);
         faults_install(seed);
         atomic_store(&injected, 0);
         cw_config cfg;
         cw_config_default(&cfg);
         cw_run_result res;
-        int rc = cw_start(cw_backend_native(), &cfg, storage_root, NULL, &res);
+        int rc = cw_start(cw_backend_native(), &cfg, root, NULL, &res);
         faults_remove();
         ck_assert_msg(rc == CW_OK, "seed %llu: %s", (unsigned long long)seed, res.message);
         total += atomic_load(&injected);
     }
+    return total;
+}
+
+START_TEST(storage_under_io_faults)
+{
+    long total = run_seeds(storage_root, SEEDS);
     printf("storage: %d seeds of %d calls each with absorbed and with any faults, %ld faults "
            "injected, no wrong result\n",
            SEEDS, OPS, total);
@@ -523,20 +531,8 @@ static void *tcp_root(cw_ctx *ctx, void *arg)
 
 START_TEST(tcp_under_io_faults)
 {
-    long total = 0;
     *delivered() = 0;
-    for (uint64_t seed = 1; seed <= 8; seed++) {
-        atomic_store(&benign, seed <= 4);
-        faults_install(seed);
-        atomic_store(&injected, 0);
-        cw_config cfg;
-        cw_config_default(&cfg);
-        cw_run_result res;
-        int rc = cw_start(cw_backend_native(), &cfg, tcp_root, NULL, &res);
-        faults_remove();
-        ck_assert_msg(rc == CW_OK, "seed %llu: %s", (unsigned long long)seed, res.message);
-        total += atomic_load(&injected);
-    }
+    long total = run_seeds(tcp_root, 4);
     printf("tcp: %d messages echoed intact over 4 seeds with absorbed faults and 4 with any, %ld "
            "faults injected\n",
            *delivered(), total);
