@@ -17,7 +17,7 @@
  * at most 8192 bytes): bytes the server never reads would make its close a
  * reset. Any difference aborts with the request and the answer.
  *
- * One run serves every input: it starts at the first one, on the native
+ * One run serves every input of a process: it starts at the first one, on the native
  * backend, or on CW_FUZZ_BACKEND's when that has CW_CAP_PARALLEL (a backend
  * without it serves no endpoint, and the target then checks nothing).
  */
@@ -80,13 +80,17 @@ static void *run_thread(void *arg)
     return NULL;
 }
 
-/* Whether an endpoint serves; starts the run the first time. */
+/* Whether an endpoint serves; starts the run the first time in this
+ * process. A process forked after that (AFL++'s fork server starts after
+ * its driver warmed the target up) has none of the run's threads: it
+ * starts a run of its own. */
 static bool serving(void)
 {
-    static bool started;
+    static pid_t started_in;
     pthread_mutex_lock(&lock);
-    if (!started) {
-        started = true;
+    if (started_in != getpid()) {
+        started_in = getpid();
+        state = 0;
         const cw_backend *b =
             getenv("CW_FUZZ_BACKEND") ? fuzz_candidate(NULL) : cw_backend_native();
         pthread_t t;
