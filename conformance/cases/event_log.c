@@ -397,3 +397,55 @@ CWC_CASE(det_event_fields_of_failures, "deterministic", "DET-015 DET-016", DET |
     fields_are(x, 3, (const void *[]){"0.0.0.0:0", "lost", send}, (size_t[]){9, 4, 4});
     log_free(&l);
 }
+
+/* A list of two chunks: each data field is their bytes as one, whatever
+ * the chunks (11-deterministic.md: "the bytes written, as one field"). */
+static cw_iobufs *two_chunks(const char *first, const char *second)
+{
+    cw_iobufs *l = cw_iobufs_new(cwc_backend);
+    cw_iobuf a, b;
+    ck_assert_int_eq(cw_iobuf_copy(cwc_backend, first, strlen(first), &a), CW_OK);
+    ck_assert_int_eq(cw_iobuf_copy(cwc_backend, second, strlen(second), &b), CW_OK);
+    ck_assert_int_eq(cw_iobufs_append(l, &a), CW_OK);
+    ck_assert_int_eq(cw_iobufs_append(l, &b), CW_OK);
+    return l;
+}
+
+static void *chunked_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_blob *b;
+    uint64_t size;
+    ck_assert_int_eq(cw_storage_open(ctx, "p", "log", 3, &b, &size, NULL), CW_OK);
+    cw_iobufs *l = two_chunks("ab", "cd");
+    ck_assert_int_eq(cw_blob_write_bufs(b, 5, l, CW_WRITE_SYNC, NULL), CW_OK);
+    cw_iobufs_release(l);
+    cw_blob_close(b);
+    cw_sink *sink;
+    cw_stream *stream;
+    ck_assert_int_eq(cw_mock_channel(ctx, &sink, &stream), CW_OK);
+    l = two_chunks("h", "i");
+    ck_assert_int_eq(cw_sink_send(sink, l), CW_OK);
+    cw_iobufs_release(l);
+    cw_sink_close(sink);
+    cw_stream_close(stream);
+    return NULL;
+}
+
+CWC_CASE(det_event_fields_of_chunked_data, "deterministic", "DET-015 DET-016",
+         DET | CWC_NEEDS_STORAGE | CWC_NEEDS_NETWORK | CWC_NEEDS_BUFFERS)
+{
+    log_t l = {0};
+    run_logged(chunked_root, &l);
+    static const uint8_t five[8] = {0, 0, 0, 0, 0, 0, 0, 5}, ok[4] = {0};
+    const uint8_t synced = (uint8_t)CW_WRITE_SYNC;
+    size_t at = 0;
+    const logged *x = find(&l, "write_at", &at);
+    ck_assert_ptr_nonnull(x);
+    fields_are(x, 5, (const void *[]){"p", "log", five, "abcd", &synced},
+               (size_t[]){1, 3, 8, 4, 1});
+    x = find(&l, "send", &at);
+    ck_assert_ptr_nonnull(x);
+    fields_are(x, 3, (const void *[]){"0.0.0.0:0", "hi", ok}, (size_t[]){9, 2, 4});
+    log_free(&l);
+}

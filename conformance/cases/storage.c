@@ -636,6 +636,11 @@ static void *overflow_root(cw_ctx *ctx, void *arg)
                      CW_ERR_OFFSET_OVERFLOW);
     ck_assert_int_eq(cw_blob_resize(b, INT64_MAX, NULL), CW_ERR_OFFSET_OVERFLOW);
     ck_assert_int_eq(cw_blob_resize(b, UINT64_MAX, NULL), CW_ERR_OFFSET_OVERFLOW);
+    /* An extent of INT64_MAX itself is allowed: after the V1 header of
+     * 4096 bytes (new blobs take the latest layout), the last offset. */
+    ck_assert_int_eq(cw_blob_write_at(b, INT64_MAX - 4096, "", 0, CW_WRITE_DEFAULT, NULL), CW_OK);
+    ck_assert_int_eq(cw_blob_write_at(b, INT64_MAX - 4095, "", 0, CW_WRITE_DEFAULT, NULL),
+                     CW_ERR_OFFSET_OVERFLOW);
     cwc_read_eq(b, 0, "data", 4); /* nothing changed */
     ck_assert_int_eq(cwc_read_rc(b, 0, 5), CW_ERR_BLOB_INSUFFICIENT_LENGTH);
     cw_blob_close(b);
