@@ -48,7 +48,9 @@ memory_attribute_without_memory
 memory_register_without_memory
 memory_encode_without_memory
 memory_sleep_without_memory
-memory_signal_without_memory"
+memory_signal_without_memory
+memory_send_without_memory
+memory_resolver_register_without_memory"
 
 # A run's report in file $1: only failures of the cases listed in $2 are
 # forgiven, and they are listed; anything else, or a timeout, fails.
