@@ -83,12 +83,9 @@ static void halves_free(halves *h)
 static bool halves_new(cw_rt *rt, const cw_backend *b, const cw_addr *dialer,
                        const cw_addr *target, halves *h)
 {
-    h->sink = cw_sink_new(rt, b, target);
-    h->stream = cw_stream_new(rt, b, target);
-    h->their_sink = cw_sink_new(rt, b, dialer);
-    h->their_stream = cw_stream_new(rt, b, dialer);
-    bool made = h->sink && h->stream && h->their_sink && h->their_stream;
-    if (made && cw_pipe_delay(h->stream) && cw_pipe_delay(h->their_stream))
+    if (cw_halves_new(rt, b, target, &h->sink, &h->stream) &&
+        cw_halves_new(rt, b, dialer, &h->their_sink, &h->their_stream) &&
+        cw_pipe_delay(h->stream) && cw_pipe_delay(h->their_stream))
         return true;
     halves_free(h); /* a stream frees the alarm place it reserved */
     return false;

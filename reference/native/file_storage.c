@@ -72,9 +72,10 @@ int cw_file_sync_dir(const char *path)
     int fd = cw_file_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     if (fd < 0)
         return errno;
-    int rc = 0;
-    while (cw_os.fsync(fd) != 0 && (rc = errno) == EINTR)
-        rc = 0;
+    int rc;
+    while ((rc = cw_os.fsync(fd)) != 0 && errno == EINTR)
+        continue; /* as cw_file_datasync: an interruption reported nothing */
+    rc = rc == 0 ? 0 : errno;
     close(fd);
     return rc;
 }

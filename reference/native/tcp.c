@@ -124,12 +124,7 @@ static void configure(cw_rt *rt, int fd)
 static int make_halves(cw_rt *rt, const cw_backend *b, cw_sock *k, const cw_addr *remote,
                        cw_sink **sink, cw_stream **stream)
 {
-    *sink = cw_sink_new(rt, b, remote);
-    *stream = *sink ? cw_stream_new(rt, b, remote) : NULL;
-    if (!*stream) {
-        if (*sink)
-            cw_sink_free(*sink);
-        *sink = NULL;
+    if (!cw_halves_new(rt, b, remote, sink, stream)) {
         k->refs = 1;
         k->readers = k->writers = NULL;
         sock_unref(k);

@@ -143,7 +143,7 @@ typedef struct cw_net_driver {
     /* Read into the stream's buffer until `want` bytes are buffered or the
      * socket has none: sets eof at the end of the stream or on an error;
      * false when there was no memory to read into. */
-    bool (*fill)(cw_stream *s, size_t want); /* false: no memory to read into */
+    bool (*fill)(cw_stream *s, size_t want);
     /* Like fill for a stream with nothing in `buf`, reading into s->direct,
      * made for exactly `want` bytes; false when no pooled buffer could be
      * had (then fill is the way). */
@@ -181,6 +181,10 @@ int cw_net_wait_bounded(cw_rt *rt, cw_wait *w, cw_duration timeout);
  * them. NULL when memory is exhausted. */
 cw_stream *cw_stream_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote);
 cw_sink *cw_sink_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote);
+/* run.c: a sink and a stream to `remote`, both or neither (false, both
+ * NULL, when memory is exhausted); with rt->lock held. */
+bool cw_halves_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote, cw_sink **sink,
+                   cw_stream **stream);
 void cw_stream_free(cw_stream *s);
 void cw_sink_free(cw_sink *s);
 /* Make room for `more` bytes after the buffered ones. false on NOMEM. */

@@ -282,14 +282,9 @@ int cw_mem_mock_channel(cw_ctx *ctx, cw_sink **sink, cw_stream **stream)
     memset(&none, 0, sizeof none);
     none.family = CW_ADDR_IPV4;
     cw_rt_lock(rt);
-    *sink = cw_net_open(rt) ? cw_sink_new(rt, cw_ctx_backend(ctx), &none) : NULL;
-    *stream = *sink ? cw_stream_new(rt, cw_ctx_backend(ctx), &none) : NULL;
-    if (*stream) {
+    bool made = cw_net_open(rt) && cw_halves_new(rt, cw_ctx_backend(ctx), &none, sink, stream);
+    if (made)
         cw_mem_link(*sink, *stream);
-    } else if (*sink) {
-        cw_sink_free(*sink);
-        *sink = NULL;
-    }
     cw_rt_unlock(rt);
-    return *stream ? CW_OK : CW_ERR_NOMEM;
+    return made ? CW_OK : CW_ERR_NOMEM;
 }

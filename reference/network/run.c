@@ -83,6 +83,19 @@ cw_net *cw_net_open(cw_rt *rt)
     return net;
 }
 
+bool cw_halves_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote, cw_sink **sink,
+                   cw_stream **stream)
+{
+    *sink = cw_sink_new(rt, b, remote);
+    *stream = *sink ? cw_stream_new(rt, b, remote) : NULL;
+    if (*stream)
+        return true;
+    if (*sink)
+        cw_sink_free(*sink);
+    *sink = NULL;
+    return false;
+}
+
 void cw_net_audit_result(cw_rt *rt, const char *label, const cw_addr *a, int rc)
 {
     if (!cw_audited(rt))
