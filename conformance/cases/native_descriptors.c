@@ -55,6 +55,11 @@ static void *leave_open_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(cw_join(sync, NULL), CW_OK);
     cw_handle_release(sync);
     cw_blob_close(synced); /* closed after its start_sync: nothing may keep it open */
+    cw_blob *gone = cwc_open(ctx, "fds_removed", "blob", NULL);
+    cw_blob_close(gone);
+    /* A scan and a partition's removal read a directory: their descriptors too. */
+    ck_assert(cwc_scan_has(ctx, "fds_removed", "blob", 4));
+    ck_assert_int_eq(cw_storage_remove(ctx, "fds_removed", NULL, 0, NULL), CW_OK);
     cw_addr any = cw_addr_loopback4(0), where;
     cw_listener *l = NULL;
     ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
