@@ -431,6 +431,64 @@ CWC_CASE(network_close_under_a_waiting_task, "network", "NET-001", 0)
     cwc_run_ok(&cfg, close_under_root, NULL);
 }
 
+/* ---- A dial leaves no cleanup handler behind [PAN-004, NET-006] ------------------------- */
+
+struct dialer {
+    cw_addr where;
+    cw_sink *sink;
+    cw_stream *stream;
+    cw_oneshot *dialed;
+    int handler_runs;
+};
+
+static void count_run(void *arg)
+{
+    ((struct dialer *)arg)->handler_runs++;
+}
+
+/* Dials, registers one handler of its own, then waits to be aborted. */
+static void *dial_then_wait(cw_ctx *ctx, void *arg)
+{
+    struct dialer *d = arg;
+    ck_assert_int_eq(cw_dial(ctx, &d->where, &d->sink, &d->stream), CW_OK);
+    cw_cleanup node;
+    cw_cleanup_push(ctx, &node, count_run, d);
+    cwc_notify(d->dialed);
+    return cwc_pending_task(ctx, NULL);
+}
+
+/* Unwinding the dialer runs its one handler and nothing a finished dial left
+ * registered: the connection it made stays whole. */
+static void *dial_unwound_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct dialer d = {.dialed = cw_oneshot_new(ctx, 1)};
+    cw_listener *l = listen_loopback(ctx, CW_ADDR_IPV4, &d.where);
+    cw_handle *h = cw_spawn(cw_child(ctx, "dialer"), dial_then_wait, &d);
+    cw_conn c;
+    ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+    cwc_await(d.dialed);
+    cw_abort(h);
+    ck_assert_int_eq(cw_join(h, NULL), CW_ERR_CLOSED);
+    cw_handle_release(h);
+    ck_assert_int_eq(d.handler_runs, 1);
+    ck_assert_int_eq(send_bytes(d.sink, "ping", 4), CW_OK);
+    recv_expect(c.stream, "ping", 4);
+    ck_assert_int_eq(send_bytes(c.sink, "pong", 4), CW_OK);
+    recv_expect(d.stream, "pong", 4);
+    conn_close(d.sink, d.stream);
+    conn_close(c.sink, c.stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_dial_leaves_no_cleanup_handler, "network", "PAN-004 NET-006", 0)
+{
+    cw_config cfg;
+    cw_config_default(&cfg);
+    cwc_run_ok(&cfg, dial_unwound_root, NULL);
+}
+
 /* ---- Peek ------------------------------------------------------------------------------------ */
 
 static void *peek_root(cw_ctx *ctx, void *arg)
