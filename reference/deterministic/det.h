@@ -31,8 +31,7 @@ void cw_prng_fill(cw_prng *p, void *buf, size_t len);
 /* ---- Audit chain (audit.c) ---- */
 typedef struct cw_auditor {
     uint8_t digest[32];
-    void *md;     /* the SHA-256 implementation, fetched once */
-    void *md_ctx; /* one hashing context, reused by every event */
+    void *sha; /* one SHA-256 context (SHA256_CTX), reused by every event */
     /* The run's event log (DET-016): told of each event once it is hashed. */
     cw_event_fn log;
     void *log_arg;
