@@ -187,7 +187,8 @@ static inline int cw_iobuf_copy(const cw_backend *b, const void *src, size_t len
 }
 
 /* Take over data[0 .. len) without copying: `release(data, arg)` runs once
- * when its last reference is released [BUF-004]. On an error the caller
+ * when its last reference is released [BUF-004]. CW_ERR_INVALID for a NULL
+ * release, or a NULL data with len > 0 [BUF-033]; on an error the caller
  * keeps `data` and release is not called. */
 static inline int cw_iobuf_adopt(const cw_backend *b, void *data, size_t len, cw_release_fn release,
                                  void *arg, cw_iobuf *out)
