@@ -506,6 +506,9 @@ struct crash {
     uint8_t seen[CRASH_LEN];
     uint64_t len, after;
     uint64_t resized; /* the length of a blob resized without a sync */
+    bool elsewhere;   /* also an unsynced write to the second blob of another partition */
+    uint64_t other_len;
+    uint8_t other[8];
 };
 
 static void *crash_write_root(cw_ctx *ctx, void *arg)
@@ -523,6 +526,12 @@ static void *crash_write_root(cw_ctx *ctx, void *arg)
     cwc_sync(r);
     ck_assert_int_eq(cw_blob_resize(r, 100, NULL), CW_OK); /* unsynced too, after the write */
     cw_blob_close(r);
+    if (c->elsewhere) {
+        cw_blob_close(cwc_open(ctx, "q", "a", NULL));
+        cw_blob *o = cwc_open(ctx, "q", "b", NULL);
+        cwc_write(o, 0, "second", 6);
+        cw_blob_close(o);
+    }
     cw_storage_faults f = c->faults;
     if (c->sync_fails)
         f.sync = CW_RATE_ALWAYS;
@@ -539,6 +548,12 @@ static void *crash_read_root(cw_ctx *ctx, void *arg)
 {
     struct crash *c = arg;
     cw_blob_close(cwc_open(ctx, "p", "r", &c->resized));
+    if (c->elsewhere) {
+        cw_blob *o = cwc_open(ctx, "q", "b", &c->other_len);
+        if (c->other_len == 6)
+            ck_assert_int_eq(cw_blob_read_into(o, 0, c->other, 6, 0, NULL), CW_OK);
+        cw_blob_close(o);
+    }
     cw_blob *b = cwc_open(ctx, "p", "c", &c->len);
     if (c->len)
         ck_assert_int_eq(cw_blob_read_into(b, 0, c->seen, (size_t)c->len, 0, NULL), CW_OK);
@@ -575,7 +590,10 @@ CWC_CASE(storage_faults_crash_keeps_what_they_say, "recover", "STOR-033 STOR-034
     memset(&all, 0, sizeof all);
     all.faults.write_kept = CW_RATE_ALWAYS;
     all.faults.resize_kept = CW_RATE_ALWAYS;
+    all.elsewhere = true; /* every blob's writes are replayed, in any partition */
     crash_and_read(&all);
+    ck_assert_uint_eq(all.other_len, 6);
+    ck_assert(memcmp(all.other, "second", 6) == 0);
     ck_assert_uint_eq(all.len, CRASH_LEN);
     ck_assert(memcmp(all.seen, "oooonnnn", 8) == 0);
     ck_assert_uint_eq(all.resized, 100);
