@@ -115,6 +115,12 @@ static void *scrape_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(cw_metrics_endpoint(ctx, address, 64), CW_OK);
     char tiny[4];
     ck_assert_int_eq(cw_metrics_endpoint(ctx, tiny, sizeof tiny), CW_ERR_INVALID);
+    /* The NUL needs room too: a buffer of exactly the text's length is short. */
+    char exact[64];
+    size_t n = strlen(address);
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, exact, n), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, exact, n + 1), CW_OK);
+    ck_assert_str_eq(exact, address);
     cw_ctx *c = cw_with_attribute(cw_child(ctx, "web"), "quote", "say \"hi\"");
     cw_metric *m = cw_counter(c, "scrapes", "scrapes seen");
     cw_counter_add(m, 3);

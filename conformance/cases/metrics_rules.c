@@ -588,6 +588,7 @@ static void *misuse_root(cw_ctx *ctx, void *arg)
     ck_assert_ptr_null(cw_family_get(c, x));
     ck_assert_ptr_null(cw_family_get(f, NULL));
     ck_assert_int_eq(cw_family_remove(c, x), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_family_remove(f, NULL), CW_ERR_INVALID);
     ck_assert_ptr_null(cw_metric_clone(child));
     cw_metric_release(child); /* nothing: a child has no handles */
     cw_counter_inc(child);

@@ -247,7 +247,8 @@ static inline cw_metric *cw_family_get(cw_metric *family, const char *const *val
 
 /* Remove the child labelled `values`: its series leaves the output and the
  * pointer cw_family_get gave for it becomes invalid. CW_OK, or
- * CW_ERR_INVALID when there is no such child. */
+ * CW_ERR_INVALID when there is no such child, `family` is not a family or
+ * `values` is NULL [MET-013]. */
 static inline int cw_family_remove(cw_metric *family, const char *const *values)
 {
     return cw__metric_ops_of(family)->family_remove(family, values);
