@@ -299,6 +299,11 @@ static const request_case request_cases[] = {
     {"GET /met\x7frics HTTP/1.1\r\n\r\n", "400 ", true},
     {"GETGETGETGETGETG /metrics HTTP/1.1\r\n\r\n", "400 ", true}, /* a 16-byte method */
     {"GETGETGETGETGET /metrics HTTP/1.1\r\n\r\n", "405 ", true},  /* 15 bytes */
+    {"X /metrics HTTP/1.1\r\n\r\n", "405 ", true},                /* a 1-byte method */
+    {"zZ09~ /metrics HTTP/1.1\r\n\r\n", "405 ", true},            /* each end of tchar's ranges */
+    {"GET /metrics HTTP/1./\r\n\r\n", "400 ", true},               /* '/' sorts just below '0' */
+    {"GET /metrics HTTP/1.:\r\n\r\n", "400 ", true},               /* ':' just above '9' */
+    {"GET /metrics HTTP/1.1\nHost: a\n\n", "200 ", true},          /* bare LF line ends */
 };
 
 /* A request line whose target is `len` bytes: "/" then 'a's. */
