@@ -121,7 +121,7 @@ CWC_CASE(crc32c_check_values, "storage", "STOR-021", 0)
     ck_assert_uint_eq(cw_crc32c(cwc_backend, 0x12345678u, big, 0), 0x12345678u);
 }
 
-CWC_CASE(header_parse_faults, "storage", "STOR-022", 0)
+CWC_CASE(header_parse_faults, "storage", "STOR-022 STOR-023", 0)
 {
     cw_blob_header h;
     size_t len;
@@ -193,6 +193,16 @@ CWC_CASE(header_parse_faults, "storage", "STOR-022", 0)
     ck_assert_int_eq(parse(raw, len, 5, 10, &h), CW_OK);
     ck_assert_int_eq(parse(raw, 7, 5, 10, &h), CW_ERR_INVALID); /* no prelude */
     ck_assert_int_eq(parse(raw, len, 10, 5, &h), CW_ERR_INVALID);
+    /* Either range alone inverted is refused, by parse and by resolve. */
+    cw_blob_range inverted = cw_blob_range_of(2, 1), any = cw_blob_range_of(0, 65535);
+    ck_assert_int_eq(cw_blob_header_parse(cwc_backend, raw, len, inverted, any, &h),
+                     CW_ERR_INVALID);
+    ck_assert_int_eq(cw_blob_header_resolve(cwc_backend, raw, len, inverted, any, &h),
+                     CW_ERR_INVALID);
+    ck_assert_int_eq(cw_blob_header_resolve(cwc_backend, raw, len, all_layouts, inverted, &h),
+                     CW_ERR_INVALID);
+    ck_assert_int_eq(cw_blob_header_resolve(cwc_backend, raw, 4, inverted, any, &h),
+                     CW_ERR_INVALID); /* before "too short: fresh" [STOR-023] */
     free(raw);
 }
 
