@@ -515,6 +515,9 @@ static void *read_buffers_root(cw_ctx *ctx, void *arg)
     ck_assert_mem_eq(dst, "cdefg", 5);
     ck_assert_int_eq(cw_blob_read_into(b, 14, dst, 5, CW_READ_DEFAULT, NULL),
                      CW_ERR_BLOB_INSUFFICIENT_LENGTH);
+    ck_assert_int_eq(cw_blob_read_into(b, 0, NULL, 5, CW_READ_DEFAULT, NULL), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_blob_write_at(b, 0, NULL, 5, CW_WRITE_DEFAULT, NULL), CW_ERR_INVALID);
+    cwc_read_eq(b, 2, "cdefg", 5); /* unchanged */
 
     cw_iobufs_mut *bufs = cw_iobufs_mut_new(be);
     size_t caps[3] = {4, 4, 8};
