@@ -112,12 +112,18 @@ static void *spawn_after_abort_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
     cw_ctx *child = cw_child(ctx, "child");
+    cw_ctx *other = cw_child(ctx, "other");
     /* The root's own context is consumed here: the parent task now owns the
      * root node, and `child`, made from it earlier, is below that task. */
     cw_handle *parent = cw_spawn(ctx, cwc_pending_task, NULL);
     cw_abort(parent);
     cw_handle *late = cw_spawn(child, cwc_pending_task, NULL);
     ck_assert_int_eq(cw_join(late, NULL), CW_ERR_CLOSED);
+    /* A context made below the aborted node after the abort starts aborted. */
+    cw_handle *later = cw_spawn(cw_child(other, "grandchild"), cwc_pending_task, NULL);
+    ck_assert_int_eq(cw_join(later, NULL), CW_ERR_CLOSED);
+    cw_handle_release(later);
+    cw_ctx_release(other);
     ck_assert_int_eq(cw_join(parent, NULL), CW_ERR_CLOSED);
     cw_handle_release(late);
     cw_handle_release(parent);
