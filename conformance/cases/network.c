@@ -68,6 +68,7 @@ static cw_listener *listen_loopback(cw_ctx *ctx, int family, cw_addr *where)
     ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
     ck_assert_int_eq(cw_listener_local_addr(l, where), CW_OK);
     ck_assert_int_eq(where->family, family);
+    ck_assert_msg(is_loopback(where), "a loopback bind listens on another address");
     ck_assert_uint_ne(where->port, 0);
     return l;
 }
@@ -429,6 +430,34 @@ CWC_CASE(network_close_under_a_waiting_task, "network", "NET-001", 0)
     cw_config_default(&cfg);
     cfg.worker_threads = 1;
     cwc_run_ok(&cfg, close_under_root, NULL);
+}
+
+/* ---- One port on both loopbacks [NET-003, NET-004] ---------------------------------------- */
+
+/* A listener on [::1]:P holds that address only: 127.0.0.1:P is another
+ * address and binds too. (Over TCP another process may hold 127.0.0.1:P;
+ * a few fresh ports make that a non-issue.) */
+static void *both_loopbacks_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    int rc = CW_ERR_BIND_FAILED;
+    for (int attempt = 0; attempt < 8 && rc != CW_OK; attempt++) {
+        cw_addr six;
+        cw_listener *l6 = listen_loopback(ctx, CW_ADDR_IPV6, &six);
+        cw_addr four = cw_addr_loopback4(six.port);
+        cw_listener *l4 = NULL;
+        rc = cw_bind(ctx, &four, &l4);
+        if (rc == CW_OK)
+            cw_listener_close(l4);
+        cw_listener_close(l6);
+    }
+    ck_assert_int_eq(rc, CW_OK);
+    return NULL;
+}
+
+CWC_CASE(network_one_port_on_both_loopbacks, "network", "NET-003 NET-004", 0)
+{
+    cwc_run_ok(NULL, both_loopbacks_root, NULL);
 }
 
 /* ---- A dial leaves no cleanup handler behind [PAN-004, NET-006] ------------------------- */
