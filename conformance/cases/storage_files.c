@@ -5,7 +5,9 @@
  * corrupt, of the old layout) as an open meets them.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "cases/storage.h"
@@ -46,6 +48,71 @@ CWC_CASE(storage_files_layout, "storage", "STOR-027 STOR-020", PERSIST)
     snprintf(path, sizeof path, "%s/p", s.dir);
     ck_assert_int_eq(stat(path, &st), 0);
     ck_assert_msg((st.st_mode & 0700) == 0700, "partition mode %o", (unsigned)st.st_mode & 0777);
+    cwc_store_end(&s);
+}
+
+/* ---- Bytes no longer in the page cache [STOR-006, STOR-027] ---------------------------- */
+
+enum { COLD_LEN = 2 * 1024 * 1024, COLD_AT = 3 * COLD_LEN / 4 };
+
+static uint8_t cold_byte(size_t i)
+{
+    return (uint8_t)(i * 131 + (i >> 9) + 7);
+}
+
+static void *cold_write_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    uint8_t *bytes = malloc(COLD_LEN);
+    ck_assert_ptr_nonnull(bytes);
+    for (size_t i = 0; i < COLD_LEN; i++)
+        bytes[i] = cold_byte(i);
+    cw_blob *b = cwc_open(ctx, "p", "cold", NULL);
+    cwc_write(b, 0, bytes, COLD_LEN);
+    cwc_sync(b);
+    cw_blob_close(b);
+    free(bytes);
+    return NULL;
+}
+
+static void *cold_read_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    uint64_t size;
+    cw_blob *b = cwc_open(ctx, "p", "cold", &size);
+    ck_assert_uint_eq(size, COLD_LEN);
+    uint8_t *got = malloc(COLD_LEN);
+    ck_assert_ptr_nonnull(got);
+    for (size_t i = 0; i < COLD_LEN; i++)
+        got[i] = (uint8_t)~cold_byte(i); /* no byte as the blob has it */
+    /* Far from the header, which the open read (and the kernel read ahead of). */
+    ck_assert_int_eq(cw_blob_read_into(b, COLD_AT, got + COLD_AT, 4096, CW_READ_DEFAULT, NULL),
+                     CW_OK);
+    for (size_t i = COLD_AT; i < COLD_AT + 4096; i++)
+        ck_assert_msg(got[i] == cold_byte(i), "byte %zu of a read from disk", i);
+    ck_assert_int_eq(cw_blob_read_into(b, 0, got, COLD_LEN, CW_READ_DEFAULT, NULL), CW_OK);
+    for (size_t i = 0; i < COLD_LEN; i++)
+        ck_assert_msg(got[i] == cold_byte(i), "byte %zu of a read from disk", i);
+    free(got);
+    cw_blob_close(b);
+    return NULL;
+}
+
+/* A read of bytes the page cache no longer holds reads them from disk, not
+ * some of them: a backend that first asks the cache alone must not take
+ * its refusal for bytes. */
+CWC_CASE(storage_files_uncached_read, "storage", "STOR-006 STOR-027", PERSIST)
+{
+    cwc_store s;
+    cwc_store_begin(&s);
+    cwc_run_ok(&s.cfg, cold_write_root, NULL);
+    char path[512];
+    snprintf(path, sizeof path, "%s/p/636f6c64", s.dir); /* "cold" */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+    close(fd);
+    cwc_run_ok(&s.cfg, cold_read_root, NULL);
     cwc_store_end(&s);
 }
 
