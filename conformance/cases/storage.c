@@ -1044,6 +1044,8 @@ static void *shrink_then_gap_root(cw_ctx *ctx, void *arg)
         ck_assert_uint_eq(size, 301);
         cwc_read_eq(b, 50, zeros, 250);
         cwc_read_eq(b, 300, "Z", 1);
+        cwc_write(b, 60, "synced bytes the shrink takes away", 34);
+        cwc_sync(b);
         ck_assert_int_eq(cw_blob_resize(b, 60, NULL), CW_OK); /* a resize's gap too */
         ck_assert_int_eq(cw_blob_resize(b, 120, NULL), CW_OK);
         cwc_sync(b);
