@@ -179,13 +179,17 @@ CWC_CASE(det_event_log_same_seed_same_events, "deterministic", "DET-016 DET-001"
 
 /* One run of `root` under the suite's seed, required to succeed, with
  * every event it records copied into `l`. */
-static void run_logged(cw_task_fn root, log_t *l)
+static void run_logged_with(cw_config cfg, cw_task_fn root, log_t *l)
 {
-    cw_config cfg = cwc_config();
     cfg.event_log = record;
     cfg.event_log_arg = l;
     cw_run_result res;
     ck_assert_int_eq(cwc_run(&cfg, root, NULL, &res), CW_OK);
+}
+
+static void run_logged(cw_task_fn root, log_t *l)
+{
+    run_logged_with(cwc_config(), root, l);
 }
 
 /* The first logged event with `label` at or after `from`, or NULL. */
@@ -341,6 +345,26 @@ CWC_CASE(det_event_fields_of_the_network, "deterministic", "DET-015 DET-016 NET-
     fields_are(x, 4, (const void *[]){peer, two, ok, "hi"}, (size_t[]){(size_t)n, 8, 4, 2});
     from = 0;
     ck_assert_ptr_null(find(&l, "deliver", &from)); /* no latency, no deliveries */
+    log_free(&l);
+}
+
+/* With latency the bytes of a send go in flight, and their arrival is an
+ * event of its own: the receiver's remote address, the count of bytes. */
+CWC_CASE(det_event_fields_of_a_delivery, "deterministic", "DET-015 DET-016 NET-027",
+         DET | CWC_NEEDS_NETWORK)
+{
+    log_t l = {0};
+    cw_config cfg = cwc_config();
+    cfg.network_latency = CW_MSEC;
+    run_logged_with(cfg, net_fields_root, &l);
+    size_t from = 0;
+    const logged *x = find(&l, "deliver", &from);
+    ck_assert_ptr_nonnull(x);
+    char peer[32];
+    int n = snprintf(peer, sizeof peer, "127.0.0.1:%u", CW_NET_EPHEMERAL_FIRST);
+    static const uint8_t two[8] = {0, 0, 0, 0, 0, 0, 0, 2};
+    fields_are(x, 2, (const void *[]){peer, two}, (size_t[]){(size_t)n, 8});
+    ck_assert_ptr_null(find(&l, "deliver", &from)); /* one send, one arrival */
     log_free(&l);
 }
 
