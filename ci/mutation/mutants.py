@@ -11,8 +11,8 @@ path, the mutated line's text, the mutation, and an occurrence number when
 the same mutation of the same line text appears more than once in a file.
 """
 
+import hashlib
 import os
-import random
 import re
 
 ROOT_DIRS = ("reference",)
@@ -424,11 +424,18 @@ def all_mutants(root):
     return result
 
 
+def sample_key(m, seed):
+    """A mutant's place in the draw: a hash of the seed and its id alone, so
+    an edit elsewhere in reference/ leaves the rest of the sample as it was
+    (drawing by index would redraw all of it whenever a mutant came or went)."""
+    return hashlib.sha256(("%d\t%s" % (seed, m["id"])).encode()).digest()
+
+
 def sample(mutants, n, seed):
     if n >= len(mutants):
         return list(mutants)
-    picked = random.Random(seed).sample(range(len(mutants)), n)
-    return [mutants[k] for k in sorted(picked)]
+    picked = set(id(m) for m in sorted(mutants, key=lambda m: sample_key(m, seed))[:n])
+    return [m for m in mutants if id(m) in picked]
 
 
 def apply(text, m):

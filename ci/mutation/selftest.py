@@ -62,6 +62,10 @@ def main():
     expect(not any(m["file"].startswith("reference/tests/") for m in ms), "a unit test mutated")
     a, b = gen.sample(ms, 50, 1), gen.sample(ms, 50, 1)
     expect(a == b and gen.sample(ms, 50, 2) != a, "sampling is not a function of the seed")
+    fewer = [m for m in ms if m is not a[0]]
+    kept = [m["id"] for m in gen.sample(fewer, 50, 1)]
+    expect(len(set(kept) & set(m["id"] for m in a)) == 49,
+           "one mutant gone redraws more of the sample than its own place")
     print("mutation self-test: %d mutants of reference/, generator ok" % len(ms))
 
 
