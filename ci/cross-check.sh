@@ -50,7 +50,8 @@ memory_encode_without_memory
 memory_sleep_without_memory
 memory_signal_without_memory
 memory_send_without_memory
-memory_resolver_register_without_memory"
+memory_resolver_register_without_memory
+memory_stack_without_memory"
 
 # A run's report in file $1: only failures of the cases listed in $2 are
 # forgiven, and they are listed; anything else, or a timeout, fails.

@@ -193,6 +193,31 @@ CWC_CASE(memory_child_without_memory, "context", "CTX-006 TASK-011", 0)
     run_with_big_string(child_root);
 }
 
+/* A stack larger than the memory left: the task that needs it never runs,
+ * its join says why, and the next spawn, with memory back, runs. */
+static void *stack_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    atomic_int ran;
+    atomic_init(&ran, 0);
+    memory_limited();
+    int starved = spawn_from(cw_child(ctx, "starved"), &ran);
+    int ran_starved = atomic_load(&ran);
+    memory_restored();
+    CWC_EQ(starved, CW_ERR_NOMEM);
+    CWC_EQ(ran_starved, 0);
+    CWC_EQ(spawn_from(cw_child(ctx, "fed"), &ran), CW_OK);
+    CWC_EQ(atomic_load(&ran), 1);
+    return NULL;
+}
+
+CWC_CASE(memory_stack_without_memory, "tasks", "TASK-011", 0)
+{
+    cw_config cfg = cwc_config();
+    cfg.stack_size = (size_t)2 * big_mib() * MIB; /* above the margin, below RUN-002's 1 GiB */
+    cwc_run_ok(&cfg, stack_root, NULL);
+}
+
 typedef struct attr_seen {
     bool same_ctx;
     int spawn;
