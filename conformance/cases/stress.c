@@ -88,3 +88,56 @@ CWC_CASE(stress_spawn_sleep_abort_join, "tasks", "TASK-002 TASK-005 TASK-008 RUN
     ck_assert_int_ge(atomic_load(&s.finished), 0);
     ck_assert_int_le(atomic_load(&s.finished), atomic_load(&s.started));
 }
+
+/* ---- Both ends of oneshots at once [CHN-005] ------------------------------------------- */
+
+/* Races need threads: a single-threaded backend gets a tenth of the pairs. */
+enum { ONESHOT_PAIRS = 100000, ONESHOT_BATCH = 64 };
+
+static int oneshot_pairs(void)
+{
+    return cwc_backend->capabilities & CW_CAP_PARALLEL ? ONESHOT_PAIRS : ONESHOT_PAIRS / 10;
+}
+
+static void *oneshot_sender(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    int v = 7;
+    int rc = cw_oneshot_send(arg, &v);
+    return (void *)(intptr_t)(rc == CW_OK || rc == CW_ERR_CLOSED);
+}
+
+static void *oneshot_dropper(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    cw_oneshot_receiver_drop(arg);
+    return (void *)(intptr_t)1;
+}
+
+/* A send and a drop of the receiver racing on other threads: whichever
+ * comes first, the send says OK or CLOSED and the oneshot ends once. */
+static void *oneshot_race_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_handle *h[2 * ONESHOT_BATCH];
+    for (int done = 0, pairs = oneshot_pairs(); done < pairs; done += ONESHOT_BATCH) {
+        for (int i = 0; i < ONESHOT_BATCH; i++) {
+            cw_oneshot *o = cw_oneshot_new(ctx, sizeof(int));
+            ck_assert_ptr_nonnull(o);
+            h[2 * i] = cw_spawn(cw_child(ctx, "send"), oneshot_sender, o);
+            h[2 * i + 1] = cw_spawn(cw_child(ctx, "drop"), oneshot_dropper, o);
+        }
+        for (int i = 0; i < 2 * ONESHOT_BATCH; i++) {
+            void *ok = NULL;
+            ck_assert_int_eq(cw_join(h[i], &ok), CW_OK);
+            ck_assert_ptr_eq(ok, (void *)(intptr_t)1);
+            cw_handle_release(h[i]);
+        }
+    }
+    return NULL;
+}
+
+CWC_CASE(stress_oneshot_send_and_drop, "channels", "CHN-005", 0)
+{
+    cwc_run_ok(NULL, oneshot_race_root, NULL);
+}
