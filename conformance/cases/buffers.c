@@ -553,6 +553,31 @@ CWC_CASE(buffer_list_split_advance, "buffers", "BUF-014", 0)
     cw_iobufs_release(l);
 }
 
+/* Every split point of a list of several chunks, the chunk boundaries and
+ * the bytes either side of them included: the head holds exactly the first
+ * `at` bytes in as few chunks as cover them, the list the rest. */
+CWC_CASE(buffer_list_split_everywhere, "buffers", "BUF-014 BUF-013", 0)
+{
+    static const char all[] = "abcdefghijk";
+    for (size_t at = 0; at <= 11; at++) {
+        cw_iobufs *l = CWC_LIST("abc", "d", "efgh", "ijk");
+        cw_iobufs *h = NULL;
+        CWC_OK(cw_iobufs_split_to(l, at, &h));
+        ck_assert_msg(cw_iobufs_len(h) == at && cw_iobufs_equal_bytes(h, all, at),
+                      "the head of a split at %zu", at);
+        ck_assert_msg(cw_iobufs_len(l) == 11 - at && cw_iobufs_equal_bytes(l, all + at, 11 - at),
+                      "the rest of a split at %zu", at);
+        size_t chunks = at == 0 ? 0 : at <= 3 ? 1 : at <= 4 ? 2 : at <= 8 ? 3 : 4;
+        ck_assert_uint_eq(cw_iobufs_chunk_count(h), chunks);
+        cw_iobufs_release(h);
+        cw_iobufs_release(l);
+        l = CWC_LIST("abc", "d", "efgh", "ijk");
+        CWC_OK(cw_iobufs_advance(l, at));
+        ck_assert_msg(cw_iobufs_equal_bytes(l, all + at, 11 - at), "advance by %zu", at);
+        cw_iobufs_release(l);
+    }
+}
+
 CWC_CASE(buffer_coalesce, "buffers", "BUF-015", 0)
 {
     cw_iobuf out;
