@@ -346,6 +346,42 @@ CWC_CASE(bufpool_threads, "buffers", "BUF-025", 0)
     cw_bufpool_release(p);
 }
 
+/* A thread cache that fills and spills, round after round on one thread:
+ * the class can still hand out all its buffers, each a different one, and
+ * every one comes back idle. */
+CWC_CASE(bufpool_thread_cache_spills, "buffers", "BUF-020 BUF-021 BUF-023", 0)
+{
+    enum { MAX = 8, ROUNDS = 12 };
+    cw_bufpool_config cfg = small_config();
+    cfg.max_size = 64;
+    cfg.max_per_class = MAX;
+    cfg.thread_cache = 4;
+    cw_bufpool *p;
+    CWC_OK(cw_bufpool_new(cwc_backend, &cfg, &p));
+    for (int round = 0; round < ROUNDS; round++) {
+        cw_iobuf_mut m[MAX];
+        for (int i = 0; i < MAX; i++) {
+            ck_assert_msg(cw_bufpool_try_alloc(p, 64, &m[i], NULL) == CW_OK,
+                          "round %d: buffer %d of %d refused", round, i, MAX);
+            memset(m[i].data, 'a' + i, 64);
+        }
+        int why = 0;
+        cw_iobuf_mut more;
+        ck_assert_int_eq(cw_bufpool_try_alloc(p, 64, &more, &why), CW_ERR_POOL);
+        ck_assert_int_eq(why, CW_BUFPOOL_EXHAUSTED);
+        for (int i = 0; i < MAX; i++) /* no buffer handed out twice */
+            for (int k = 0; k < 64; k++)
+                ck_assert_int_eq(m[i].data[k], 'a' + i);
+        for (int i = 0; i < MAX; i++) /* released in an order that changes each round */
+            cw_iobuf_mut_release(&m[(i * 3 + round) % MAX]);
+        cw_bufpool_stats st;
+        stats(p, 0, &st);
+        ck_assert_uint_eq(st.created, MAX);
+        ck_assert_uint_eq(st.idle, MAX);
+    }
+    cw_bufpool_release(p);
+}
+
 /* ---- BUF-026, BUF-027: the run's pools and their defaults ---------------------------------- */
 
 struct pooler_case {
