@@ -16,6 +16,16 @@ static void *labels_root(cw_ctx *ctx, void *arg)
     cw_ctx *ok = cw_child(ctx, "a_runtime"); /* reserved only as a prefix */
     ck_assert_str_eq(cw_label(ok), "a_runtime");
     cw_ctx_release(ok);
+    /* The joined path has an underscore: "run_time" and "r_untime" are not
+     * "runtime...", nor is "runtim" then anything. */
+    static const char *const near[][2] = {{"run", "time"}, {"r", "untime"}, {"runtim", "e"}};
+    for (size_t i = 0; i < 3; i++) {
+        cw_ctx *p = cw_child(ctx, near[i][0]);
+        cw_ctx *c = cw_child(p, near[i][1]);
+        ck_assert_ptr_nonnull(c);
+        cw_ctx_release(c);
+        cw_ctx_release(p);
+    }
     cw_ctx_release(ab);
     cw_ctx_release(a);
     return NULL;
