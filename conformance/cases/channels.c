@@ -52,6 +52,42 @@ CWC_CASE(channel_fifo_and_close, "channels", "CHN-001 CHN-003", 0)
     cwc_run_ok(NULL, fifo_root, (void *)(uintptr_t)3);
 }
 
+static void *recv_once(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    int v;
+    return (void *)(intptr_t)cw_chan_recv(arg, &v);
+}
+
+/* A receiver already waiting on an empty channel is woken by the drop of
+ * the last sender, and told CW_ERR_CLOSED; the drop of another sender
+ * before it does not end its wait. */
+static void *waiting_receiver_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_chan *c = cw_chan_new(ctx, sizeof(int), 1);
+    ck_assert_ptr_nonnull(c);
+    cw_chan_sender_add(c);
+    cw_handle *h = cw_spawn(cw_child(ctx, "receiver"), recv_once, c);
+    ck_assert_int_eq(cw_sleep(ctx, 10 * CW_MSEC), CW_OK); /* it waits by now */
+    cw_chan_sender_drop(c);
+    void *early = NULL;
+    cw_wait join = cw_wait_join(h, &early);
+    ck_assert_int_eq(cw_timeout(ctx, 10 * CW_MSEC, &join), CW_ERR_TIMEOUT);
+    cw_chan_sender_drop(c);
+    void *rc = NULL;
+    ck_assert_int_eq(cw_join(h, &rc), CW_OK);
+    ck_assert_int_eq((int)(intptr_t)rc, CW_ERR_CLOSED);
+    cw_handle_release(h);
+    cw_chan_receiver_drop(c);
+    return NULL;
+}
+
+CWC_CASE(channel_last_sender_wakes_a_waiting_receiver, "channels", "CHN-003", 0)
+{
+    cwc_run_ok(NULL, waiting_receiver_root, NULL);
+}
+
 static void *bounded_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
