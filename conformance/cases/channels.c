@@ -103,10 +103,11 @@ static void *bounded_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(cw_chan_send(c, &v), CW_ERR_CLOSED);
     cw_chan_sender_drop(c);
     ck_assert_ptr_null(cw_chan_new(ctx, 0, 1));
+    ck_assert_ptr_null(cw_oneshot_new(ctx, 0));
     return NULL;
 }
 
-CWC_CASE(channel_bounded_blocks_and_receiver_drop, "channels", "CHN-002 CHN-004", 0)
+CWC_CASE(channel_bounded_blocks_and_receiver_drop, "channels", "CHN-002 CHN-004 CHN-006", 0)
 {
     cwc_run_ok(NULL, bounded_root, NULL);
 }

@@ -88,7 +88,8 @@ static inline int cw_chan_try_recv(cw_chan *c, void *elem)
     return i < 0 ? i : w.result;
 }
 
-/* A channel for one value of `elem_size` bytes. The caller owns both sides. */
+/* A channel for one value of `elem_size` bytes. The caller owns both sides.
+ * NULL for elem_size 0, or without memory [CHN-006]. */
 static inline cw_oneshot *cw_oneshot_new(cw_ctx *ctx, size_t elem_size)
 {
     return cw__backend_of(ctx)->oneshot_new(ctx, elem_size);
