@@ -55,6 +55,9 @@ static const struct {
     {"\xff", R},
     {"\x80", R},
     {"\xbf", R},
+    {"\x80\x80\x80\x80", R R R R}, /* continuations never lead, whatever follows */
+    {"\xc1\xbf\xbf\xbf", R R R R},
+    {"\xef\xbf\xbf\xbf", "\xef\xbf\xbf" R},
     {"a\xe1\x80", "a" R R},
 };
 
