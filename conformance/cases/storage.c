@@ -646,6 +646,15 @@ static void *overflow_root(cw_ctx *ctx, void *arg)
                      CW_ERR_OFFSET_OVERFLOW);
     cwc_read_eq(b, 0, "data", 4); /* nothing changed */
     ck_assert_int_eq(cwc_read_rc(b, 0, 5), CW_ERR_BLOB_INSUFFICIENT_LENGTH);
+    /* A resize to the largest allowed extent: a store that can hold it
+     * says CW_OK, one that cannot says why and keeps the blob as it was. */
+    int rc = cw_blob_resize(b, INT64_MAX - 4096, NULL);
+    if (rc == CW_OK)
+        ck_assert_int_eq(cw_blob_resize(b, 4, NULL), CW_OK);
+    else
+        ck_assert_int_ne(rc, CW_ERR_OFFSET_OVERFLOW);
+    cwc_read_eq(b, 0, "data", 4);
+    ck_assert_int_eq(cwc_read_rc(b, 0, 5), CW_ERR_BLOB_INSUFFICIENT_LENGTH);
     cw_blob_close(b);
     return NULL;
 }
