@@ -209,9 +209,17 @@ CWC_CASE(metrics_http_settings, "metrics", "MET-017", PAR)
     cw_config cfg = cwc_config();
     cwc_run_ok(&cfg, no_endpoint_root, NULL); /* off by default */
 
-    cfg.metrics_address = "localhost:http";
-    ck_assert_int_eq(cwc_run(&cfg, must_not_run, NULL, &res), CW_ERR_INVALID);
-    CWC_HAS(res.message, "metrics_address");
+    static const char *const not_numeric[] = {
+        "localhost:http", "127.0.0.1:65536", "127.0.0.1:0x50", "127.0.0.1:+80",
+        "127.0.0.1: 80",  "127.0.0.1:",      "127.0.0.1:80 ",  "[::1]:99999",
+        "::1:80",         "[]:80",
+    };
+    for (size_t i = 0; i < sizeof not_numeric / sizeof not_numeric[0]; i++) {
+        cfg.metrics_address = not_numeric[i];
+        ck_assert_msg(cwc_run(&cfg, must_not_run, NULL, &res) == CW_ERR_INVALID,
+                      "metrics_address \"%s\" was not refused", not_numeric[i]);
+        CWC_HAS(res.message, "metrics_address");
+    }
 
     int busy = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};

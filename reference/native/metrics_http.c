@@ -27,6 +27,18 @@
 
 #define CLIENT_TIMEOUT_MS 5000
 
+/* A port in decimal digits alone, at most 65535 (strtoul would also take
+ * blanks, a sign, and with base 0 hexadecimal). */
+static bool parse_port(const char *s, unsigned *port)
+{
+    unsigned v = 0;
+    size_t n = 0;
+    for (; s[n] >= '0' && s[n] <= '9' && n < 6; n++)
+        v = v * 10 + (unsigned)(s[n] - '0');
+    *port = v;
+    return n > 0 && s[n] == '\0' && v <= 65535;
+}
+
 /* "1.2.3.4:80" or "[::1]:80" into `sa`; false when it is neither. */
 static bool parse_address(const char *text, struct sockaddr_storage *sa, socklen_t *len)
 {
@@ -36,10 +48,8 @@ static bool parse_address(const char *text, struct sockaddr_storage *sa, socklen
         return false;
     memcpy(host, text, (size_t)(colon - text));
     host[colon - text] = '\0';
-    char *end;
-    errno = 0;
-    unsigned long port = strtoul(colon + 1, &end, 10);
-    if (colon[1] == '\0' || *end != '\0' || errno || port > 65535)
+    unsigned port;
+    if (!parse_port(colon + 1, &port))
         return false;
     memset(sa, 0, sizeof *sa);
     size_t hlen = strlen(host);
