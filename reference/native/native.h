@@ -94,7 +94,6 @@ struct cw_native {
     pthread_cond_t changed; /* the run's end condition or a count changed */
     cw_tpool shared, blocking;
     unsigned live_tasks;   /* spawned and not yet finished */
-    unsigned live_threads; /* worker threads of every pool, still running */
     pthread_t *threads;    /* every thread started, joined at the end */
     size_t nthreads, cap_threads;
     cw_tpool *dedicated; /* pools of dedicated tasks */

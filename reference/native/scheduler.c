@@ -288,7 +288,6 @@ static void *worker_main(void *arg)
         }
     }
     p->threads--;
-    n->live_threads--;
     pthread_cond_broadcast(&n->changed);
     pthread_mutex_unlock(&n->lock);
     return NULL;
@@ -309,7 +308,6 @@ int cw_tpool_start_thread(cw_tpool *p)
         return rc;
     n->nthreads++;
     p->threads++;
-    n->live_threads++;
     return 0;
 }
 
