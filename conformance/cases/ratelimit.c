@@ -288,6 +288,32 @@ CWC_CASE(keyed_limiter_keys_are_independent, "ratelimit", "RATE-004", 0)
     cw_keyed_limiter_free(k);
 }
 
+/* Keys of every length around the word sizes a hash reads them in, two of
+ * each length that differ in their last byte alone: each exhausts on its
+ * own, and the same bytes always find the same state. */
+CWC_CASE(keyed_limiter_keys_of_every_length, "ratelimit", "RATE-004", 0)
+{
+    cw_quota q = three_per_30ms();
+    cw_keyed_limiter *k = NULL;
+    ck_assert_int_eq(cw_keyed_limiter_new(&q, &k), CW_OK);
+    char a[40], b[40];
+    for (size_t len = 1; len <= 33; len++) {
+        memset(a, 'k', len);
+        memcpy(b, a, len);
+        b[len - 1] = 'q';
+        for (int i = 0; i < 3; i++)
+            ck_assert_int_eq(cw_keyed_limiter_check_at(k, a, len, 0, NULL), CW_OK);
+        ck_assert_msg(cw_keyed_limiter_check_at(k, a, len, 0, NULL) == CW_ERR_WOULD_BLOCK,
+                      "a key of %zu bytes was not held to its quota", len);
+        for (int i = 0; i < 3; i++)
+            ck_assert_msg(cw_keyed_limiter_check_at(k, b, len, 0, NULL) == CW_OK,
+                          "a key of %zu bytes took another's state", len);
+        ck_assert_int_eq(cw_keyed_limiter_check_at(k, b, len, 0, NULL), CW_ERR_WOULD_BLOCK);
+    }
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), 2 * 33);
+    cw_keyed_limiter_free(k);
+}
+
 static int check_u32(cw_keyed_limiter *k, uint32_t key, cw_time now)
 {
     return cw_keyed_limiter_check_at(k, &key, sizeof key, now, NULL);
