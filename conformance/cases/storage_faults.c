@@ -44,7 +44,17 @@ static void expect_injected(int rc, const cw_storage_error *err, int code)
     ck_assert_int_eq(rc, code);
     ck_assert_int_eq(err->code, code);
     ck_assert_int_eq(err->os_error, 0);
+    ck_assert_int_eq(err->fault, 0); /* no header check failed [STOR-018] */
     ck_assert_msg(ends_with(err->message, "injected fault"), "message: %s", err->message);
+}
+
+/* As expect_injected, for a call that named `partition` and blob `hex`. */
+static void expect_injected_at(int rc, const cw_storage_error *err, int code,
+                               const char *partition, const char *hex)
+{
+    expect_injected(rc, err, code);
+    ck_assert_str_eq(err->partition, partition);
+    ck_assert_str_eq(err->name, hex);
 }
 
 /* ---- Each kind fails [STOR-030] ------------------------------------------------------- */
@@ -62,8 +72,8 @@ static void *kinds_root(cw_ctx *ctx, void *arg)
     set_faults(ctx, f);
     cw_blob *nb = (cw_blob *)1;
     uint64_t size;
-    expect_injected(cw_storage_open(ctx, "p", "new", 3, &nb, &size, &err), &err,
-                    CW_ERR_BLOB_OPEN_FAILED);
+    expect_injected_at(cw_storage_open(ctx, "p", "new", 3, &nb, &size, &err), &err,
+                       CW_ERR_BLOB_OPEN_FAILED, "p", "6e6577");
     ck_assert_ptr_null(nb);
     /* A refusal for its arguments comes first and draws nothing. */
     ck_assert_int_eq(cw_storage_open(ctx, "bad name!", "x", 1, &nb, &size, &err),
@@ -114,8 +124,9 @@ static void *kinds_root(cw_ctx *ctx, void *arg)
     f.sync = CW_RATE_NEVER;
     f.remove = CW_RATE_ALWAYS;
     set_faults(ctx, f);
-    expect_injected(cw_storage_remove(ctx, "p", "kept", 4, &err), &err, CW_ERR_IO);
-    expect_injected(cw_storage_remove(ctx, "p", NULL, 0, &err), &err, CW_ERR_IO);
+    expect_injected_at(cw_storage_remove(ctx, "p", "kept", 4, &err), &err, CW_ERR_IO, "p",
+                       "6b657074");
+    expect_injected_at(cw_storage_remove(ctx, "p", NULL, 0, &err), &err, CW_ERR_IO, "p", "");
 
     f.remove = CW_RATE_NEVER;
     f.scan = CW_RATE_ALWAYS;
@@ -133,7 +144,7 @@ static void *kinds_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_faults_each_kind_fails, "storage", "STOR-030 STOR-034", DET)
+CWC_CASE(storage_faults_each_kind_fails, "storage", "STOR-030 STOR-034 STOR-018", DET)
 {
     cwc_store_run(kinds_root, NULL);
 }

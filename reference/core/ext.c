@@ -89,11 +89,6 @@ void cw_sched_park(cw_task *t)
     t->rt->sched->park(t);
 }
 
-void cw_sched_wake(cw_task *t)
-{
-    t->rt->sched->wake(t);
-}
-
 bool cw_rt_alarm_arm(cw_rt *rt, cw_wait *w, cw_task *t)
 {
     return rt->sched->alarm_arm(rt, w, t);

@@ -140,9 +140,8 @@ bool cw_rt_chance(cw_rt *rt, cw_rate r);
 bool cw_rate_valid(cw_rate r);
 bool cw_storage_faults_valid(const cw_storage_faults *f);
 /* The calling task `t` gives up its thread until woken (it may return
- * early); make `t` runnable (a no-op for a finished task). Any thread. */
+ * early). */
 void cw_sched_park(cw_task *t);
-void cw_sched_wake(cw_task *t);
 /* Wake `t` at w->arg (the deadline) through the wait `w`, which stays put
  * until disarmed; false, with nothing armed, when memory is exhausted.
  * With `t` NULL the alarm calls the cw_alarm_ops its wait's ops point to
