@@ -409,6 +409,7 @@ static void *versions_root(cw_ctx *ctx, void *arg)
     ck_assert_uint_eq(err.expected.first, 2);
     ck_assert_uint_eq(err.expected.last, 3);
     ck_assert_uint_eq(err.found, 1);
+    ck_assert_int_eq(err.os_error, 0); /* no system call failed [STOR-018] */
     ck_assert_str_eq(err.message, "blob version mismatch: expected one of 2..=3, found 1");
     ck_assert_int_eq(cw_storage_open(ctx, "v", S("blob"), &b, &size, NULL),
                      CW_ERR_BLOB_VERSION_MISMATCH);
@@ -672,6 +673,9 @@ static void *remove_blob_root(cw_ctx *ctx, void *arg)
     cw_storage_error err;
     ck_assert_int_eq(cw_storage_remove(ctx, "nowhere", S("blob"), &err), CW_ERR_PARTITION_MISSING);
     ck_assert_str_eq(err.message, "partition missing: nowhere");
+    ck_assert_int_eq(err.fault, 0);
+    if (cwc_backend->capabilities & CW_CAP_DETERMINISTIC) /* in memory: no system call */
+        ck_assert_int_eq(err.os_error, 0);
     cw_blob *b = cwc_open(ctx, "p", "blob", NULL);
     cwc_write(b, 0, "contents", 8);
     cwc_sync(b);
