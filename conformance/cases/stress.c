@@ -3,6 +3,7 @@
  * (spec/04-tasks.md). On a parallel backend they do so across threads.
  */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cases/util.h"
@@ -140,4 +141,79 @@ static void *oneshot_race_root(cw_ctx *ctx, void *arg)
 CWC_CASE(stress_oneshot_send_and_drop, "channels", "CHN-005", 0)
 {
     cwc_run_ok(NULL, oneshot_race_root, NULL);
+}
+
+/* ---- One metric family changed from every thread [MET-012] ---------------------------- */
+
+enum { FAMILY_TASKS = 8, FAMILY_ROUNDS = 20000, FAMILY_KEYS = 4 };
+
+struct family_stress {
+    cw_metric *family;
+    int task, rounds;
+};
+
+/* Races need threads: a single-threaded backend gets a fifth of the rounds. */
+static int family_rounds(void)
+{
+    return cwc_backend->capabilities & CW_CAP_PARALLEL ? FAMILY_ROUNDS : FAMILY_ROUNDS / 5;
+}
+
+/* Each task gets, counts and removes children of its own keys, while the
+ * others insert and remove theirs in the same family: the counts that
+ * stay are exactly this task's since each key's last removal. */
+static void *family_churn(cw_ctx *ctx, void *arg)
+{
+    struct family_stress *s = arg;
+    char key[16];
+    const char *values[1] = {key};
+    for (int i = 0; i < s->rounds; i++) {
+        snprintf(key, sizeof key, "t%d_%d", s->task, i % FAMILY_KEYS);
+        cw_metric *child = cw_family_get(s->family, values);
+        ck_assert_ptr_nonnull(child);
+        cw_counter_inc(child);
+        if (i % 3 == 2)
+            ck_assert_int_eq(cw_family_remove(s->family, values), CW_OK);
+        if (i % 64 == 0)
+            cw_yield(ctx);
+    }
+    return NULL;
+}
+
+static void *family_stress_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static const char *const label[1] = {"k"};
+    cw_metric *f = cw_family(ctx, "churn", "h", CW_METRIC_COUNTER, label, 1);
+    ck_assert_ptr_nonnull(f);
+    struct family_stress s[FAMILY_TASKS];
+    cw_handle *h[FAMILY_TASKS];
+    int rounds = family_rounds();
+    for (int t = 0; t < FAMILY_TASKS; t++) {
+        s[t] = (struct family_stress){f, t, rounds};
+        h[t] = cw_spawn(cw_child(ctx, "churn"), family_churn, &s[t]);
+    }
+    for (int t = 0; t < FAMILY_TASKS; t++) {
+        ck_assert_int_eq(cw_join(h[t], NULL), CW_OK);
+        cw_handle_release(h[t]);
+    }
+    /* Round i counts key i % 4 and removes it when i % 3 == 2: the last
+     * removal of key j is at the last such i, and each later round of j
+     * counted 1. */
+    char key[16];
+    const char *values[1] = {key};
+    for (int t = 0; t < FAMILY_TASKS; t++)
+        for (int j = 0; j < FAMILY_KEYS; j++) {
+            uint64_t want = 0;
+            for (int i = rounds - 1; i >= 0 && !(i % FAMILY_KEYS == j && i % 3 == 2); i--)
+                want += i % FAMILY_KEYS == j;
+            snprintf(key, sizeof key, "t%d_%d", t, j);
+            ck_assert_uint_eq(cw_counter_get(cw_family_get(f, values)), want);
+        }
+    cw_metric_release(f);
+    return NULL;
+}
+
+CWC_CASE(stress_metric_family_from_every_thread, "metrics", "MET-012", 0)
+{
+    cwc_run_ok(NULL, family_stress_root, NULL);
 }

@@ -31,10 +31,10 @@ static void free_if_ended(sk_oneshot *o)
         oneshot_destroy(&o->obj);
 }
 
-/* NULL when memory is exhausted. */
+/* NULL for elem_size 0 (CHN-006), or when memory is exhausted. */
 cw_oneshot *sk_oneshot_new(cw_ctx *ctx, size_t elem_size)
 {
-    if (elem_size > SIZE_MAX - sizeof(sk_oneshot))
+    if (elem_size == 0 || elem_size > SIZE_MAX - sizeof(sk_oneshot))
         return NULL;
     sk_oneshot *o = calloc(1, sizeof *o + elem_size);
     if (o) {
