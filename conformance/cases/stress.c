@@ -164,7 +164,7 @@ static int family_rounds(void)
 static void *family_churn(cw_ctx *ctx, void *arg)
 {
     struct family_stress *s = arg;
-    char key[16];
+    char key[32];
     const char *values[1] = {key};
     for (int i = 0; i < s->rounds; i++) {
         snprintf(key, sizeof key, "t%d_%d", s->task, i % FAMILY_KEYS);
@@ -199,7 +199,7 @@ static void *family_stress_root(cw_ctx *ctx, void *arg)
     /* Round i counts key i % 4 and removes it when i % 3 == 2: the last
      * removal of key j is at the last such i, and each later round of j
      * counted 1. */
-    char key[16];
+    char key[32];
     const char *values[1] = {key};
     for (int t = 0; t < FAMILY_TASKS; t++)
         for (int j = 0; j < FAMILY_KEYS; j++) {
