@@ -75,6 +75,12 @@ static void *cold_write_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
+static void expect_cold(const uint8_t *got, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        ck_assert_msg(got[i] == cold_byte(i), "byte %zu of a read from disk", i);
+}
+
 static void *cold_read_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
@@ -88,11 +94,9 @@ static void *cold_read_root(cw_ctx *ctx, void *arg)
     /* Far from the header, which the open read (and the kernel read ahead of). */
     ck_assert_int_eq(cw_blob_read_into(b, COLD_AT, got + COLD_AT, 4096, CW_READ_DEFAULT, NULL),
                      CW_OK);
-    for (size_t i = COLD_AT; i < COLD_AT + 4096; i++)
-        ck_assert_msg(got[i] == cold_byte(i), "byte %zu of a read from disk", i);
+    expect_cold(got, COLD_AT, COLD_AT + 4096);
     ck_assert_int_eq(cw_blob_read_into(b, 0, got, COLD_LEN, CW_READ_DEFAULT, NULL), CW_OK);
-    for (size_t i = 0; i < COLD_LEN; i++)
-        ck_assert_msg(got[i] == cold_byte(i), "byte %zu of a read from disk", i);
+    expect_cold(got, 0, COLD_LEN);
     free(got);
     cw_blob_close(b);
     return NULL;
