@@ -46,14 +46,16 @@ static int connect_to(const char *address)
     return fd;
 }
 
-/* Send `request` and read the whole response (the server closes). The
- * caller frees it. */
-static char *exchange(const char *address, const char *request)
+/* Send `request`, end the sending side when `end` is set, and read the
+ * whole response (the server closes). The caller frees it. */
+static char *exchange_ending(const char *address, const char *request, bool end)
 {
     int fd = connect_to(address);
     ck_assert_msg(fd >= 0, "cannot connect to %s", address);
     size_t len = strlen(request);
     ck_assert_int_eq(send(fd, request, len, MSG_NOSIGNAL), (ssize_t)len);
+    if (end)
+        ck_assert_int_eq(shutdown(fd, SHUT_WR), 0);
     size_t cap = 4096, used = 0;
     char *buf = malloc(cap);
     ck_assert_ptr_nonnull(buf);
@@ -72,6 +74,11 @@ static char *exchange(const char *address, const char *request)
     buf[used] = '\0';
     close(fd);
     return buf;
+}
+
+static char *exchange(const char *address, const char *request)
+{
+    return exchange_ending(address, request, false);
 }
 
 /* Run `root` with the endpoint on a port of the system's choosing. */
@@ -390,6 +397,10 @@ static void *head_limit_root(cw_ctx *ctx, void *arg)
     free(none);
     free(fits);
     free(endless);
+    /* A connection that ends before its head does gets no answer either. */
+    none = exchange_ending(address, "GET /metrics HTTP/1.1\r\n", true);
+    ck_assert_msg(none[0] == '\0', "a head cut short by the end was answered:\n%.80s", none);
+    free(none);
     return NULL;
 }
 
