@@ -2,7 +2,10 @@
  * native.c - what a parallel backend promises about threads and time
  * (spec/13-native.md). Skipped on backends without CW_CAP_PARALLEL.
  */
+#include <errno.h>
+#include <netinet/in.h>
 #include <stdatomic.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -316,4 +319,65 @@ CWC_CASE(native_run_end_waits_for_every_task_and_thread, "native", "NAT-004 RUN-
     cwc_run_ok(NULL, end_root, &count);
     ck_assert_int_eq(atomic_load(&count.unwound), 8);
     ck_assert_int_eq(cwc_thread_count(), before);
+}
+
+/* ---- zero_linger on every connection [NET-018] -------------------------------------- */
+
+/* A plain socket listening on loopback, and the address a run dials it at. */
+static int plain_listener(cw_addr *where)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof sa;
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(listen(fd, 4), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    *where = cw_addr_loopback4(ntohs(sa.sin_port));
+    return fd;
+}
+
+struct linger_seen {
+    bool zero_linger;
+    int errno_seen; /* what the plain peer's recv said after the close: 0 for an end */
+};
+
+/* The run dials a plain peer, closes the connection, and the peer reads
+ * what the close sent: a reset with zero_linger, an orderly end without. */
+static void *dial_and_close_root(cw_ctx *ctx, void *arg)
+{
+    struct linger_seen *seen = arg;
+    cw_addr where;
+    int lfd = plain_listener(&where);
+    cw_sink *sink;
+    cw_stream *stream;
+    ck_assert_int_eq(cw_dial(ctx, &where, &sink, &stream), CW_OK);
+    int peer = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    ck_assert_int_ge(peer, 0);
+    cw_stream_close(stream);
+    cw_sink_close(sink);
+    char byte;
+    ssize_t n = recv(peer, &byte, 1, 0);
+    seen->errno_seen = n < 0 ? errno : 0;
+    ck_assert_msg(n <= 0, "bytes arrived from a connection that sent none");
+    close(peer);
+    close(lfd);
+    return NULL;
+}
+
+CWC_CASE(native_zero_linger_on_dialed_connections, "network", "NET-018", PAR | CWC_NEEDS_NETWORK)
+{
+    for (int on = 0; on < 2; on++) {
+        struct linger_seen seen = {on != 0, -1};
+        cw_config cfg = cwc_config();
+        cfg.zero_linger = seen.zero_linger;
+        cwc_run_ok(&cfg, dial_and_close_root, &seen);
+        if (on)
+            ck_assert_msg(seen.errno_seen == ECONNRESET,
+                          "with zero_linger a close should reset, the peer saw errno %d",
+                          seen.errno_seen);
+        else
+            ck_assert_msg(seen.errno_seen == 0, "without zero_linger a close should end, "
+                          "the peer saw errno %d", seen.errno_seen);
+    }
 }
