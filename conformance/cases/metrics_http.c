@@ -404,6 +404,41 @@ static void *head_limit_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
+/* A client that asks for a long answer and resets the connection without
+ * reading it: the endpoint gives that connection up and answers the next. */
+static void *reset_mid_answer_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static char help[1024];
+    memset(help, 'h', sizeof help - 1);
+    cw_metric *m[2048];
+    for (int i = 0; i < 2048; i++) { /* about 2 MiB of text */
+        char name[32];
+        snprintf(name, sizeof name, "long_%d", i);
+        m[i] = cw_counter(ctx, name, help);
+    }
+    char address[64];
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
+    int fd = connect_to(address);
+    ck_assert_int_ge(fd, 0);
+    static const char get[] = "GET /metrics HTTP/1.1\r\n\r\n";
+    ck_assert_int_eq(send(fd, get, sizeof get - 1, MSG_NOSIGNAL), (ssize_t)(sizeof get - 1));
+    char first[16];
+    ck_assert_int_gt(recv(fd, first, sizeof first, 0), 0); /* the answer has begun */
+    struct linger reset = {1, 0};
+    ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
+    close(fd);
+    expect_answer(address, "HEAD /metrics HTTP/1.1\r\n\r\n", "200 ", false);
+    for (int i = 0; i < 2048; i++)
+        cw_metric_release(m[i]);
+    return NULL;
+}
+
+CWC_CASE(metrics_http_client_reset_mid_answer, "metrics", "MET-017 MET-020", PAR)
+{
+    run_with_endpoint(reset_mid_answer_root, NULL);
+}
+
 CWC_CASE(metrics_http_head_limit, "metrics", "MET-020", PAR)
 {
     run_with_endpoint(head_limit_root, NULL);
