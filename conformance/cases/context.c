@@ -1,6 +1,7 @@
 /*
  * context.c - labels, attributes and their rules (spec/03-context.md).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "cases/util.h"
@@ -29,6 +30,33 @@ static void *labels_root(cw_ctx *ctx, void *arg)
     cw_ctx_release(ab);
     cw_ctx_release(a);
     return NULL;
+}
+
+/* Joined labels of every length from 3 to 81 bytes, each read back whole:
+ * a join that counts one byte short writes its end past what it has. */
+static void *label_lengths_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    char a[48], b[48], want[100];
+    for (size_t la = 1; la < 41; la++)
+        for (size_t lb = 1; lb < 41; lb += 3) {
+            memset(a, 'p', la);
+            a[la] = '\0';
+            memset(b, 'q', lb);
+            b[lb] = '\0';
+            snprintf(want, sizeof want, "%s_%s", a, b);
+            cw_ctx *pa = cw_child(ctx, a);
+            cw_ctx *pb = cw_child(pa, b);
+            ck_assert_str_eq(cw_label(pb), want);
+            cw_ctx_release(pb);
+            cw_ctx_release(pa);
+        }
+    return NULL;
+}
+
+CWC_CASE(context_label_lengths, "context", "CTX-001", 0)
+{
+    cwc_run_ok(NULL, label_lengths_root, NULL);
 }
 
 CWC_CASE(context_labels, "context", "CTX-001", 0)
