@@ -520,6 +520,7 @@ struct crash {
     bool elsewhere;   /* also an unsynced write to the second blob of another partition */
     uint64_t other_len;
     uint8_t other[8];
+    uint8_t layered[40]; /* blob "t": two unsynced writes, a synced one cutting through both */
 };
 
 static void *crash_write_root(cw_ctx *ctx, void *arg)
@@ -542,6 +543,16 @@ static void *crash_write_root(cw_ctx *ctx, void *arg)
         cw_blob *o = cwc_open(ctx, "q", "b", NULL);
         cwc_write(o, 0, "second", 6);
         cw_blob_close(o);
+        /* A synced write over [10, 20) of one unsynced write that starts
+         * there and one that covers it: each keeps the bytes it had past 20. */
+        uint8_t x[20], y[40];
+        memset(x, 'X', sizeof x);
+        memset(y, 'Y', sizeof y);
+        cw_blob *t = cwc_open(ctx, "p", "t", NULL);
+        cwc_write(t, 10, x, sizeof x);
+        cwc_write(t, 0, y, sizeof y);
+        ck_assert_int_eq(cw_blob_write_at(t, 10, "ZZZZZZZZZZ", 10, CW_WRITE_SYNC, NULL), CW_OK);
+        cw_blob_close(t);
     }
     cw_storage_faults f = c->faults;
     if (c->sync_fails)
@@ -564,6 +575,11 @@ static void *crash_read_root(cw_ctx *ctx, void *arg)
         if (c->other_len == 6)
             ck_assert_int_eq(cw_blob_read_into(o, 0, c->other, 6, 0, NULL), CW_OK);
         cw_blob_close(o);
+        uint64_t tlen = 0;
+        cw_blob *t = cwc_open(ctx, "p", "t", &tlen);
+        ck_assert_uint_eq(tlen, 40);
+        ck_assert_int_eq(cw_blob_read_into(t, 0, c->layered, 40, 0, NULL), CW_OK);
+        cw_blob_close(t);
     }
     cw_blob *b = cwc_open(ctx, "p", "c", &c->len);
     if (c->len)
@@ -605,6 +621,8 @@ CWC_CASE(storage_faults_crash_keeps_what_they_say, "recover", "STOR-033 STOR-034
     crash_and_read(&all);
     ck_assert_uint_eq(all.other_len, 6);
     ck_assert(memcmp(all.other, "second", 6) == 0);
+    ck_assert_msg(memcmp(all.layered, "YYYYYYYYYYZZZZZZZZZZYYYYYYYYYYYYYYYYYYYY", 40) == 0,
+                  "the crash replayed %.40s", (const char *)all.layered);
     ck_assert_uint_eq(all.len, CRASH_LEN);
     ck_assert(memcmp(all.seen, "oooonnnn", 8) == 0);
     ck_assert_uint_eq(all.resized, 100);
