@@ -210,16 +210,26 @@ static void *no_endpoint_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
+static void *served_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    char address[64];
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
+    return NULL;
+}
+
 CWC_CASE(metrics_http_settings, "metrics", "MET-017", PAR)
 {
     cw_run_result res;
     cw_config cfg = cwc_config();
     cwc_run_ok(&cfg, no_endpoint_root, NULL); /* off by default */
+    cfg.metrics_address = "127.0.0.1:0000000"; /* digits alone: zeros lead any number */
+    cwc_run_ok(&cfg, served_root, NULL);
 
     static const char *const not_numeric[] = {
         "localhost:http", "127.0.0.1:65536", "127.0.0.1:0x50", "127.0.0.1:+80",
         "127.0.0.1: 80",  "127.0.0.1:",      "127.0.0.1:80 ",  "[::1]:99999",
-        "::1:80",         "[]:80",
+        "::1:80",         "[]:80",          "127.0.0.1:0000065536",
     };
     for (size_t i = 0; i < sizeof not_numeric / sizeof not_numeric[0]; i++) {
         cfg.metrics_address = not_numeric[i];

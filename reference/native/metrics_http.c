@@ -27,14 +27,16 @@
 
 #define CLIENT_TIMEOUT_MS 5000
 
-/* A port in decimal digits alone, at most 65535 (strtoul would also take
- * blanks, a sign, and with base 0 hexadecimal). */
+/* A port in decimal digits alone, any number of them, at most 65535
+ * (strtoul would also take blanks, a sign, and with base 0 hexadecimal).
+ * The value stops growing once above the limit, so it cannot wrap. */
 static bool parse_port(const char *s, unsigned *port)
 {
     unsigned v = 0;
     size_t n = 0;
-    for (; s[n] >= '0' && s[n] <= '9' && n < 6; n++)
-        v = v * 10 + (unsigned)(s[n] - '0');
+    for (; s[n] >= '0' && s[n] <= '9'; n++)
+        if (v <= 65535)
+            v = v * 10 + (unsigned)(s[n] - '0');
     *port = v;
     return n > 0 && s[n] == '\0' && v <= 65535;
 }
