@@ -15,7 +15,9 @@
 extern char **environ;
 
 /* Connect to "a.b.c.d:port" or "[v6]:port"; -1 when nothing answers. */
-static int connect_to(const char *address)
+/* A socket connected to `address`, or -1; with `rcvbuf` > 0 its receive
+ * buffer is set that small before it connects (so the window stays small). */
+static int connect_sized(const char *address, int rcvbuf)
 {
     char host[64];
     const char *colon = strrchr(address, ':');
@@ -38,12 +40,19 @@ static int connect_to(const char *address)
     }
     int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     ck_assert_int_ge(fd, 0);
+    if (rcvbuf > 0)
+        ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf), 0);
     socklen_t len = v6 ? sizeof *a6 : sizeof *a4;
     if (connect(fd, (struct sockaddr *)&ss, len) != 0) {
         close(fd);
         return -1;
     }
     return fd;
+}
+
+static int connect_to(const char *address)
+{
+    return connect_sized(address, 0);
 }
 
 /* Send `request`, end the sending side when `end` is set, and read the
@@ -421,15 +430,15 @@ static void *reset_mid_answer_root(cw_ctx *ctx, void *arg)
     (void)arg;
     static char help[1024];
     memset(help, 'h', sizeof help - 1);
-    cw_metric *m[2048];
-    for (int i = 0; i < 2048; i++) { /* about 2 MiB of text */
+    static cw_metric *m[8192];
+    for (int i = 0; i < 8192; i++) { /* about 8 MiB of text, more than a send buffer holds */
         char name[32];
         snprintf(name, sizeof name, "long_%d", i);
         m[i] = cw_counter(ctx, name, help);
     }
     char address[64];
     ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
-    int fd = connect_to(address);
+    int fd = connect_sized(address, 4096); /* far less than the answer */
     ck_assert_int_ge(fd, 0);
     static const char get[] = "GET /metrics HTTP/1.1\r\n\r\n";
     ck_assert_int_eq(send(fd, get, sizeof get - 1, MSG_NOSIGNAL), (ssize_t)(sizeof get - 1));
@@ -439,7 +448,7 @@ static void *reset_mid_answer_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
     close(fd);
     expect_answer(address, "HEAD /metrics HTTP/1.1\r\n\r\n", "200 ", false);
-    for (int i = 0; i < 2048; i++)
+    for (int i = 0; i < 8192; i++)
         cw_metric_release(m[i]);
     return NULL;
 }
