@@ -12,9 +12,9 @@
 #include <openssl/sha.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <ucontext.h>
 

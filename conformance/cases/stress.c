@@ -90,15 +90,16 @@ CWC_CASE(stress_spawn_sleep_abort_join, "tasks", "TASK-002 TASK-005 TASK-008 RUN
     ck_assert_int_le(atomic_load(&s.finished), atomic_load(&s.started));
 }
 
+/* `n` rounds of a race on a parallel backend, n / `fewer` on one without
+ * threads: there the race cannot happen, and the rounds only cost time. */
+static int race_rounds(int n, int fewer)
+{
+    return cwc_backend->capabilities & CW_CAP_PARALLEL ? n : n / fewer;
+}
+
 /* ---- Both ends of oneshots at once [CHN-005] ------------------------------------------- */
 
-/* Races need threads: a single-threaded backend gets a tenth of the pairs. */
 enum { ONESHOT_PAIRS = 100000, ONESHOT_BATCH = 64 };
-
-static int oneshot_pairs(void)
-{
-    return cwc_backend->capabilities & CW_CAP_PARALLEL ? ONESHOT_PAIRS : ONESHOT_PAIRS / 10;
-}
 
 static void *oneshot_sender(cw_ctx *ctx, void *arg)
 {
@@ -121,7 +122,8 @@ static void *oneshot_race_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
     cw_handle *h[2 * ONESHOT_BATCH];
-    for (int done = 0, pairs = oneshot_pairs(); done < pairs; done += ONESHOT_BATCH) {
+    int pairs = race_rounds(ONESHOT_PAIRS, 10);
+    for (int done = 0; done < pairs; done += ONESHOT_BATCH) {
         for (int i = 0; i < ONESHOT_BATCH; i++) {
             cw_oneshot *o = cw_oneshot_new(ctx, sizeof(int));
             ck_assert_ptr_nonnull(o);
@@ -152,12 +154,6 @@ struct family_stress {
     int task, rounds;
 };
 
-/* Races need threads: a single-threaded backend gets a fifth of the rounds. */
-static int family_rounds(void)
-{
-    return cwc_backend->capabilities & CW_CAP_PARALLEL ? FAMILY_ROUNDS : FAMILY_ROUNDS / 5;
-}
-
 /* Each task gets, counts and removes children of its own keys, while the
  * others insert and remove theirs in the same family: the counts that
  * stay are exactly this task's since each key's last removal. */
@@ -187,7 +183,7 @@ static void *family_stress_root(cw_ctx *ctx, void *arg)
     ck_assert_ptr_nonnull(f);
     struct family_stress s[FAMILY_TASKS];
     cw_handle *h[FAMILY_TASKS];
-    int rounds = family_rounds();
+    int rounds = race_rounds(FAMILY_ROUNDS, 5);
     for (int t = 0; t < FAMILY_TASKS; t++) {
         s[t] = (struct family_stress){f, t, rounds};
         h[t] = cw_spawn(cw_child(ctx, "churn"), family_churn, &s[t]);
