@@ -277,7 +277,7 @@ SEED ?= 1
 # Twice the cores: a mutant that hangs waits out its time limit without using a core.
 JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
 TIMEOUT ?= 30
-mutation:
+mutation: deps
 	$(PYTHON) ci/mutation/run.py --n $(N) --seed $(SEED) --jobs $(JOBS) --timeout $(TIMEOUT) \
 	  $(if $(RERUN),--rerun) $(if $(RESCORE),--rescore) $(if $(FILTER),--filter $(FILTER))
 
@@ -336,7 +336,7 @@ coverage: deps
 	$(MAKE) -C fuzz replay VARIANT=coverage
 	sh coverage/report.sh build/coverage
 
-bench: all
+bench: deps all
 	$(MAKE) -C bench run
 
 # Which folder of reference/ may use which: includes and linked symbols.
