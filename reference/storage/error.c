@@ -4,6 +4,7 @@
  * The messages follow the table of spec/17-storage.md, so a program (or a
  * person reading its log) sees the same words whichever backend failed.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,6 +63,10 @@ int cw_fail_partition_missing(cw_storage_error *err, const char *partition)
 int cw_fail_os(cw_storage_error *err, int code, const char *p, const char *h, int os_error,
                const char *what)
 {
+    /* A call refused memory, the kernel's or the C library's (opendir,
+     * a path's copy), has exhausted memory whatever the call was. */
+    if (os_error == ENOMEM)
+        return cw_storage_fail(err, CW_ERR_NOMEM, p, h, os_error, "out of memory");
     char os[160], detail[320];
     cw_os_error_text(os_error, os, sizeof os);
     snprintf(detail, sizeof detail, "%s%s%s", what ? what : "", what ? ": " : "", os);

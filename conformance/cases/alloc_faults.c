@@ -1,0 +1,635 @@
+/*
+ * alloc_faults.c - every place a workload allocates, refused in turn
+ * (RUN-007 and the rules of exhausted memory each section states).
+ *
+ * A workload is a root task that uses one part of the interface and checks
+ * that each call did what its rule says or reported CW_ERR_NOMEM. It runs
+ * first with every allocation allowed, recording the places it allocates at
+ * (harness/allocator.h); then once per place, in a child process of its
+ * own, with the first allocation at that place refused, and at some places
+ * with every allocation from then on refused as well (memory gone for
+ * good). Each such run must end with its checks passed and cw_start
+ * returning CW_OK or CW_ERR_NOMEM: no crash, no abort, no hang, no call
+ * answering with another error. A backend that ends the process on
+ * exhausted memory, or reports success for what it could not do and then
+ * trips over it, fails here.
+ *
+ * The places are the backend's and libc's alike: a thread libc could not
+ * start for want of memory is exhausted memory too. Where the suite's
+ * allocator is not the process's (a sanitizer build, valgrind), each
+ * workload runs once, unrefused.
+ */
+#include <execinfo.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cases/util.h"
+#include "harness/allocator.h"
+
+/* Places a workload is swept at, at most (chosen evenly among them), and
+ * every how many of those the rest of the run gets no memory either. */
+enum { SWEEP_PLACES = 256, SWEEP_FOR_GOOD_EVERY = 4, RUN_SECONDS = 10 };
+
+/* Memory shared with the run's child process. */
+typedef struct sweep_shared {
+    cwc_places places;
+    char wrong[256]; /* the first check a run failed, or "" */
+} sweep_shared;
+
+static sweep_shared *shared;
+
+/* ---- Checks inside a run ----------------------------------------------------------- */
+
+#define EXPECT(cond) expect((cond), #cond, __LINE__)
+
+static void expect(bool ok, const char *what, int line)
+{
+    if (!ok && !shared->wrong[0])
+        snprintf(shared->wrong, sizeof shared->wrong, "alloc_faults.c:%d: %s", line, what);
+}
+
+static bool ok_or_nomem(int rc)
+{
+    return rc == CW_OK || rc == CW_ERR_NOMEM;
+}
+
+/* ---- One run ------------------------------------------------------------------------- */
+
+/* The run of `root`, checked as RUN-007 says. */
+static void run_checked(cw_task_fn root)
+{
+    cw_config cfg = cwc_config();
+    cw_run_result res;
+    memset(&res, 0, sizeof res);
+    int rc = cwc_run(&cfg, root, NULL, &res);
+    EXPECT(rc == res.status);
+    EXPECT(ok_or_nomem(rc));
+    EXPECT(rc != CW_ERR_NOMEM || res.message[0] != '\0');
+}
+
+typedef enum refusal { REFUSE_NONE, REFUSE_ONCE, REFUSE_FOR_GOOD } refusal;
+
+/* One run of `root` in a child process; its wait status. The child exits
+ * 0 when every check passed and 3 when one failed (shared->wrong). */
+static int run_child(cw_task_fn root, refusal how, uint64_t place)
+{
+    shared->wrong[0] = '\0';
+    fflush(NULL); /* or the child's buffered output is written twice */
+    pid_t pid = fork();
+    ck_assert_msg(pid >= 0, "fork failed");
+    if (pid == 0) {
+        alarm(RUN_SECONDS);
+        if (how == REFUSE_NONE)
+            cwc_allocator_record(&shared->places);
+        else
+            cwc_allocator_refuse(&shared->places, place, how == REFUSE_FOR_GOOD);
+        run_checked(root);
+        cwc_allocator_off();
+        _exit(shared->wrong[0] ? 3 : 0);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        ;
+    return status;
+}
+
+/* What went wrong in a run that ended with `status`, or NULL. */
+static const char *run_fault(int status, char *buf, size_t len)
+{
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return NULL;
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+        snprintf(buf, len, "it hung (no end within %d s)", RUN_SECONDS);
+    else if (WIFSIGNALED(status))
+        snprintf(buf, len, "the process died of signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else if (WEXITSTATUS(status) == 3)
+        snprintf(buf, len, "a check failed: %s", shared->wrong);
+    else
+        snprintf(buf, len, "the process exited with status %d", WEXITSTATUS(status));
+    return buf;
+}
+
+/* ---- The sweep -------------------------------------------------------------------------- */
+
+/* Place `i` of the recorded run, as "fn+off <- fn+off <- ..." */
+static void describe_place(size_t i, char *buf, size_t len)
+{
+    char **names = backtrace_symbols(shared->places.frames[i], CWC_PLACE_FRAMES);
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int k = 0; names && k < CWC_PLACE_FRAMES && used < len; k++)
+        if (shared->places.frames[i][k])
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", k ? " <- " : "", names[k]);
+    free(names);
+}
+
+static void fail_at_place(size_t i, refusal how, const char *fault)
+{
+    char where[1024];
+    describe_place(i, where, sizeof where);
+    ck_abort_msg("with the allocation at [%s] refused%s: %s [RUN-007]", where,
+                 how == REFUSE_FOR_GOOD ? " and every one after it" : "", fault);
+}
+
+static void sweep_place(cw_task_fn root, size_t i, refusal how)
+{
+    char fault[512];
+    const char *f = run_fault(run_child(root, how, shared->places.id[i]), fault, sizeof fault);
+    if (f)
+        fail_at_place(i, how, f);
+}
+
+static void sweep(cw_task_fn root)
+{
+    shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ck_assert(shared != MAP_FAILED);
+    char fault[512];
+    const char *f = run_fault(run_child(root, REFUSE_NONE, 0), fault, sizeof fault);
+    ck_assert_msg(!f, "with every allocation allowed: %s", f);
+    if (!cwc_allocator_live())
+        return; /* nothing was recorded: the runs would refuse nothing */
+    size_t n = shared->places.n;
+    if (getenv("CWC_SWEEP_DEBUG"))
+        fprintf(stderr, "places: %zu\n", n);
+    ck_assert_msg(n > 0, "the workload allocated nothing through malloc and its kin");
+    size_t runs = n < SWEEP_PLACES ? n : SWEEP_PLACES;
+    for (size_t r = 0; r < runs; r++) {
+        size_t i = r * n / runs;
+        sweep_place(root, i, REFUSE_ONCE);
+        if (r % SWEEP_FOR_GOOD_EVERY == 0)
+            sweep_place(root, i, REFUSE_FOR_GOOD);
+    }
+    munmap(shared, sizeof *shared);
+}
+
+/* ---- Workloads: a run, spawns and aborts ----------------------------------------------- */
+
+static void *returns_arg(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    return arg;
+}
+
+static void *sleeps_on(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    while (cw_sleep(ctx, CW_MSEC) == CW_OK)
+        ;
+    return NULL;
+}
+
+/* A join of a task that returned `want`: that, or CW_ERR_NOMEM (it never
+ * ran). A NULL handle is TASK-011's answer of a backend that could not
+ * make even a spent one. */
+static void join_returned(cw_handle *h, void *want)
+{
+    if (!h)
+        return;
+    void *v = NULL;
+    int rc = cw_join(h, &v);
+    EXPECT(rc == CW_ERR_NOMEM || (rc == CW_OK && v == want));
+    cw_handle_release(h);
+}
+
+/* A join of an aborted sleeper: CW_ERR_CLOSED, or CW_ERR_NOMEM (it never
+ * ran), or its NULL (a sleep without memory for its alarm ended it). */
+static void join_aborted(cw_handle *h)
+{
+    if (!h)
+        return;
+    cw_abort(h);
+    void *v = &v;
+    int rc = cw_join(h, &v);
+    EXPECT(rc == CW_ERR_CLOSED || rc == CW_ERR_NOMEM || (rc == CW_OK && v == NULL));
+    cw_handle_release(h);
+}
+
+static void *tree_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_handle *kept[3];
+    for (int i = 0; i < 3; i++) {
+        cw_ctx *branch = cw_with_attribute(cw_child(ctx, "branch"), "k", "v");
+        EXPECT(branch != NULL);
+        kept[i] = cw_spawn(cw_child(branch, "leaf"), sleeps_on, NULL);
+        cw_ctx_release(branch);
+    }
+    EXPECT(ok_or_nomem(cw_sleep(ctx, 3 * CW_MSEC)));
+    for (int i = 0; i < 3; i++)
+        join_aborted(kept[i]);
+    join_returned(cw_spawn(cw_child(ctx, "last"), returns_arg, ctx), ctx);
+    return ctx;
+}
+
+CWC_CASE(alloc_faults_empty_run, "runner", "RUN-006 RUN-007", 0)
+{
+    sweep(returns_arg);
+}
+
+CWC_CASE(alloc_faults_spawn_tree, "tasks", "RUN-007 TASK-011 CTX-006", 0)
+{
+    sweep(tree_root);
+}
+
+/* ---- Channels, oneshots, select and stops ---------------------------------------------- */
+
+static void *counting_sender(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    cw_chan *c = arg;
+    for (int i = 1; i <= 40; i++)
+        if (cw_chan_send(c, &i) != CW_OK)
+            break; /* no memory to grow: this value and the later ones are not sent */
+    cw_chan_sender_drop(c);
+    return NULL;
+}
+
+/* Received: 1, 2, 3... in order, until the sender stopped; their sum. */
+static int receive_in_order(cw_ctx *ctx, cw_chan *c)
+{
+    int want = 1, v = 0, sum = 0;
+    for (;;) {
+        cw_wait w[2] = {cw_wait_recv(c, &v), cw_wait_sleep(ctx, 50 * CW_MSEC)};
+        int i = cw_select(w, 2);
+        if (i != 0 || w[0].result != CW_OK)
+            return sum; /* the sender is gone, or the sleep had no memory */
+        EXPECT(v == want);
+        want++;
+        sum += v;
+    }
+}
+
+static void *chan_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_chan *c = cw_chan_new(ctx, sizeof(int), 0);
+    cw_oneshot *o = cw_oneshot_new(ctx, sizeof(int));
+    if (!c || !o) { /* NULL is their answer to exhausted memory */
+        if (c)
+            cw_chan_sender_drop(c), cw_chan_receiver_drop(c);
+        if (o)
+            cw_oneshot_sender_drop(o), cw_oneshot_receiver_drop(o);
+        return ctx;
+    }
+    cw_handle *h = cw_spawn(cw_child(ctx, "sender"), counting_sender, c);
+    int sum = receive_in_order(ctx, c);
+    cw_chan_receiver_drop(c);
+    join_returned(h, NULL);
+    int got = 0;
+    EXPECT(cw_oneshot_send(o, &sum) == CW_OK);
+    cw_oneshot_sender_drop(o);
+    EXPECT(cw_oneshot_recv(o, &got) == CW_OK && got == sum);
+    return ctx;
+}
+
+CWC_CASE(alloc_faults_channels, "channels", "RUN-007 CHN-001 CLK-008", 0)
+{
+    sweep(chan_root);
+}
+
+/* A task that holds its stop signal until the stop comes. */
+static void *holds_signal(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_signal *s = cw_stopped(ctx);
+    EXPECT(s != NULL);
+    int32_t value = 0;
+    int rc = cw_signal_wait(s, &value);
+    EXPECT(rc == CW_ERR_NOMEM || (rc == CW_OK && value == 7));
+    cw_signal_release(s);
+    return NULL;
+}
+
+static void *stop_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_handle *h = cw_spawn(cw_child(ctx, "holder"), holds_signal, NULL);
+    EXPECT(ok_or_nomem(cw_sleep(ctx, CW_MSEC)));
+    int rc = cw_stop(ctx, 7, CW_SEC);
+    EXPECT(ok_or_nomem(rc) || rc == CW_ERR_TIMEOUT);
+    join_returned(h, NULL);
+    return ctx;
+}
+
+CWC_CASE(alloc_faults_stop, "signals", "RUN-007 SIG-007", 0)
+{
+    sweep(stop_root);
+}
+
+/* ---- Metrics ---------------------------------------------------------------------------- */
+
+/* A metric reads what was added, or 0 when it is spent (MET-019); an
+ * encode is whole text or NULL. */
+static void *metrics_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static const char *const labels[1] = {"peer"};
+    cw_ctx *c = cw_with_attribute(cw_child(ctx, "svc"), "zone", "a");
+    cw_metric *m = cw_counter(c, "requests", "requests served");
+    cw_metric *f = cw_family(c, "bytes", "bytes by peer", CW_METRIC_COUNTER, labels, 1);
+    EXPECT(m != NULL && f != NULL);
+    cw_counter_add(m, 3);
+    uint64_t got = cw_counter_get(m);
+    EXPECT(got == 3 || got == 0);
+    for (int i = 0; i < 4; i++) {
+        const char *values[1] = {i % 2 ? "one" : "two"};
+        cw_metric *child = cw_family_get(f, values);
+        EXPECT(child != NULL);
+        cw_counter_inc(child);
+    }
+    char *text = cw_metrics_encode(ctx);
+    EXPECT(!text || strcmp(text + strlen(text) - 6, "# EOF\n") == 0);
+    free(text);
+    cw_metric_release(f);
+    cw_metric_release(m);
+    cw_ctx_release(c);
+    return ctx;
+}
+
+CWC_CASE(alloc_faults_metrics, "metrics", "RUN-007 MET-019", CWC_NEEDS_METRICS)
+{
+    sweep(metrics_root);
+}
+
+/* ---- Buffers ------------------------------------------------------------------------------ */
+
+static void release_counted(void *data, void *arg)
+{
+    (void)data;
+    atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+/* An adopted buffer: viewed, or refused with its bytes still the
+ * caller's (BUF-002); released once either way by the end. */
+static void adopt_once(void)
+{
+    static char bytes[64] = "adopted";
+    atomic_int released;
+    atomic_init(&released, 0);
+    cw_iobuf b;
+    int rc = cw_iobuf_adopt(cwc_backend, bytes, sizeof bytes, release_counted, &released, &b);
+    EXPECT(ok_or_nomem(rc));
+    if (rc == CW_OK) {
+        EXPECT(cw_iobuf_equal_bytes(&b, bytes, sizeof bytes));
+        cw_iobuf_release(&b);
+    }
+    EXPECT(atomic_load(&released) == (rc == CW_OK));
+}
+
+/* A pooled buffer of `cap` bytes, filled, frozen, read back. */
+static void pool_round_trip(cw_bufpool *pool, size_t cap)
+{
+    cw_iobuf_mut m;
+    int rc = cw_bufpool_alloc(pool, cap, &m);
+    EXPECT(ok_or_nomem(rc));
+    if (rc != CW_OK)
+        return;
+    memset(m.data, 0x5a, cap);
+    m.len = cap;
+    cw_iobuf buf;
+    cw_iobuf_mut_freeze(&m, &buf);
+    static uint8_t back[70000];
+    EXPECT(cw_iobuf_copy_out(&buf, back, cap) == CW_OK && back[0] == 0x5a && back[cap - 1] == 0x5a);
+    cw_iobuf_release(&buf);
+}
+
+static void zeroed_and_copied(void)
+{
+    cw_iobuf_mut z;
+    int rc = cw_iobuf_mut_zeroed(cwc_backend, 3000, &z);
+    EXPECT(ok_or_nomem(rc));
+    if (rc == CW_OK) {
+        static const uint8_t zeros[3000];
+        EXPECT(cw_iobuf_mut_equal_bytes(&z, zeros, sizeof zeros));
+        cw_iobuf_mut_release(&z);
+    }
+    cw_iobuf c;
+    rc = cw_iobuf_copy(cwc_backend, "copied", 6, &c);
+    EXPECT(ok_or_nomem(rc));
+    if (rc == CW_OK)
+        EXPECT(cw_iobuf_equal_bytes(&c, "copied", 6)), cw_iobuf_release(&c);
+}
+
+/* A buffer at a page boundary: given, or refused (BUF-002). */
+static void aligned_once(void)
+{
+    cw_iobuf_mut m;
+    int rc = cw_iobuf_mut_with_alignment(cwc_backend, 5000, 4096, &m);
+    EXPECT(ok_or_nomem(rc));
+    if (rc != CW_OK)
+        return;
+    EXPECT(((uintptr_t)m.data & 4095) == 0 && cw_iobuf_mut_capacity(&m) >= 5000);
+    cw_iobuf_mut_release(&m);
+}
+
+static void *buffers_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_bufpool_config cfg;
+    cw_bufpool_config_network(&cfg);
+    cfg.prefill = true;
+    cfg.max_per_class = 2;
+    cw_bufpool *pool = NULL;
+    int rc = cw_bufpool_new(cwc_backend, &cfg, &pool);
+    EXPECT(ok_or_nomem(rc) && (rc == CW_OK) == (pool != NULL));
+    static const size_t sizes[] = {1, 64, 4096, 65536, 70000};
+    for (size_t i = 0; pool && i < sizeof sizes / sizeof *sizes; i++)
+        pool_round_trip(pool, sizes[i]);
+    cw_bufpool_release(pool);
+    pool_round_trip(cw_network_buffer_pool(ctx), 512);
+    adopt_once();
+    aligned_once();
+    zeroed_and_copied();
+    return ctx;
+}
+
+CWC_CASE(alloc_faults_buffers, "buffers", "RUN-007 BUF-002 BUF-004 BUF-032", CWC_NEEDS_BUFFERS)
+{
+    sweep(buffers_root);
+}
+
+/* ---- Storage ------------------------------------------------------------------------------- */
+
+static const char durable[] = "durable bytes";
+
+/* What the blob "log" holds after a write and a sync. */
+typedef struct blob_state {
+    bool written, synced;
+} blob_state;
+
+/* The blob "log" written and synced; NULL when the open failed. */
+static cw_blob *write_synced(cw_ctx *ctx, blob_state *st)
+{
+    cw_blob *b = NULL;
+    uint64_t size = 0;
+    cw_storage_error err;
+    int rc = cw_storage_open(ctx, "sweep", "log", 3, &b, &size, &err);
+    EXPECT(ok_or_nomem(rc) && (rc == CW_OK) == (b != NULL));
+    if (!b)
+        return NULL;
+    rc = cw_blob_write_at(b, 0, durable, sizeof durable, 0, &err);
+    EXPECT(ok_or_nomem(rc));
+    st->written = rc == CW_OK;
+    rc = cw_blob_sync(b, &err);
+    EXPECT(ok_or_nomem(rc));
+    st->synced = st->written && rc == CW_OK;
+    return b;
+}
+
+/* Faults that fail every open, then none: each setting takes effect when
+ * it reports CW_OK (STOR-030). Whether the storage is fault-free after. */
+static bool faults_set_and_cleared(cw_ctx *ctx)
+{
+    cw_storage_faults f;
+    memset(&f, 0, sizeof f);
+    f.open = CW_RATE_ALWAYS;
+    int rc = cw_storage_set_faults(ctx, &f);
+    EXPECT(ok_or_nomem(rc) || rc == CW_ERR_UNSUPPORTED);
+    if (rc == CW_ERR_UNSUPPORTED)
+        return true;
+    if (rc == CW_OK) {
+        cw_blob *b = NULL;
+        uint64_t size = 0;
+        rc = cw_storage_open(ctx, "sweep", "log", 3, &b, &size, NULL);
+        EXPECT(rc == CW_ERR_BLOB_OPEN_FAILED || rc == CW_ERR_NOMEM);
+        if (b)
+            cw_blob_close(b);
+    }
+    memset(&f, 0, sizeof f);
+    rc = cw_storage_set_faults(ctx, &f);
+    EXPECT(ok_or_nomem(rc));
+    return rc == CW_OK;
+}
+
+/* Written bytes read back (STOR-006); a synced blob is listed. */
+static void *storage_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    if (!faults_set_and_cleared(ctx))
+        return ctx; /* every open may still fail */
+    int rc;
+    blob_state st = {false, false};
+    cw_blob *b = write_synced(ctx, &st);
+    if (!b)
+        return ctx;
+    char back[sizeof durable] = {0};
+    cw_storage_error err;
+    if (st.written) {
+        rc = cw_blob_read_into(b, 0, back, sizeof back, 0, &err);
+        EXPECT(ok_or_nomem(rc) && (rc != CW_OK || memcmp(back, durable, sizeof back) == 0));
+    }
+    cw_blob_close(b);
+    cw_blob_names *names = NULL;
+    rc = cw_storage_scan(ctx, "sweep", &names, &err);
+    EXPECT(ok_or_nomem(rc));
+    if (rc == CW_OK)
+        EXPECT(!st.synced || cw_blob_names_contains(names, "log", 3)), cw_blob_names_release(names);
+    EXPECT(ok_or_nomem(cw_storage_remove(ctx, "sweep", NULL, 0, &err)));
+    return ctx;
+}
+
+CWC_CASE(alloc_faults_storage, "storage", "RUN-007 STOR-006", CWC_NEEDS_STORAGE)
+{
+    sweep(storage_root);
+}
+
+/* ---- The network ---------------------------------------------------------------------------- */
+
+/* `text` from `sink` to `stream`: it arrives whole, or a call said it
+ * found no memory (NET-034). */
+static void exchange(cw_sink *sink, cw_stream *stream, const char *text)
+{
+    size_t len = strlen(text);
+    cw_iobufs *l = cw_iobufs_new(cwc_backend);
+    cw_iobuf buf;
+    if (!l || cw_iobuf_static(cwc_backend, text, len, &buf) != CW_OK ||
+        cw_iobufs_append(l, &buf) != CW_OK) {
+        cw_iobufs_release(l);
+        return;
+    }
+    int rc = cw_sink_send(sink, l);
+    cw_iobufs_release(l);
+    EXPECT(ok_or_nomem(rc));
+    if (rc != CW_OK)
+        return;
+    cw_iobufs *got = NULL;
+    rc = cw_stream_recv(stream, len, &got);
+    EXPECT(ok_or_nomem(rc) && (rc != CW_OK || cw_iobufs_equal_bytes(got, text, len)));
+    cw_iobufs_release(got);
+}
+
+static void close_halves(cw_sink *sink, cw_stream *stream)
+{
+    cw_sink_close(sink);
+    cw_stream_close(stream);
+}
+
+/* A dial to `l` and its accept, and a message each way. */
+static void connect_to(cw_ctx *ctx, cw_listener *l)
+{
+    cw_addr at;
+    EXPECT(cw_listener_local_addr(l, &at) == CW_OK);
+    cw_sink *sink = NULL;
+    cw_stream *stream = NULL;
+    int rc = cw_dial(ctx, &at, &sink, &stream);
+    EXPECT(ok_or_nomem(rc) && (rc == CW_OK) == (sink != NULL) && (rc == CW_OK) == (stream != NULL));
+    if (rc != CW_OK)
+        return;
+    cw_conn c;
+    rc = cw_listener_accept(l, &c);
+    EXPECT(ok_or_nomem(rc));
+    if (rc == CW_OK) {
+        exchange(sink, c.stream, "ping");
+        exchange(c.sink, stream, "pong");
+        close_halves(c.sink, c.stream);
+    }
+    close_halves(sink, stream);
+}
+
+/* Names and a mock channel: each works, or says it found no memory. */
+static void network_extras(cw_ctx *ctx)
+{
+    cw_addr lo = cw_addr_loopback4(0), out[4];
+    size_t n = 0;
+    int reg = cw_resolver_register(ctx, "sweep.test", &lo, 1);
+    EXPECT(ok_or_nomem(reg) || reg == CW_ERR_UNSUPPORTED);
+    if (reg == CW_OK) {
+        int rc = cw_resolve(ctx, "sweep.test", out, 4, &n, NULL);
+        EXPECT(ok_or_nomem(rc) && (rc == CW_OK ? n == 1 : n == 0));
+    }
+    cw_sink *sink = NULL;
+    cw_stream *stream = NULL;
+    int rc = cw_mock_channel(ctx, &sink, &stream);
+    EXPECT(ok_or_nomem(rc) && (rc == CW_OK) == (sink != NULL) && (rc == CW_OK) == (stream != NULL));
+    if (rc == CW_OK) {
+        exchange(sink, stream, "mock");
+        close_halves(sink, stream);
+    }
+}
+
+static void *network_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_listener *l = NULL;
+    cw_addr lo = cw_addr_loopback4(0);
+    int rc = cw_bind(ctx, &lo, &l);
+    EXPECT(ok_or_nomem(rc) && (rc == CW_OK) == (l != NULL));
+    if (rc == CW_OK) {
+        connect_to(ctx, l);
+        cw_listener_close(l);
+    }
+    network_extras(ctx);
+    return ctx;
+}
+
+CWC_CASE(alloc_faults_network, "network", "RUN-007 NET-034", CWC_NEEDS_NETWORK)
+{
+    sweep(network_root);
+}
