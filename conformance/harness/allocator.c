@@ -13,12 +13,14 @@
  * the place of the sanitizer's own allocator (and its free would then see
  * foreign pointers), so such a build leaves them out and the cases that
  * need them run without refusals. Other C libraries have no __libc_* entry
- * points: there too the allocator is left out.
+ * points: there too the allocator is left out. The dynamic linker's own
+ * allocations pass through always (locate_linker).
  */
 #include "harness/allocator.h"
 
 #include <errno.h>
 #include <execinfo.h>
+#include <link.h>
 #include <malloc.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -90,18 +92,72 @@ static void places_note(uint64_t id, void **frames)
     atomic_flag_clear_explicit(&places_lock, memory_order_release);
 }
 
+/* ---- The dynamic linker's own allocations ---------------------------------------------- */
+
+/* The dynamic linker allocates a shared object's thread-local storage on a
+ * thread's first use of it, and glibc ends the process when that fails,
+ * whatever the object does: its allocations are never refused. */
+static uintptr_t linker_lo, linker_hi;
+
+static int find_interp(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    const char **interp = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (!*interp && info->dlpi_phdr[i].p_type == PT_INTERP)
+            *interp = (const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    return 0;
+}
+
+static int find_linker(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    const char *interp = arg;
+    if (!info->dlpi_name || strcmp(info->dlpi_name, interp) != 0)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (ph->p_type != PT_LOAD)
+            continue;
+        linker_lo = linker_lo && linker_lo < lo ? linker_lo : lo;
+        linker_hi = linker_hi > hi ? linker_hi : hi;
+    }
+    return 1;
+}
+
+static void locate_linker(void)
+{
+    const char *interp = NULL;
+    if (linker_hi)
+        return;
+    dl_iterate_phdr(find_interp, &interp);
+    if (interp)
+        dl_iterate_phdr(find_linker, (void *)interp);
+}
+
+static bool from_linker(void *const *frames)
+{
+    uintptr_t at = (uintptr_t)frames[0];
+    return at >= linker_lo && at < linker_hi;
+}
+
+/* ---- The decision -------------------------------------------------------------------- */
+
 /* Whether the allocation being made is refused. */
 static __attribute__((noinline)) bool decide(void)
 {
     mode m = atomic_load_explicit(&current, memory_order_acquire);
     if (m == MODE_OFF || in_lookup)
         return false;
-    if (m == MODE_REFUSE_ALL)
-        return true;
     in_lookup = true;
     void *frames[CWC_PLACE_FRAMES];
     uint64_t id = place_of(frames);
     in_lookup = false;
+    if (from_linker(frames))
+        return false;
+    if (m == MODE_REFUSE_ALL)
+        return true;
     if (m == MODE_RECORD) {
         places_note(id, frames);
         return false;
@@ -116,7 +172,7 @@ static __attribute__((noinline)) bool decide(void)
     return true;
 }
 
-static bool refused(void)
+static inline __attribute__((always_inline)) bool refused(void)
 {
     if (!atomic_load_explicit(&passed_through, memory_order_relaxed))
         atomic_store_explicit(&passed_through, true, memory_order_relaxed);
@@ -143,6 +199,7 @@ static void warm(void)
 {
     void *frames[2];
     backtrace(frames, 2);
+    locate_linker();
 }
 
 void cwc_allocator_record(cwc_places *out)
