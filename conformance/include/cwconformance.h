@@ -10,6 +10,11 @@
  *
  * The binary then takes every option of cw-conformance but --backend
  * (`--help` lists them) and exits as it does.
+ *
+ * The library defines malloc, calloc, realloc, posix_memalign,
+ * aligned_alloc and memalign, which pass through to glibc's allocator
+ * until a case makes one of them fail on purpose (RUN-007): link no other
+ * allocator into the same binary.
  */
 #ifndef CWCONFORMANCE_H
 #define CWCONFORMANCE_H
