@@ -395,6 +395,37 @@ CWC_CASE(keyed_limiter_evicts_idle_keys, "ratelimit", "RATE-005", 0)
     cw_keyed_limiter_free(swept);
 }
 
+/* Idle and busy keys side by side, in tables of every load: after each
+ * retain_recent every busy key is still there, which a limiter that lost
+ * one shows by accepting it (burst 1: a busy key refuses). One round's
+ * keys are in one limiter: `n` pairs, one key of each going idle. */
+static void idle_beside_busy(uint32_t base, uint32_t n)
+{
+    cw_quota q;
+    ck_assert_int_eq(cw_quota_per(&q, 1, 10 * MS), CW_OK);
+    cw_keyed_limiter *k = NULL;
+    ck_assert_int_eq(cw_keyed_limiter_new(&q, &k), CW_OK);
+    cw_time t = CW_SEC;
+    for (uint32_t i = 0; i < 2 * n; i++)
+        ck_assert_int_eq(check_u32(k, base + i, t), CW_OK); /* TAT t + 10 ms */
+    for (uint32_t i = 1; i < 2 * n; i += 2)
+        ck_assert_int_eq(check_u32(k, base + i, t + 10 * MS), CW_OK); /* odd: TAT t + 20 ms */
+    cw_keyed_limiter_retain_recent_at(k, t + 10 * MS); /* the even keys are idle */
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), n);
+    for (uint32_t i = 1; i < 2 * n; i += 2)
+        ck_assert_msg(check_u32(k, base + i, t + 15 * MS) == CW_ERR_WOULD_BLOCK,
+                      "a busy key (%u of %u pairs) was forgotten by retain_recent", i / 2, n);
+    cw_keyed_limiter_free(k);
+}
+
+CWC_CASE(keyed_limiter_keeps_busy_keys_at_every_load, "ratelimit", "RATE-005", 0)
+{
+    uint64_t x = 11;
+    for (uint32_t n = 1; n <= 700; n += 1 + n / 16)
+        for (int round = 0; round < 8; round++)
+            idle_beside_busy((uint32_t)next_rand(&x), n);
+}
+
 /* ---- Several threads at once --------------------------------------------------------- */
 
 struct race {
