@@ -808,6 +808,56 @@ CWC_CASE(strategy_abort_waits_for_running_chunks, "parallel", "PAR-009", CWC_UNL
     cwc_run_ok(NULL, abort_root, NULL);
 }
 
+/* Only the last chunk is slow: when the abort comes, one runner is still
+ * in it and the others have left the pool, and the unwinding still waits
+ * for that one chunk. */
+static void last_slow_fold(void *acc, size_t begin, size_t end, void *arg)
+{
+    struct slow *sl = arg;
+    atomic_fetch_add(&sl->running, 1);
+    if (end == 1000)
+        pause_us(100000);
+    sum_fold(acc, begin, end, NULL);
+    atomic_fetch_add(&sl->chunks, 1);
+    atomic_fetch_sub(&sl->running, 1);
+}
+
+static void *last_slow_folder(cw_ctx *ctx, void *arg)
+{
+    struct abort_arg *a = arg;
+    cw_fold f = {sizeof(int64_t), slow_identity, last_slow_fold, sum_reduce, slow_discard, a->sl};
+    int64_t total = 0;
+    cw_strategy_fold(a->s, ctx, 0, 1000, &f, &total);
+    ck_abort_msg("an aborted fold returned");
+    return NULL;
+}
+
+static void *last_chunk_abort_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static struct slow sl;
+    atomic_init(&sl.running, 0);
+    atomic_init(&sl.chunks, 0);
+    atomic_init(&sl.identities, 0);
+    atomic_init(&sl.discards, 0);
+    struct abort_arg a = {new_strategy(ctx, 2), &sl};
+    cw_handle *h = cw_spawn(cw_child(ctx, "folder"), last_slow_folder, &a);
+    cw_sleep(ctx, 30 * CW_MSEC);
+    cw_abort(h);
+    ck_assert_int_eq(cw_join(h, NULL), CW_ERR_CLOSED);
+    cw_handle_release(h);
+    ck_assert_msg(atomic_load(&sl.running) == 0, "the aborted fold's unwinding left a chunk running");
+    ck_assert_int_eq(atomic_load(&sl.discards), atomic_load(&sl.identities));
+    cw_strategy_release(a.s);
+    return NULL;
+}
+
+CWC_CASE(strategy_abort_waits_for_the_last_running_chunk, "parallel", "PAR-009",
+         CWC_UNLESS_DETERMINISTIC)
+{
+    cwc_run_ok(NULL, last_chunk_abort_root, NULL);
+}
+
 /* ---- A fold waits for its slowest chunk ------------------------------------------- */
 
 /* The later a chunk, the longer it takes: the last one ends well after the
@@ -817,6 +867,24 @@ static void slow_sum_fold(void *acc, size_t begin, size_t end, void *arg)
     (void)arg;
     pause_us((long)(begin / 100) * 1000); /* up to 30 ms for the chunk at 3000 */
     sum_fold(acc, begin, end, NULL);
+}
+
+/* The same fold from a program thread that is not a task (NULL ctx): it
+ * blocks until the slowest chunk is in too. */
+typedef struct outside_fold {
+    cw_strategy *s;
+    int rc;
+    int64_t total;
+} outside_fold;
+
+static void *fold_outside(void *arg)
+{
+    outside_fold *o = arg;
+    cw_fold f = sum;
+    f.fold = slow_sum_fold;
+    o->total = -1;
+    o->rc = cw_strategy_fold(o->s, NULL, 0, 4000, &f, &o->total);
+    return NULL;
 }
 
 static void *slowest_chunk_root(cw_ctx *ctx, void *arg)
@@ -830,11 +898,17 @@ static void *slowest_chunk_root(cw_ctx *ctx, void *arg)
         ck_assert_int_eq(cw_strategy_fold(s, ctx, 0, 4000, &f, &total), CW_OK);
         ck_assert_int_eq(total, (int64_t)4000 * 3999 / 2);
     }
+    outside_fold o = {s, -1, -1};
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, fold_outside, &o), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    ck_assert_int_eq(o.rc, CW_OK);
+    ck_assert_int_eq(o.total, (int64_t)4000 * 3999 / 2);
     cw_strategy_release(s);
     return NULL;
 }
 
-CWC_CASE(strategy_fold_waits_for_every_chunk, "parallel", "PAR-002", 0)
+CWC_CASE(strategy_fold_waits_for_every_chunk, "parallel", "PAR-002 PAR-004", 0)
 {
     cwc_run_ok(NULL, slowest_chunk_root, NULL);
 }
