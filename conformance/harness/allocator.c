@@ -227,6 +227,14 @@ void cwc_allocator_off(void)
     atomic_store(&current, MODE_OFF);
 }
 
+void cwc_allocator_perturb(void)
+{
+#ifndef CWC_FOREIGN_ALLOCATOR
+    if (cwc_allocator_live())
+        mallopt(M_PERTURB, 0xa5);
+#endif
+}
+
 /* ---- The allocation functions ---------------------------------------------------------- */
 
 #ifndef CWC_FOREIGN_ALLOCATOR

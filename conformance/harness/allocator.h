@@ -47,4 +47,10 @@ void cwc_allocator_refuse(cwc_places *out, uint64_t id, bool and_after);
 /* Back to passing everything through. */
 void cwc_allocator_off(void);
 
+/* Where the allocator is the suite's: from now on glibc fills memory it
+ * hands out and memory given back with set bytes (mallopt M_PERTURB), so
+ * that a backend reading memory it freed, or memory it never wrote, reads
+ * a pattern rather than what happened to be there. */
+void cwc_allocator_perturb(void);
+
 #endif

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cwconformance.h"
+#include "harness/allocator.h"
 #include "harness/load.h"
 #include "harness/report.h"
 #include "harness/suiteinfo.h"
@@ -269,5 +270,6 @@ int cwc_main(int argc, char **argv, const cw_backend *backend)
     if (find_backend(&opt, backend, &r) != 0)
         return CWC_USAGE;
     cwc_backend = r.backend;
+    cwc_allocator_perturb();
     return run_and_report(&opt, &r);
 }
