@@ -420,6 +420,13 @@ static void *close_under_root(cw_ctx *ctx, void *arg)
         cw_stream_close(c.stream);
         conn_close(d.sink, d.stream);
     }
+    /* Bytes sent to the closed stream: refused (NET-014), or taken and
+     * dropped over TCP, where the socket stays open for the sink. Either
+     * way the sink is unaffected. */
+    int late = send_bytes(a.sink, "late", 4);
+    ck_assert_msg(late == CW_OK || late == CW_ERR_SEND_FAILED, "a send to a closed stream gave %s",
+                  cw_strerror(late));
+    cw_sleep(ctx, 5 * CW_MSEC);
     /* The other half of the connection is still there. */
     ck_assert_int_eq(send_bytes(b.sink, "ok", 2), CW_OK);
     recv_expect(a.stream, "ok", 2);
