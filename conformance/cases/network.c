@@ -874,6 +874,45 @@ CWC_CASE(network_poison_after_select_timeout, "network", "NET-010 NET-013 NET-02
     cwc_run_ok(NULL, poison_root, NULL);
 }
 
+/* Polls for more than has arrived, between recvs of other lengths: each
+ * poll changes nothing (NET-010), so every recv still gets the next bytes
+ * in order (NET-011), however the stream held what the poll read. */
+static void poll_finds_too_little(cw_stream *s, size_t len)
+{
+    cw_iobufs *got = NULL;
+    cw_wait w = cw_wait_stream_recv(s, len, &got);
+    ck_assert_int_eq(cw_poll(&w, 1), CW_ERR_WOULD_BLOCK);
+    ck_assert_ptr_null(got);
+}
+
+static void *poll_between_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct pair a, b;
+    cw_listener *l;
+    connect_pair(ctx, &a, &b, &l);
+    ck_assert_int_eq(send_bytes(a.sink, "0123456789", 10), CW_OK);
+    cw_sleep(ctx, 5 * CW_MSEC);
+    poll_finds_too_little(b.stream, 100);
+    recv_expect(b.stream, "0123", 4);
+    poll_finds_too_little(b.stream, 100);
+    recv_expect(b.stream, "456789", 6);
+    ck_assert_int_eq(send_bytes(a.sink, "abcdefgh", 8), CW_OK);
+    cw_sleep(ctx, 5 * CW_MSEC);
+    poll_finds_too_little(b.stream, 9);
+    recv_expect(b.stream, "abc", 3);
+    recv_expect(b.stream, "defgh", 5);
+    ck_assert_int_eq(send_bytes(a.sink, "z", 1), CW_OK);
+    recv_expect(b.stream, "z", 1);
+    close_pair(&a, &b, l);
+    return NULL;
+}
+
+CWC_CASE(network_polls_between_recvs_of_other_lengths, "network", "NET-010 NET-011 NET-023", 0)
+{
+    cwc_run_ok(NULL, poll_between_root, NULL);
+}
+
 /* ---- Peer close ------------------------------------------------------------------------------ */
 
 static void *closer(cw_ctx *ctx, void *arg)
