@@ -256,7 +256,7 @@ static int receive_in_order(cw_ctx *ctx, cw_chan *c)
 {
     int want = 1, v = 0, sum = 0;
     for (;;) {
-        cw_wait w[2] = {cw_wait_recv(c, &v), cw_wait_sleep(ctx, 50 * CW_MSEC)};
+        cw_wait w[2] = {cw_wait_recv(c, &v), cw_wait_sleep(ctx, 5 * CW_MSEC)};
         int i = cw_select(w, 2);
         if (i != 0 || w[0].result != CW_OK)
             return sum; /* the sender is gone, or the sleep had no memory */
