@@ -75,10 +75,14 @@ static void *cold_write_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
+/* One assertion for the whole range: Check reports every passing one to
+ * its parent, which for two million bytes takes seconds. */
 static void expect_cold(const uint8_t *got, size_t from, size_t to)
 {
-    for (size_t i = from; i < to; i++)
-        ck_assert_msg(got[i] == cold_byte(i), "byte %zu of a read from disk", i);
+    size_t i = from;
+    while (i < to && got[i] == cold_byte(i))
+        i++;
+    ck_assert_msg(i == to, "byte %zu of a read from disk", i);
 }
 
 static void *cold_read_root(cw_ctx *ctx, void *arg)
