@@ -2,6 +2,8 @@
  * stress.c - many tasks spawning, sleeping, aborting and joining at once
  * (spec/04-tasks.md). On a parallel backend they do so across threads.
  */
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,4 +214,73 @@ static void *family_stress_root(cw_ctx *ctx, void *arg)
 CWC_CASE(stress_metric_family_from_every_thread, "metrics", "MET-012", 0)
 {
     cwc_run_ok(NULL, family_stress_root, NULL);
+}
+
+/* ---- Wakes from a thread that is not a task [TASK-009, TASK-010] ------------------------- */
+
+/* A task and a program thread play ping-pong: the task announces round i
+ * and parks until the thread answers it and wakes the task's waker. All
+ * the while another task yields round after round, so the backend's ready
+ * queue is being changed by its own scheduler when the foreign wakes come:
+ * a wake lost in that race leaves the task parked for good. */
+enum { PING_ROUNDS = 20000 };
+
+struct ping {
+    _Atomic(cw_waker *) waker;
+    atomic_int ping, pong, done;
+    int rounds;
+};
+
+static void *pong_thread(void *arg)
+{
+    struct ping *p = arg;
+    for (int i = 1; i <= p->rounds; i++) {
+        while (atomic_load(&p->ping) < i)
+            sched_yield();
+        atomic_store(&p->pong, i);
+        cw_waker_wake(atomic_load(&p->waker));
+    }
+    return NULL;
+}
+
+static void *ping_task(cw_ctx *ctx, void *arg)
+{
+    struct ping *p = arg;
+    atomic_store(&p->waker, cw_waker_current(ctx)); /* released by the root, after the thread */
+    for (int i = 1; i <= p->rounds; i++) {
+        atomic_store(&p->ping, i);
+        while (atomic_load(&p->pong) < i)
+            cw_park(ctx);
+    }
+    atomic_store(&p->done, 1);
+    return NULL;
+}
+
+static void *ping_root(cw_ctx *ctx, void *arg)
+{
+    struct ping *p = arg;
+    cw_handle *h = cw_spawn(cw_child(ctx, "ping"), ping_task, p);
+    while (atomic_load(&p->ping) == 0)
+        cw_yield(ctx);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, pong_thread, p), 0);
+    while (!atomic_load(&p->done))
+        cw_yield(ctx);
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    cw_waker_release(atomic_load(&p->waker));
+    return NULL;
+}
+
+CWC_CASE(stress_wakes_from_a_program_thread, "tasks", "TASK-009 TASK-010", 0)
+{
+    struct ping p;
+    atomic_init(&p.waker, NULL);
+    atomic_init(&p.ping, 0);
+    atomic_init(&p.pong, 0);
+    atomic_init(&p.done, 0);
+    p.rounds = race_rounds(PING_ROUNDS, 10);
+    cwc_run_ok(NULL, ping_root, &p);
+    ck_assert_int_eq(atomic_load(&p.pong), p.rounds);
 }

@@ -32,6 +32,8 @@ static const char usage_text[] =
     "                           name requirement TEXT; the verdict is then PARTIAL\n"
     "  -s, --seed=N             the seed of every run (default 42)\n"
     "  -t, --timeout=SECONDS    fail a case that gives no result in time (default 60)\n"
+    "  -x, --fail-fast          stop at the first case that fails or times out; the\n"
+    "                           rest are not run (the verdict is still NOT CONFORMANT)\n"
     "  -c, --certificate        print the certificate after the run\n"
     "      --json=FILE          write the JSON report (conformance/report.schema.json)\n"
     "      --xml=FILE           write a JUnit XML report\n"
@@ -92,6 +94,7 @@ static const struct option long_options[] = {
     {"filter", required_argument, NULL, 'f'},
     {"seed", required_argument, NULL, 's'},
     {"timeout", required_argument, NULL, 't'},
+    {"fail-fast", no_argument, NULL, 'x'},
     {"certificate", no_argument, NULL, 'c'},
     {"json", required_argument, NULL, 'J'},
     {"xml", required_argument, NULL, 'X'},
@@ -115,9 +118,10 @@ static const char **string_option(int ch, cwc_options *opt)
 
 static int *flag_option(int ch, cwc_options *opt)
 {
-    int *slots[] = {&opt->certificate, &opt->quiet, &opt->list, &opt->requirements};
-    const char *at = strchr("cqlr", ch);
-    return ch && at ? slots[at - "cqlr"] : NULL;
+    int *slots[] = {&opt->certificate, &opt->quiet, &opt->list, &opt->requirements,
+                    &opt->fail_fast};
+    const char *at = strchr("cqlrx", ch);
+    return ch && at ? slots[at - "cqlrx"] : NULL;
 }
 
 /* --seed and --timeout: whole numbers in range, or a usage error. */
@@ -163,7 +167,7 @@ static int parse_args(int argc, char **argv, cwc_options *opt)
 {
     int ch, rc;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "b:p:f:s:t:cqlrVh", long_options, NULL)) != -1)
+    while ((ch = getopt_long(argc, argv, "b:p:f:s:t:cqlrxVh", long_options, NULL)) != -1)
         if ((rc = take_option(ch, opt)) != 0)
             return rc;
     if (optind < argc && !opt->backend)

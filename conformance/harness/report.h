@@ -28,6 +28,7 @@ typedef struct cwc_options {
     const char *backend, *filter, *json, *tap, *xml, *profiles;
     unsigned timeout;
     int list, requirements, certificate, quiet;
+    int fail_fast; /* stop at the first case that fails or times out */
 } cwc_options;
 
 enum cwc_status { CWC_PASS, CWC_FAIL, CWC_TIMEOUT, CWC_NA, CWC_NOT_RUN, CWC_NSTATUS };

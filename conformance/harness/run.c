@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -270,13 +272,21 @@ int cwc_run_suite(const cwc_options *opt, cwc_report *r)
     r->started = time(NULL);
     double t0 = now_seconds();
     cwc_progress *pg = opt->quiet ? NULL : cwc_progress_start((size_t)torun);
+    bool stop = false;
     for (size_t i = 0; i < r->n; i++) {
         cwc_result *x = &r->results[i];
         if (!x->selected)
             continue;
+        if (stop) { /* --fail-fast: the verdict is already decided */
+            x->status = CWC_NOT_RUN;
+            snprintf(x->reason, sizeof x->reason, "not run: --fail-fast stopped at a failure");
+            r->counts[CWC_NOT_RUN]++;
+            continue;
+        }
         cwc_progress_case(pg, x->c->name);
         run_case(opt, x);
         r->counts[x->status]++;
+        stop = opt->fail_fast && (x->status == CWC_FAIL || x->status == CWC_TIMEOUT);
     }
     cwc_progress_stop(pg);
     r->seconds = now_seconds() - t0;

@@ -51,6 +51,7 @@ expect 3 profile-core -- --backend deterministic --profile core
 expect 1 odd-name -- --backend "$B/lib/cwc-odd.so" --profile core --filter backend_
 expect 1 exit0 CWC_ODD_EXIT=1 -- --backend "$B/lib/cwc-odd.so" --filter clock_sleep
 expect 1 hang CWC_ODD_HANG=1 -- --backend "$B/lib/cwc-odd.so" --filter clock_sleep_until --timeout 1
+expect 1 fail-fast CWC_ODD_HANG=1 -- --backend "$B/lib/cwc-odd.so" --filter clock_sleep --timeout 1 --fail-fast
 usage unknown-backend --backend nosuchbackend
 usage bad-timeout --backend deterministic --timeout 0
 usage bad-profile --backend deterministic --profile nosuchprofile
@@ -70,6 +71,9 @@ PYEOF
 grep -q "ended with status 0 before the case did" "$OUT/exit0.json" ||
   { echo "FAIL exit0: a case ended by exit(0) was not failed"; failures=$((failures + 1)); }
 grep -q '"status": "timeout"' "$OUT/hang.json" || { echo "FAIL hang: no timeout"; failures=$((failures + 1)); }
+# --fail-fast: one case timed out, and every later one was left out.
+"$PY" -c 'import json,sys; c=[x["status"] for x in json.load(open(sys.argv[1]))["cases"] if x["status"] != "not_applicable"]; ran=[s for s in c if s != "not_run"]; sys.exit(not (ran == ["timeout"] and len(c) > 1))' "$OUT/fail-fast.json" ||
+  { echo "FAIL fail-fast: the run went on after a timeout"; failures=$((failures + 1)); }
 
 # The suite's power, as a build with a mutation score states it.
 "$B/bin/cw-conformance-power" --backend deterministic --filter clock_sleep --certificate \
