@@ -280,7 +280,7 @@ CWC_CASE(stress_wakes_from_a_program_thread, "tasks", "TASK-009 TASK-010", 0)
     atomic_init(&p.ping, 0);
     atomic_init(&p.pong, 0);
     atomic_init(&p.done, 0);
-    p.rounds = race_rounds(PING_ROUNDS, 10);
+    p.rounds = race_rounds(PING_ROUNDS, 100);
     cwc_run_ok(NULL, ping_root, &p);
     ck_assert_int_eq(atomic_load(&p.pong), p.rounds);
 }
