@@ -276,7 +276,7 @@ N ?= 400
 SEED ?= 1
 # Twice the cores: a mutant that hangs waits out its time limit without using a core.
 JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
-TIMEOUT ?= 30
+TIMEOUT ?= 120
 mutation: deps
 	$(PYTHON) ci/mutation/run.py --n $(N) --seed $(SEED) --jobs $(JOBS) --timeout $(TIMEOUT) \
 	  $(if $(RERUN),--rerun) $(if $(RESCORE),--rescore) $(if $(FILTER),--filter $(FILTER))

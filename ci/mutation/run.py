@@ -40,6 +40,9 @@ EQUIVALENT = os.path.join(ROOT, "ci", "mutation", "equivalent.txt")
 SCORE = os.path.join(ROOT, "conformance", "mutation-score.json")
 TREE = ("Makefile", "spec", "reference", "conformance", "ci", "examples", "tools")
 BIN = "build/release/bin/cw-conformance"
+# Seconds a case may take before it counts as hung: several times the
+# slowest case of a correct backend on a loaded machine.
+CASE_TIMEOUT = 10
 LIB = "build/release/lib/libcwrt.a"
 # Warnings are not errors here: a wrong implementation need not be warning-free.
 MAKE = ["make", "-s", "CFLAGS=-Wno-error", BIN]
@@ -141,10 +144,15 @@ class Job:
             shutil.copy2(os.path.join(self.pristine, rel), os.path.join(self.dir, rel))
 
     def run_backend(self, backend):
-        env = dict(os.environ, CK_TIMEOUT_MULTIPLIER="0.25")
+        env = dict(os.environ)
         log = os.path.join(self.dir, "run-%s.txt" % backend)
+        # One failing case kills the mutant: the run stops there. A case
+        # that hangs fails after CASE_TIMEOUT seconds; `self.timeout` bounds
+        # the whole run.
+        args = [os.path.join(self.dir, BIN), "--backend", backend, "--fail-fast",
+                "--timeout", str(CASE_TIMEOUT)]
         with open(log, "w") as out:
-            p = subprocess.Popen([os.path.join(self.dir, BIN), "--backend", backend],
+            p = subprocess.Popen(args,
                                  cwd=self.dir, stdout=out, stderr=subprocess.STDOUT,
                                  start_new_session=True, env=env)
             try:
@@ -271,7 +279,7 @@ def main():
     ap.add_argument("--n", type=int, default=400)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--timeout", type=int, default=60, help="seconds per backend run")
+    ap.add_argument("--timeout", type=int, default=120, help="seconds per backend run")
     ap.add_argument("--rerun", action="store_true", help="only the survivors of the last report")
     ap.add_argument("--filter", default="", help="only mutants whose file contains this")
     ap.add_argument("--list", action="store_true", help="print the sample and stop")
