@@ -19,6 +19,7 @@
  * allocator is not the process's (a sanitizer build, valgrind), each
  * workload runs once, unrefused.
  */
+#include <errno.h>
 #include <execinfo.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -94,8 +95,10 @@ static int run_child(cw_task_fn root, refusal how, uint64_t place)
         _exit(shared->wrong[0] ? 3 : 0);
     }
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
+    pid_t got;
+    while ((got = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
         ;
+    ck_assert_msg(got == pid, "waitpid: %s", strerror(errno));
     return status;
 }
 
@@ -155,10 +158,9 @@ static void sweep(cw_task_fn root)
     ck_assert_msg(!f, "with every allocation allowed: %s", f);
     if (!cwc_allocator_live())
         return; /* nothing was recorded: the runs would refuse nothing */
+    /* A backend with an allocator of its own may allocate nothing here:
+     * then there is nothing to refuse. */
     size_t n = shared->places.n;
-    if (getenv("CWC_SWEEP_DEBUG"))
-        fprintf(stderr, "places: %zu\n", n);
-    ck_assert_msg(n > 0, "the workload allocated nothing through malloc and its kin");
     size_t runs = n < SWEEP_PLACES ? n : SWEEP_PLACES;
     for (size_t r = 0; r < runs; r++) {
         size_t i = r * n / runs;

@@ -82,9 +82,7 @@ static void places_note(uint64_t id, void **frames)
     size_t i = 0;
     while (i < places->n && places->id[i] != id)
         i++;
-    if (i == places->n && i == CWC_PLACES_MAX)
-        places->overflowed = true;
-    else if (i == places->n) {
+    if (i == places->n && i < CWC_PLACES_MAX) {
         places->id[i] = id;
         memcpy(places->frames[i], frames, sizeof places->frames[i]);
         places->n++;
@@ -207,7 +205,6 @@ void cwc_allocator_record(cwc_places *out)
     warm();
     places = out;
     places->n = 0;
-    places->overflowed = false;
     places->refused = false;
     atomic_store(&current, MODE_RECORD);
 }

@@ -22,8 +22,7 @@ enum { CWC_PLACES_MAX = 2048, CWC_PLACE_FRAMES = 4 };
 /* The places of a recorded run, in the order they first asked; kept in
  * memory shared with the child processes that make the runs. */
 typedef struct cwc_places {
-    size_t n;
-    bool overflowed;
+    size_t n; /* places past CWC_PLACES_MAX are not noted */
     uint64_t id[CWC_PLACES_MAX];
     void *frames[CWC_PLACES_MAX][CWC_PLACE_FRAMES];
     bool refused; /* an armed refusal found its place */
