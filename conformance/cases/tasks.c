@@ -3,7 +3,9 @@
  * (spec/04-tasks.md, spec/03-context.md).
  */
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cases/util.h"
@@ -56,6 +58,44 @@ static void *dedicated_root(cw_ctx *ctx, void *arg)
     ck_assert_ptr_eq(v, (void *)(intptr_t)42);
     cw_handle_release(h);
     return NULL;
+}
+
+/* Code that relies on the calling convention's stack alignment: a
+ * variadic call with doubles (whose callee saves vector registers to an
+ * aligned area), and a local whose alignment the compiler takes from the
+ * stack rather than making it. The pointer goes through a volatile so that
+ * the check is not folded away. */
+static void *formats_doubles(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    (void)arg;
+    char text[64];
+    snprintf(text, sizeof text, "%.2f %.1Lf %g", 1.25, (long double)2.5, 0.125);
+    ck_assert_str_eq(text, "1.25 2.5 0.125");
+    max_align_t local;
+    uintptr_t volatile at = (uintptr_t)&local;
+    ck_assert_msg(at % _Alignof(max_align_t) == 0, "a max_align_t local at %#lx",
+                  (unsigned long)at);
+    return NULL;
+}
+
+static void *aligned_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    formats_doubles(ctx, NULL);
+    cw_handle *h[3] = {cw_spawn(cw_child(ctx, "shared"), formats_doubles, NULL),
+                       cw_spawn(cw_dedicated(cw_child(ctx, "dedicated")), formats_doubles, NULL),
+                       cw_spawn(cw_shared(cw_child(ctx, "blocking"), true), formats_doubles, NULL)};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(cw_join(h[i], NULL), CW_OK);
+        cw_handle_release(h[i]);
+    }
+    return NULL;
+}
+
+CWC_CASE(task_stack_follows_the_calling_convention, "tasks", "TASK-012", 0)
+{
+    cwc_run_ok(NULL, aligned_root, NULL);
 }
 
 CWC_CASE(spawn_dedicated, "tasks", "TASK-006", 0)
