@@ -232,7 +232,7 @@ CWC_CASE(stress_metric_family_from_every_thread, "metrics", "MET-012", 0)
  * once. A wake or a yield lost in that race leaves a task that never runs
  * again, and the run never ends. No round trip paces the thread, so the
  * case takes the same work on a loaded machine, only spread out. */
-enum { FOREIGN_WAKES = 200000 };
+enum { FOREIGN_WAKES = 1000000 };
 
 struct foreign {
     _Atomic(cw_waker *) waker;
