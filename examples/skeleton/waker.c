@@ -95,17 +95,21 @@ void sk_waker_release(cw_waker *waker)
 }
 
 /* On the run's thread: hand each queued wake to its task. A task that
- * ended since has a detached cell, which is just let go. */
+ * ended since has a detached cell, which is just let go. A cell stays
+ * marked queued until its link was read, both under the run's lock: a wake
+ * from another thread re-queues it only then, and so never rewrites a
+ * link this walk has yet to follow. */
 void sk_take_wakes(sk_rt *rt)
 {
     pthread_mutex_lock(&rt->lock);
     sk_cell *c = rt->woken;
     rt->woken = NULL;
-    for (sk_cell *q = c; q; q = q->next_woken)
-        q->queued = false;
     pthread_mutex_unlock(&rt->lock);
     while (c) {
+        pthread_mutex_lock(&rt->lock);
         sk_cell *next = c->next_woken;
+        c->queued = false;
+        pthread_mutex_unlock(&rt->lock);
         if (c->task) {
             c->task->wake_pending = true;
             sk_wake(c->task);
