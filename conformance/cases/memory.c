@@ -21,25 +21,7 @@
 #include <unistd.h>
 
 #include "cases/metrics.h"
-
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#endif
-#endif
-#ifndef RUNNING_ON_VALGRIND
-#define RUNNING_ON_VALGRIND 0
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define CWC_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define CWC_TSAN 1
-#endif
-#endif
-#ifndef CWC_TSAN
-#define CWC_TSAN 0
-#endif
+#include "harness/instrumented.h"
 
 enum { MIB = 1 << 20 };
 

@@ -714,6 +714,16 @@ struct slow {
     atomic_int running, chunks, identities, discards;
 };
 
+/* A case's counters are static, so that a chunk still running after a
+ * failed assertion never writes to a dead stack frame. */
+static void slow_reset(struct slow *sl)
+{
+    atomic_init(&sl->running, 0);
+    atomic_init(&sl->chunks, 0);
+    atomic_init(&sl->identities, 0);
+    atomic_init(&sl->discards, 0);
+}
+
 static void slow_identity(void *acc, void *arg)
 {
     atomic_fetch_add(&((struct slow *)arg)->identities, 1);
@@ -770,10 +780,7 @@ static void *abort_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
     static struct slow sl;
-    atomic_init(&sl.running, 0);
-    atomic_init(&sl.chunks, 0);
-    atomic_init(&sl.identities, 0);
-    atomic_init(&sl.discards, 0);
+    slow_reset(&sl);
     struct abort_arg a = {new_strategy(ctx, 2), &sl};
     cw_handle *h = cw_spawn(cw_child(ctx, "folder"), slow_folder, &a);
     cw_sleep(ctx, 10 * CW_MSEC);
@@ -836,10 +843,7 @@ static void *last_chunk_abort_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
     static struct slow sl;
-    atomic_init(&sl.running, 0);
-    atomic_init(&sl.chunks, 0);
-    atomic_init(&sl.identities, 0);
-    atomic_init(&sl.discards, 0);
+    slow_reset(&sl);
     struct abort_arg a = {new_strategy(ctx, 2), &sl};
     cw_handle *h = cw_spawn(cw_child(ctx, "folder"), last_slow_folder, &a);
     cw_sleep(ctx, 30 * CW_MSEC);

@@ -8,15 +8,7 @@
 #include <stdlib.h>
 
 #include "cases/util.h"
-
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#endif
-#endif
-#ifndef RUNNING_ON_VALGRIND
-#define RUNNING_ON_VALGRIND 0
-#endif
+#include "harness/instrumented.h"
 
 enum { STRESS_TASKS = 10000, STRESS_CHILDREN = 4 };
 

@@ -6,8 +6,8 @@
  * it loads, and libc's own internal ones (strdup, fopen, pthread_create),
  * which glibc routes through the interposable malloc. They pass through to
  * glibc's exported __libc_* entries, the same allocator, so libc's free
- * releases what they return. Disarmed, an allocation costs one relaxed
- * load more than libc's.
+ * releases what they return. Disarmed, an allocation costs two atomic
+ * loads more than libc's.
  *
  * Under AddressSanitizer and ThreadSanitizer these definitions would take
  * the place of the sanitizer's own allocator (and its free would then see
@@ -17,6 +17,7 @@
  * allocations pass through always (locate_linker).
  */
 #include "harness/allocator.h"
+#include "harness/instrumented.h"
 
 #include <errno.h>
 #include <execinfo.h>
@@ -25,26 +26,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#endif
-#endif
-#ifndef RUNNING_ON_VALGRIND
-#define RUNNING_ON_VALGRIND 0
-#endif
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CWC_FOREIGN_ALLOCATOR 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define CWC_FOREIGN_ALLOCATOR 1
-#endif
-#endif
-#if !defined(CWC_FOREIGN_ALLOCATOR) && !defined(__GLIBC__)
-#define CWC_FOREIGN_ALLOCATOR 1
-#endif
 
 typedef enum mode { MODE_OFF, MODE_RECORD, MODE_REFUSE, MODE_REFUSE_ALL } mode;
 
