@@ -336,7 +336,9 @@ coverage: deps
 	$(MAKE) -C fuzz replay VARIANT=coverage
 	sh coverage/report.sh build/coverage
 
-bench: deps all
+bench:
+	@sh ci/deps.sh bench
+	$(MAKE) all
 	$(MAKE) -C bench run
 
 # Which folder of reference/ may use which: includes and linked symbols.

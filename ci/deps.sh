@@ -6,6 +6,7 @@
 #   sh ci/deps.sh fuzz       also the fuzzers (clang's libFuzzer, AFL++)
 #   sh ci/deps.sh coverage   also gcovr
 #   sh ci/deps.sh lint       also clang-tidy and cppcheck
+#   sh ci/deps.sh bench      also the benchmarks' baselines (libuv)
 #   sh ci/deps.sh cross      also the aarch64 and s390x cross compilers, their
 #                            libraries (Debian multiarch) and qemu-user-static
 set -eu
@@ -16,7 +17,7 @@ for extra in "$@"; do
     fuzz) pkgs="$pkgs clang libclang-rt-14-dev afl++" ;;
     coverage) pkgs="$pkgs gcovr" ;;
     lint) pkgs="$pkgs clang-tidy cppcheck clang-format" ;;
-    bench) pkgs="$pkgs time" ;;
+    bench) pkgs="$pkgs time libuv1-dev" ;;
     cross) foreign="arm64 s390x"
       pkgs="$pkgs qemu-user-static gcc-aarch64-linux-gnu gcc-s390x-linux-gnu"
       pkgs="$pkgs libc6-dev-arm64-cross libc6-dev-s390x-cross"
