@@ -52,7 +52,12 @@ SAN_LD := --coverage
 endif
 ALL_CFLAGS := $(CFLAGS_BASE) $(OPT) $(CFLAGS)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
-LIBS := -lcrypto -lpthread -ldl
+# io_uring for file storage (reference/native/uring.c) where liburing is
+# installed; without it (a cross build sets URING_LIBS empty) the native
+# backend does its file I/O on threads alone.
+URING_LIBS ?= $(shell pkg-config --libs liburing 2>/dev/null)
+ALL_CFLAGS += $(if $(strip $(URING_LIBS)),-DCW_HAVE_LIBURING)
+LIBS := -lcrypto -lpthread -ldl $(URING_LIBS)
 JSON_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
 LIB_SRC := $(sort $(wildcard reference/core/*.c reference/cwrt/*.c reference/deterministic/*.c reference/native/*.c reference/buffers/*.c reference/metrics/*.c reference/parallel/*.c reference/ratelimit/*.c reference/storage/*.c reference/network/*.c))
@@ -371,7 +376,7 @@ install: all
 	install -m 644 conformance/report.schema.json conformance/valgrind.supp $(DESTDIR)$(PREFIX)/share/cwrt/
 	for pc in cwrt cwconformance; do \
 	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(LIB_VERSION)|g' \
-	    -e 's|@SUITE_VERSION@|$(SUITE_VERSION)|g' ci/$$pc.pc.in \
+	    -e 's|@SUITE_VERSION@|$(SUITE_VERSION)|g' -e 's|@URING_LIBS@|$(strip $(URING_LIBS))|g' ci/$$pc.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc || exit 1; \
 	done
 
