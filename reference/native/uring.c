@@ -45,6 +45,13 @@
  * and the kernel keeps any overflow (IORING_FEAT_NODROP). */
 enum { ENTRIES = 256 };
 
+/* How long a task looks for its completion before it parks. ext4 hands
+ * every buffered write to an io-wq thread, which completes it in a few
+ * microseconds; parking, then being woken through the reactor, costs more
+ * than that on each side. A sync, which takes milliseconds, wastes this
+ * much once. */
+enum { SPIN_NS = 20000 };
+
 struct cw_uring {
     struct io_uring ring;
     cw_rt *rt;
@@ -127,11 +134,37 @@ static struct io_uring_sqe *entry(cw_uring *u)
     return sqe;
 }
 
+static bool finished(const op *o)
+{
+    return atomic_load_explicit(&o->state, memory_order_acquire) == OP_FINISHED;
+}
+
+/* Reap for a while, letting other threads run (the io-wq thread doing the
+ * call may need this CPU, and the kernel posts some completions when this
+ * thread enters it): true when `o` completed. */
+static bool spin_for(cw_uring *u, op *o)
+{
+    uint64_t until = cw_native_mono_ns() + SPIN_NS;
+    for (;;) {
+        if (io_uring_cq_ready(&u->ring) && pthread_mutex_trylock(&u->cq_lock) == 0) {
+            reap(u);
+            pthread_mutex_unlock(&u->cq_lock);
+        }
+        if (finished(o))
+            return true;
+        if (cw_native_mono_ns() > until)
+            return false;
+        sched_yield();
+    }
+}
+
 /* Park the calling task until `o` has completed. */
 static void wait_for(cw_uring *u, op *o)
 {
+    if (spin_for(u, o)) /* most often, it has */
+        return;
     pthread_mutex_lock(&u->cq_lock);
-    reap(u); /* most often, it has */
+    reap(u);
     int expected = OP_WAITING;
     atomic_compare_exchange_strong(&o->state, &expected, OP_PARKED);
     while (atomic_load(&o->state) != OP_FINISHED) {
