@@ -146,7 +146,9 @@ static bool spin_for(cw_uring *u, op *o)
 {
     uint64_t until = cw_native_mono_ns() + SPIN_NS;
     for (;;) {
-        if (io_uring_cq_ready(&u->ring) && pthread_mutex_trylock(&u->cq_lock) == 0) {
+        /* Not io_uring_cq_ready: it reads the queue's head, which only the
+         * holder of cq_lock may. */
+        if (pthread_mutex_trylock(&u->cq_lock) == 0) {
             reap(u);
             pthread_mutex_unlock(&u->cq_lock);
         }
