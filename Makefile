@@ -207,8 +207,9 @@ unit: $(UNIT_BIN)
 # Every metrics text the suite encodes is kept in $(B)/openmetrics and read
 # back by an independent OpenMetrics parser. The native backend does its
 # file I/O one way a run (NAT-008): the whole suite runs with
-# CWRT_NATIVE_IO=$(NATIVE_IO) (io_uring where liburing was found; `make NATIVE_IO=threads` on a
-# kernel without it), then its storage cases again on I/O threads.
+# CWRT_NATIVE_IO=$(NATIVE_IO) (uring where liburing was found; set
+# NATIVE_IO=threads on a kernel without io_uring), then its storage cases
+# again on I/O threads.
 NATIVE_IO ?= $(if $(strip $(URING_LIBS)),uring,threads)
 conformance-run: $(B)/bin/cw-conformance
 	@mkdir -p $(B)/reports
