@@ -6,9 +6,14 @@
  *           writes with one every 4, through a blob on the native backend,
  *           against pwrite + fdatasync from a plain thread; then 4 KiB
  *           writes with no sync at all, where the hand-off to an I/O
- *           thread is the whole difference.
+ *           thread (or the ring) is the whole difference.
  *   read    random 4 KiB reads of a 64 MiB blob in the page cache, into the
  *           caller's memory and into a pooled buffer, against pread.
+ *
+ * The blob side runs twice, with io_backend CW_IO_THREADS and CW_IO_URING,
+ * and where liburing was found there is a second baseline: the same
+ * workload through a ring of its own from a plain thread (one entry
+ * submitted and waited for at a time, as the blob does).
  *   memory  memory storage on the deterministic backend: a 4 KiB write, a
  *           4 KiB read and, every 16, a sync; operations per second, with
  *           and without the audit digest.
@@ -27,6 +32,10 @@
 #include <unistd.h>
 
 #include "cwrt/cwrt.h"
+
+#ifdef CW_HAVE_LIBURING
+#include <liburing.h>
+#endif
 
 enum { REPEATS = 3, FILE_SIZE = 64 << 20, READS = 100000 };
 
@@ -58,13 +67,14 @@ static uint64_t next(void)
 /* ---- One workload, run both ways ------------------------------------------------------- */
 
 typedef struct load {
-    size_t size;       /* bytes per write or read */
-    int count;         /* writes or reads */
-    int sync_every;    /* writes per fdatasync; 0: none */
-    bool read;         /* random reads of a prefilled blob */
-    bool pooled;       /* reads: into a pooled buffer (cw_blob_read_at) */
+    size_t size;    /* bytes per write or read */
+    int count;      /* writes or reads */
+    int sync_every; /* writes per fdatasync; 0: none */
+    bool read;      /* random reads of a prefilled blob */
+    bool pooled;    /* reads: into a pooled buffer (cw_blob_read_at) */
     uint8_t *buf;
-    double ns;         /* per operation */
+    cw_io_backend io; /* the blob side's */
+    double ns;        /* per operation */
 } load;
 
 static uint64_t read_offset(size_t size)
@@ -72,7 +82,8 @@ static uint64_t read_offset(size_t size)
     return (next() % (FILE_SIZE / size)) * size;
 }
 
-static void raw_run(load *l, const char *path)
+/* The baselines' file, prefilled for reads. */
+static int raw_open(load *l, const char *path)
 {
     int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
     if (fd < 0)
@@ -83,6 +94,52 @@ static void raw_run(load *l, const char *path)
         for (off_t at = 0; at < FILE_SIZE; at += 1 << 20)
             if (pwrite(fd, l->buf, 1 << 20, at) != 1 << 20)
                 die("prefill");
+    return fd;
+}
+
+#ifdef CW_HAVE_LIBURING
+/* Submit the one entry prepared and wait for it: its result. */
+static int ring_call(struct io_uring *ring)
+{
+    struct io_uring_cqe *cqe;
+    if (io_uring_submit_and_wait(ring, 1) < 0 || io_uring_wait_cqe(ring, &cqe) != 0)
+        die("io_uring");
+    int res = cqe->res;
+    io_uring_cqe_seen(ring, cqe);
+    return res;
+}
+
+static void ring_run(load *l, const char *path)
+{
+    int fd = raw_open(l, path);
+    struct io_uring ring;
+    if (io_uring_queue_init(8, &ring, 0) != 0)
+        die("io_uring_queue_init");
+    double start = now_ns();
+    for (int i = 0; i < l->count; i++) {
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+        if (l->read)
+            io_uring_prep_read(sqe, fd, l->buf, (unsigned)l->size, read_offset(l->size));
+        else
+            io_uring_prep_write(sqe, fd, l->buf, (unsigned)l->size, (uint64_t)i * l->size);
+        if (ring_call(&ring) != (int)l->size)
+            die("ring transfer");
+        if (l->sync_every && (i + 1) % l->sync_every == 0) {
+            io_uring_prep_fsync(io_uring_get_sqe(&ring), fd, IORING_FSYNC_DATASYNC);
+            if (ring_call(&ring) != 0)
+                die("ring fdatasync");
+        }
+    }
+    l->ns = (now_ns() - start) / l->count;
+    io_uring_queue_exit(&ring);
+    close(fd);
+    unlink(path);
+}
+#endif
+
+static void raw_run(load *l, const char *path)
+{
+    int fd = raw_open(l, path);
     double start = now_ns();
     for (int i = 0; i < l->count; i++) {
         ssize_t n = l->read ? pread(fd, l->buf, l->size, (off_t)read_offset(l->size))
@@ -116,11 +173,10 @@ static void *cw_root(cw_ctx *ctx, void *arg)
             rc = cw_blob_read_at(b, read_offset(l->size), l->size, CW_READ_DEFAULT, &out, NULL);
             cw_iobuf_mut_release(&out);
         } else if (l->read) {
-            rc = cw_blob_read_into(b, read_offset(l->size), l->buf, l->size, CW_READ_DEFAULT,
-                                   NULL);
+            rc = cw_blob_read_into(b, read_offset(l->size), l->buf, l->size, CW_READ_DEFAULT, NULL);
         } else {
-            rc = cw_blob_write_at(b, (uint64_t)i * l->size, l->buf, l->size, CW_WRITE_DEFAULT,
-                                  NULL);
+            rc =
+                cw_blob_write_at(b, (uint64_t)i * l->size, l->buf, l->size, CW_WRITE_DEFAULT, NULL);
         }
         if (rc != CW_OK)
             die("blob transfer");
@@ -139,45 +195,67 @@ static void cw_run(load *l)
     cw_config_default(&cfg);
     cfg.storage_directory = dir;
     cfg.worker_threads = 1;
+    cfg.io_backend = l->io;
     cw_run_result res;
     if (cw_start(cw_backend_native(), &cfg, cw_root, l, &res) != CW_OK)
         die(res.message);
 }
 
-/* Best of REPEATS, alternating the two sides so drift hits both. */
+enum { THREADS, URING, RAW, RAW_URING, SIDES };
+
+/* One run of side `side` of `proto`: ns per operation, or -1 when this
+ * build has no ring. */
+static double run_side(int side, load proto, const char *path)
+{
+    proto.io = side == URING ? CW_IO_URING : CW_IO_THREADS;
+    if (side == THREADS || side == URING)
+        cw_run(&proto);
+    else if (side == RAW)
+        raw_run(&proto, path);
+#ifdef CW_HAVE_LIBURING
+    else
+        ring_run(&proto, path);
+#else
+    else
+        return -1;
+#endif
+    return proto.ns;
+}
+
+/* Best of REPEATS of each side, alternating them so drift hits all. */
 static void compare(const char *label, load proto)
 {
     proto.buf = malloc(proto.size > (1 << 20) ? proto.size : 1 << 20);
     memset(proto.buf, 0x5A, proto.size > (1 << 20) ? proto.size : 1 << 20);
     char path[300];
     snprintf(path, sizeof path, "%s/raw", dir);
-    double best_cw = 1e30, best_raw = 1e30;
-    for (int r = 0; r < REPEATS; r++) {
-        load a = proto, b = proto;
-        cw_run(&a);
-        raw_run(&b, path);
-        best_cw = a.ns < best_cw ? a.ns : best_cw;
-        best_raw = b.ns < best_raw ? b.ns : best_raw;
-    }
-    printf("storage %-34s blob %9.2f us   raw %9.2f us   ratio %.2f\n", label, best_cw / 1e3,
-           best_raw / 1e3, best_cw / best_raw);
+    double best[SIDES] = {1e30, 1e30, 1e30, 1e30};
+    for (int r = 0; r < REPEATS; r++)
+        for (int side = 0; side < SIDES; side++) {
+            double ns = run_side(side, proto, path);
+            best[side] = ns < best[side] ? ns : best[side];
+        }
+    printf("storage %-34s threads %8.2f us  uring %8.2f us  raw %8.2f us  raw ring %8.2f us  "
+           "ratio threads %.2f uring %.2f (raw ring: %.2f)\n",
+           label, best[THREADS] / 1e3, best[URING] / 1e3, best[RAW] / 1e3, best[RAW_URING] / 1e3,
+           best[THREADS] / best[RAW], best[URING] / best[RAW], best[URING] / best[RAW_URING]);
     free(proto.buf);
 }
 
 static void bench_write(void)
 {
-    compare("write 4 KiB, fdatasync every 16", (load){.size = 4096, .count = 4096,
-                                                       .sync_every = 16});
-    compare("write 1 MiB, fdatasync every 4", (load){.size = 1 << 20, .count = 64,
-                                                      .sync_every = 4});
+    compare("write 4 KiB, fdatasync every 16",
+            (load){.size = 4096, .count = 4096, .sync_every = 16});
+    compare("write 1 MiB, fdatasync every 4",
+            (load){.size = 1 << 20, .count = 64, .sync_every = 4});
     compare("write 4 KiB, no sync", (load){.size = 4096, .count = 16384});
 }
 
 static void bench_read(void)
 {
     compare("random read 4 KiB (cached)", (load){.size = 4096, .count = READS, .read = true});
-    compare("random read 4 KiB, pooled buffer", (load){.size = 4096, .count = READS,
-                                                        .read = true, .pooled = true});
+    compare("random read 4 KiB, pooled buffer",
+            (load){.size = 4096, .count = READS, .read = true, .pooled = true});
 }
 
 /* ---- Memory storage on the deterministic backend ----------------------------------------- */

@@ -87,7 +87,7 @@ build_for() {
   make -s -j"$jobs" B="$b" CC="$triplet-gcc" \
     CFLAGS="-I$ssl/include -I$ssl/include/$triplet" \
     CHECK_LIBS="/usr/lib/$triplet/libcheck.a /usr/lib/$triplet/libsubunit.a -lrt -lm" \
-    JSON_LIBS="/usr/lib/$triplet/libjansson.a" \
+    JSON_LIBS="/usr/lib/$triplet/libjansson.a" URING_LIBS= \
     LIBS="-L$ssl/lib/$triplet -Wl,-rpath,$ssl/lib/$triplet -lcrypto -lpthread -ldl" \
     "$b/lib/libcwrt.a" "$b/lib/libcwrt.so" "$b/bin/cw-conformance"
 }

@@ -11,7 +11,7 @@
 #                            libraries (Debian multiarch) and qemu-user-static
 set -eu
 
-pkgs="make gcc clang libclang-rt-14-dev pkg-config check libssl-dev libjansson-dev valgrind python3-prometheus-client python3-jsonschema python3-junitparser curl graphviz"
+pkgs="make gcc clang libclang-rt-14-dev pkg-config check libssl-dev libjansson-dev liburing-dev valgrind python3-prometheus-client python3-jsonschema python3-junitparser curl graphviz"
 for extra in "$@"; do
   case "$extra" in
     fuzz) pkgs="$pkgs clang libclang-rt-14-dev afl++" ;;

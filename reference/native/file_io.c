@@ -6,15 +6,20 @@
  * chunks, resumed after a short transfer and retried after EINTR.
  *
  * CW_WRITE_SYNC asks for RWF_DSYNC on the write itself when it fits one
- * system call, and adds an fdatasync otherwise (or when RWF_DSYNC is refused): either way only these
- * bytes are made durable, as the option promises, not a barrier for the
- * writes before them. fdatasync is enough for sync too: it writes the
- * length along with the data, which is all a blob has.
+ * system call, and adds an fdatasync otherwise (or when RWF_DSYNC is refused): either way only
+ * these bytes are made durable, as the option promises, not a barrier for the writes before them.
+ * fdatasync is enough for sync too: it writes the length along with the data, which is all a blob
+ * has.
  *
  * A read tries the page cache first, on the calling thread, with RWF_NOWAIT
- * (see read_cached): a cached read costs what pread costs. Writes always go
- * to an I/O thread: file systems such as ext4 refuse RWF_NOWAIT on buffered
- * writes, and a buffered write can wait on writeback.
+ * (see read_cached): a cached read costs what pread costs. The rest of a
+ * read, and every write and sync, goes through the run's io_uring when it
+ * has one (uring.c: the task parks until the kernel completes it), else to
+ * an I/O thread: file systems such as ext4 refuse RWF_NOWAIT on buffered
+ * writes, and a buffered write can wait on writeback. Either way the calls
+ * are the same, and so are their flags, retries and errors: only `move`
+ * and `datasync` below differ. Resizes stay on the I/O threads (they are
+ * rare), and so does start_sync, which nobody waits for.
  *
  * The DONT_CACHE options ask for RWF_DONTCACHE (uncached buffered I/O,
  * Linux 6.14). A kernel or file system without it says EOPNOTSUPP: the
@@ -31,6 +36,7 @@
 
 #include "native/file_storage.h"
 #include "native/os.h"
+#include "native/uring.h"
 
 #ifndef RWF_DONTCACHE
 #define RWF_DONTCACHE 0x00000080
@@ -51,18 +57,34 @@ static void advance(struct iovec *iov, int n, int *i, size_t done)
     }
 }
 
+/* One positioned call: through the ring when there is one (NULL: the
+ * system call itself, on this thread). */
+static ssize_t move(cw_uring *ring, int fd, bool write, const struct iovec *iov, int n,
+                    uint64_t offset, int flags)
+{
+    if (ring)
+        return cw_uring_rw(ring, fd, write, iov, n, offset, flags);
+    return write ? cw_os.pwritev2(fd, iov, n, (off_t)offset, flags)
+                 : cw_os.preadv2(fd, iov, n, (off_t)offset, flags);
+}
+
+static int datasync(cw_uring *ring, int fd)
+{
+    return ring ? cw_uring_datasync(ring, fd) : cw_file_datasync(fd);
+}
+
 /* Move every byte of iov[0 .. n) at `offset`. 0, an errno, or -1 when
  * the file ended (a read) or took nothing (a write). `*flags` loses
  * RWF_DONTCACHE, then RWF_DSYNC, when the kernel refuses them: Linux before
  * 4.7, and qemu-user, take no flags at all. */
-static int transfer(int fd, bool write, struct iovec *iov, int n, uint64_t offset, int *flags)
+static int transfer(cw_uring *ring, int fd, bool write, struct iovec *iov, int n, uint64_t offset,
+                    int *flags)
 {
     int i = 0;
     advance(iov, n, &i, 0);
     while (i < n) {
         int count = n - i < BATCH ? n - i : BATCH;
-        ssize_t r = write ? cw_os.pwritev2(fd, iov + i, count, (off_t)offset, *flags)
-                          : cw_os.preadv2(fd, iov + i, count, (off_t)offset, *flags);
+        ssize_t r = move(ring, fd, write, iov + i, count, offset, *flags);
         if (r < 0 && errno == EOPNOTSUPP && (*flags & (RWF_DONTCACHE | RWF_DSYNC))) {
             *flags &= *flags & RWF_DONTCACHE ? ~RWF_DONTCACHE : ~RWF_DSYNC;
             continue;
@@ -109,7 +131,7 @@ int cw_file_pread_all(int fd, void *buf, size_t len, uint64_t offset)
 {
     struct iovec iov = {buf, len};
     int flags = 0;
-    int rc = transfer(fd, false, &iov, 1, offset, &flags);
+    int rc = transfer(NULL, fd, false, &iov, 1, offset, &flags);
     return rc < 0 ? EIO : rc;
 }
 
@@ -117,7 +139,7 @@ int cw_file_pwrite_all(int fd, const void *buf, size_t len, uint64_t offset)
 {
     struct iovec iov = {(void *)buf, len};
     int flags = 0;
-    int rc = transfer(fd, true, &iov, 1, offset, &flags);
+    int rc = transfer(NULL, fd, true, &iov, 1, offset, &flags);
     return rc < 0 ? EIO : rc;
 }
 
@@ -130,10 +152,11 @@ typedef struct io_job {
     struct iovec *iov; /* a copy the transfer may advance */
     int n;
     size_t total;
-    int options; /* the call's cw_read_options or cw_write_options */
+    int options;  /* the call's cw_read_options or cw_write_options */
     uint64_t len; /* resize */
     int rc;
     cw_storage_error *err;
+    cw_uring *ring; /* the run's, for a transfer or a sync; NULL: on an I/O thread */
 } io_job;
 
 static file_file *ffile(const cw_bfile *f)
@@ -141,11 +164,26 @@ static file_file *ffile(const cw_bfile *f)
     return f->impl;
 }
 
+/* On an I/O thread, while the calling task is parked. */
 static void run(cw_bfile *f, io_job *j, void (*fn)(cw_job *))
 {
     j->job.fn = fn;
     j->f = f;
     cw_offload_run(((file_storage *)f->st->impl)->io, &j->job);
+}
+
+/* A transfer or a sync: on this task, its calls through the run's ring,
+ * when it has one; else on an I/O thread. */
+static void run_io(cw_bfile *f, io_job *j, void (*fn)(cw_job *))
+{
+    j->ring = ((file_storage *)f->st->impl)->ring;
+    if (!j->ring) {
+        run(f, j, fn);
+        return;
+    }
+    j->job.fn = fn;
+    j->f = f;
+    fn(&j->job);
 }
 
 /* The flags of a transfer asked not to be cached, and the advice after it. */
@@ -171,7 +209,7 @@ static void read_fn(cw_job *job)
     file_file *ff = ffile(f);
     bool dontcache = j->options & CW_READ_DONT_CACHE;
     int flags = dontcache_flags(ff, dontcache);
-    int e = transfer(ff->fd, false, j->iov, j->n, j->offset, &flags);
+    int e = transfer(j->ring, ff->fd, false, j->iov, j->n, j->offset, &flags);
     dontcache_after(ff, dontcache, flags, j->offset, j->total);
     if (e < 0)
         j->rc = cw_storage_fail(j->err, CW_ERR_BLOB_INSUFFICIENT_LENGTH, f->partition, f->hex, 0,
@@ -191,14 +229,14 @@ static void write_fn(cw_job *job)
     bool sync = j->options & CW_WRITE_SYNC;
     bool dsync = sync && j->n <= BATCH; /* one system call: the flag covers it all */
     int flags = dontcache_flags(ff, dontcache) | (dsync ? RWF_DSYNC : 0);
-    int e = transfer(ff->fd, true, j->iov, j->n, j->offset, &flags);
+    int e = transfer(j->ring, ff->fd, true, j->iov, j->n, j->offset, &flags);
     dontcache_after(ff, dontcache, flags, j->offset, j->total);
     if (e < 0)
-        j->rc = cw_storage_fail(j->err, CW_ERR_WRITE_FAILED, f->partition, f->hex, 0,
-                                "write failed");
+        j->rc =
+            cw_storage_fail(j->err, CW_ERR_WRITE_FAILED, f->partition, f->hex, 0, "write failed");
     else if (e)
         j->rc = cw_fail_os(j->err, CW_ERR_IO, f->partition, f->hex, e, "writing");
-    else if (sync && !(flags & RWF_DSYNC) && cw_file_datasync(ff->fd) != 0)
+    else if (sync && !(flags & RWF_DSYNC) && datasync(j->ring, ff->fd) != 0)
         j->rc = cw_fail_os(j->err, CW_ERR_BLOB_SYNC_FAILED, f->partition, f->hex, errno, NULL);
     else
         j->rc = CW_OK;
@@ -236,9 +274,13 @@ static int transfer_job(cw_bfile *f, bool write, uint64_t offset, const struct i
     }
     int rc = CW_OK;
     if (done < total) {
-        io_job j = {.offset = offset + done, .iov = copy + i, .n = n - i, .total = total - done,
-                    .options = options, .err = err};
-        run(f, &j, write ? write_fn : read_fn);
+        io_job j = {.offset = offset + done,
+                    .iov = copy + i,
+                    .n = n - i,
+                    .total = total - done,
+                    .options = options,
+                    .err = err};
+        run_io(f, &j, write ? write_fn : read_fn);
         rc = j.rc;
     }
     if (copy != &one)
@@ -263,8 +305,8 @@ static void resize_fn(cw_job *job)
     io_job *j = (io_job *)job;
     j->rc = cw_file_truncate(ffile(j->f)->fd, j->len) == 0
                 ? CW_OK
-                : cw_fail_os(j->err, CW_ERR_BLOB_RESIZE_FAILED, j->f->partition, j->f->hex,
-                             errno, NULL);
+                : cw_fail_os(j->err, CW_ERR_BLOB_RESIZE_FAILED, j->f->partition, j->f->hex, errno,
+                             NULL);
 }
 
 int cw_file_resize(cw_bfile *f, uint64_t len, cw_storage_error *err)
@@ -277,16 +319,16 @@ int cw_file_resize(cw_bfile *f, uint64_t len, cw_storage_error *err)
 static void sync_fn(cw_job *job)
 {
     io_job *j = (io_job *)job;
-    j->rc = cw_file_datasync(ffile(j->f)->fd) == 0
-                ? CW_OK
-                : cw_fail_os(j->err, CW_ERR_BLOB_SYNC_FAILED, j->f->partition, j->f->hex, errno,
-                             NULL);
+    j->rc =
+        datasync(j->ring, ffile(j->f)->fd) == 0
+            ? CW_OK
+            : cw_fail_os(j->err, CW_ERR_BLOB_SYNC_FAILED, j->f->partition, j->f->hex, errno, NULL);
 }
 
 int cw_file_sync(cw_bfile *f, cw_storage_error *err)
 {
     io_job j = {.err = err};
-    run(f, &j, sync_fn);
+    run_io(f, &j, sync_fn);
     return j.rc;
 }
 

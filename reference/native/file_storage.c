@@ -16,8 +16,9 @@
  * directory. A removal syncs the directory it changed.
  *
  * Every call runs its system calls on the I/O threads (io_threads.c), one job
- * per call, and open, remove and scan hold the storage's lock for the whole
- * job, so a partition is never removed halfway through an open.
+ * per call (but a blob's transfers and syncs, which go through the run's
+ * io_uring when it has one: file_io.c), and open, remove and scan hold the storage's lock for the
+ * whole job, so a partition is never removed halfway through an open.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -281,8 +282,12 @@ static void remove_fn(cw_job *job)
 static int file_remove(cw_storage *st, const char *partition, const uint8_t *name, size_t len,
                        cw_storage_error *err)
 {
-    remove_job j = {.job.fn = remove_fn, .st = st, .partition = partition, .name = name,
-                    .len = len, .err = err};
+    remove_job j = {.job.fn = remove_fn,
+                    .st = st,
+                    .partition = partition,
+                    .name = name,
+                    .len = len,
+                    .err = err};
     cw_offload_run(((file_storage *)st->impl)->io, &j.job);
     return j.rc;
 }
@@ -366,6 +371,7 @@ static int file_init(cw_storage *st, char *why, size_t whylen)
     const cw_config *cfg = &st->rt->cfg;
     const char *tmp = getenv("TMPDIR");
     fs->io = cw_offload_new(st->rt, cfg->blocking_threads);
+    fs->ring = cw_container_of(st->rt, cw_native, rt)->uring;
     /* No directory given: one of the run's own, gone with the run. */
     fs->root = cfg->storage_directory
                    ? cw_strdup(cfg->storage_directory)

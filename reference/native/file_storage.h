@@ -9,12 +9,14 @@
 
 #include "native/io_threads.h"
 #include "native/native.h"
+#include "native/uring.h"
 
 typedef struct file_storage {
     char *root;           /* the directory of the partitions */
     bool ephemeral;       /* made for this run: removed when it ends */
     pthread_mutex_t lock; /* open, remove and scan run one at a time */
-    cw_offload *io;       /* where the system calls run */
+    cw_offload *io;       /* where the system calls run ... */
+    cw_uring *ring;       /* ... but transfers and syncs, when not NULL (the run's) */
 } file_storage;
 
 /* An open blob: one descriptor that every handle on it shares. */

@@ -93,13 +93,14 @@ struct cw_native {
     pthread_mutex_t lock;   /* pools, task states, counts */
     pthread_cond_t changed; /* the run's end condition or a count changed */
     cw_tpool shared, blocking;
-    unsigned live_tasks;   /* spawned and not yet finished */
-    pthread_t *threads;    /* every thread started, joined at the end */
+    unsigned live_tasks; /* spawned and not yet finished */
+    pthread_t *threads;  /* every thread started, joined at the end */
     size_t nthreads, cap_threads;
     cw_tpool *dedicated; /* pools of dedicated tasks */
     bool root_done;
     bool panicked; /* a copy of rt.panicked, readable under this lock */
     cw_reactor reactor;
+    struct cw_uring *uring; /* file storage's io_uring (uring.h); NULL: I/O threads */
     cw_metrics_http http;
     /* The clock: wall time at start, advanced by the monotonic clock, so it
      * reads like real time yet never goes back. */

@@ -5,6 +5,11 @@
  * the run, or the run timeout. Then every task still alive is aborted and
  * the runner waits until each has unwound on its own thread, so no task
  * outlives cw_start.
+ *
+ * File storage moves blob bytes through an io_uring or on I/O threads
+ * (cfg.io_backend, NAT-008): the ring is opened here, before anything
+ * runs, so that a run that insists on one and cannot have it fails to
+ * start rather than later, and the gauge runtime_io_uring says which.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +21,18 @@
 #include "buffers/buffers.h"
 #include "metrics/metrics.h"
 #include "native/native.h"
+#include "native/uring.h"
+
+/* valgrind 3.19 does not know io_uring's system calls and the memory the
+ * kernel writes through the ring: under it, CW_IO_AUTO means threads. */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
 
 /* NULL when memory for the run's records is exhausted [RUN-006]. */
 static cw_native *native_new(const cw_backend *self, const cw_config *cfg)
@@ -80,6 +97,64 @@ static bool wait_for_end(cw_native *n)
     return timed_out;
 }
 
+/* How the run does file I/O: as configured, unless the configuration
+ * leaves it to the backend (CW_IO_AUTO) and CWRT_NATIVE_IO names a way
+ * ("uring", "threads"), so that a whole certification can run one way
+ * (README.md). -1 when either names no known way. */
+static int io_mode(const cw_config *cfg)
+{
+    const char *env = getenv("CWRT_NATIVE_IO");
+    if (cfg->io_backend != CW_IO_AUTO || !env || !env[0])
+        return cfg->io_backend >= CW_IO_AUTO && cfg->io_backend <= CW_IO_THREADS
+                   ? (int)cfg->io_backend
+                   : -1;
+    if (strcmp(env, "uring") == 0)
+        return CW_IO_URING;
+    return strcmp(env, "threads") == 0 ? CW_IO_THREADS : -1;
+}
+
+/* Open the ring the run's mode asks for [NAT-008]: CW_OK, or the error
+ * cw_start returns and why. */
+static int open_ring(cw_native *n, char *why, size_t whylen)
+{
+    int mode = io_mode(&n->rt.cfg);
+    if (mode < 0) {
+        snprintf(why, whylen,
+                 "io_backend must be CW_IO_AUTO, CW_IO_URING or CW_IO_THREADS, "
+                 "and CWRT_NATIVE_IO \"uring\" or \"threads\"");
+        return CW_ERR_INVALID;
+    }
+    if (mode == CW_IO_THREADS || (mode == CW_IO_AUTO && RUNNING_ON_VALGRIND))
+        return CW_OK;
+    char reason[256];
+    n->uring = cw_uring_open(&n->rt, &n->reactor, reason, sizeof reason);
+    if (!n->uring && mode == CW_IO_URING) {
+        /* A resource the run needs cannot be had [RUN-006]. */
+        snprintf(why, whylen, "io_backend is CW_IO_URING and the run has no io_uring: %s", reason);
+        return CW_ERR_NOMEM;
+    }
+    return CW_OK;
+}
+
+/* The ring, and the gauge saying whether there is one [NAT-008]. */
+static int start_io(cw_native *n, char *why, size_t whylen)
+{
+    int rc = open_ring(n, why, whylen);
+    if (rc != CW_OK)
+        return rc;
+    cw_metric *m = cw_rt_metric(&n->rt, "runtime_io_uring",
+                                "Whether file storage reads, writes and syncs through io_uring",
+                                CW_METRIC_GAUGE, NULL, 0);
+    if (!m) {
+        cw_uring_close(n->uring);
+        n->uring = NULL;
+        snprintf(why, whylen, "out of memory for the run's records");
+        return CW_ERR_NOMEM;
+    }
+    cw_gauge_set(m, n->uring != NULL);
+    return CW_OK;
+}
+
 /* Abort everything, wait for every task to unwind, stop the threads. */
 static void teardown(cw_native *n)
 {
@@ -111,6 +186,7 @@ static void teardown(cw_native *n)
     cw_ext_close(&n->rt, CW_EXT_NETWORK);
     cw_rt_unlock(&n->rt);
     cw_reactor_stop(&n->reactor);
+    cw_uring_close(n->uring); /* no task is left to wait on it */
     cw_metrics_http_stop(&n->http);
 }
 
@@ -184,9 +260,11 @@ int cw_native_start_as(const cw_backend *self, const cw_config *cfg, cw_task_fn 
         /* Its descriptors could not be had: a resource ran out [RUN-006]. */
         int e = errno;
         cw_metrics_http_stop(&n->http);
-        snprintf(out->message, sizeof out->message, "cannot start the reactor: %s",
-                 strerror(e));
+        snprintf(out->message, sizeof out->message, "cannot start the reactor: %s", strerror(e));
         rc = CW_ERR_NOMEM;
+    } else if (rc == CW_OK && (rc = start_io(n, out->message, sizeof out->message)) != CW_OK) {
+        cw_reactor_stop(&n->reactor);
+        cw_metrics_http_stop(&n->http);
     }
     if (rc != CW_OK) {
         cw_rt_pools_close(n->rt.pools);
@@ -197,6 +275,7 @@ int cw_native_start_as(const cw_backend *self, const cw_config *cfg, cw_task_fn 
     if (!start_workers(n)) {
         snprintf(out->message, sizeof out->message, "cannot start any worker thread");
         cw_reactor_stop(&n->reactor);
+        cw_uring_close(n->uring);
         cw_metrics_http_stop(&n->http);
         cw_rt_pools_close(n->rt.pools);
         native_free(n);

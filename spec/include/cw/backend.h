@@ -23,7 +23,7 @@ extern "C" {
 /* The ABI version this header describes. A backend whose abi_version differs
  * in the major part (high 16 bits) must be refused by its loader; the minor
  * part counts appended entries (spec/10-backend.md lists what each added). */
-#define CW_ABI_VERSION 0x00010004u
+#define CW_ABI_VERSION 0x00010005u
 #define CW_ABI_MAJOR(v) ((v) >> 16)
 
 /* Capability flags: what a backend can do beyond the always-required core. */

@@ -1,0 +1,73 @@
+/*
+ * native_io.c - how a parallel backend with files moves blob bytes
+ * (NAT-008): cfg.io_backend chooses io_uring or I/O threads, a run that
+ * insists on a ring it cannot have does not start, and the gauge
+ * runtime_io_uring says which way a run went. Skipped on backends without
+ * CW_CAP_PARALLEL.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cases/metrics.h"
+#include "cases/storage.h"
+#include "cases/util.h"
+
+#define PAR CW_CAP_PARALLEL
+
+/* The value of the gauge runtime_io_uring in this run's metrics. */
+static long io_uring_gauge(cw_ctx *ctx)
+{
+    static const char key[] = "\nruntime_io_uring ";
+    char *text = cwc_encode(ctx);
+    char *line = strstr(text, key);
+    ck_assert_msg(line != NULL, "no gauge runtime_io_uring in:\n%s", text);
+    long v = strtol(line + sizeof key - 1, NULL, 10);
+    free(text);
+    return v;
+}
+
+/* Write, sync and read back a blob, whichever way it goes; `arg` receives
+ * the gauge. */
+static void *io_root(cw_ctx *ctx, void *arg)
+{
+    static uint8_t data[64 * 1024];
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (uint8_t)(i * 13 + 5);
+    cw_blob *b = cwc_open(ctx, "io", "blob", NULL);
+    cwc_write(b, 4096, data, sizeof data);
+    cwc_sync(b);
+    cwc_read_eq(b, 4096, data, sizeof data);
+    cw_blob_close(b);
+    *(long *)arg = io_uring_gauge(ctx);
+    return NULL;
+}
+
+CWC_CASE(native_io_backend_chosen_and_reported, "native", "NAT-008",
+         PAR | PERSIST | CWC_NEEDS_STORAGE | CWC_NEEDS_METRICS)
+{
+    cwc_store st;
+    cwc_store_begin(&st);
+    long gauge = -1;
+    st.cfg.io_backend = CW_IO_THREADS;
+    cwc_run_ok(&st.cfg, io_root, &gauge);
+    ck_assert_int_eq(gauge, 0);
+
+    gauge = -1;
+    st.cfg.io_backend = CW_IO_URING;
+    cw_run_result res;
+    int rc = cwc_run(&st.cfg, io_root, &gauge, &res);
+    ck_assert_msg(rc == CW_OK || (rc == CW_ERR_NOMEM && res.message[0]),
+                  "CW_IO_URING: status %d (%s), not CW_OK or CW_ERR_NOMEM with a reason", rc,
+                  res.message);
+    if (rc == CW_OK)
+        ck_assert_int_eq(gauge, 1);
+
+    gauge = -1;
+    st.cfg.io_backend = CW_IO_AUTO;
+    cwc_run_ok(&st.cfg, io_root, &gauge);
+    ck_assert(gauge == 0 || gauge == 1);
+
+    st.cfg.io_backend = (cw_io_backend)3;
+    ck_assert_int_eq(cwc_run(&st.cfg, io_root, &gauge, &res), CW_ERR_INVALID);
+    cwc_store_end(&st);
+}
