@@ -150,12 +150,16 @@ static void *unbounded_root(cw_ctx *ctx, void *arg)
     (void)arg;
     cw_chan *c = cw_chan_new(ctx, sizeof(int), 0);
     ck_assert_ptr_nonnull(c);
-    for (int i = 0; i < MANY_VALUES; i++)
-        ck_assert_int_eq(cw_chan_try_send(c, &i), CW_OK);
+    for (int i = 0; i < MANY_VALUES; i++) {
+        int rc = cw_chan_try_send(c, &i);
+        CWC_REQUIRE(rc == CW_OK, "try_send of value %d: %d", i, rc);
+    }
     cw_chan_sender_drop(c);
     int v, got = 0;
-    while (cw_chan_recv(c, &v) == CW_OK)
-        ck_assert_int_eq(v, got++);
+    while (cw_chan_recv(c, &v) == CW_OK) {
+        CWC_REQUIRE(v == got, "received %d where %d was due", v, got);
+        got++;
+    }
     ck_assert_int_eq(got, MANY_VALUES);
     cw_chan_receiver_drop(c);
     return NULL;

@@ -424,8 +424,10 @@ static void *map_root(cw_ctx *ctx, void *arg)
                                          square_and_count, &m, out),
                          CW_OK);
         for (size_t i = 0; i < MAP_N; i++) {
-            ck_assert_int_eq(atomic_load(&m.seen[i]), 1);
-            ck_assert_uint_eq(out[i], (uint64_t)(i + 1000) * (i + 1000));
+            int seen = atomic_load(&m.seen[i]);
+            CWC_REQUIRE(seen == 1, "parallelism %zu: item %zu mapped %d times", p, i + 1000, seen);
+            CWC_REQUIRE(out[i] == (uint64_t)(i + 1000) * (i + 1000),
+                        "parallelism %zu: item %zu's result is not in its place", p, i + 1000);
         }
         ck_assert_int_eq(cw_strategy_map(s, ctx, 9, 9, sizeof(uint64_t), square_and_count, &m,
                                          NULL),

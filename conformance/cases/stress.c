@@ -49,8 +49,8 @@ static void *stress_middle(cw_ctx *ctx, void *arg)
     for (int i = 0; i < STRESS_CHILDREN; i++) {
         void *v = NULL;
         int rc = cw_join(h[i], &v);
-        ck_assert_msg(rc == CW_OK || rc == CW_ERR_CLOSED, "join gave %s", cw_strerror(rc));
-        ck_assert(rc != CW_OK || v == (void *)(intptr_t)1);
+        CWC_REQUIRE(rc == CW_OK || rc == CW_ERR_CLOSED, "join gave %s", cw_strerror(rc));
+        CWC_REQUIRE(rc != CW_OK || v == (void *)(intptr_t)1, "a joined leaf gave %p, not 1", v);
         ok += rc == CW_OK;
         cw_handle_release(h[i]);
     }
@@ -69,9 +69,11 @@ static void *stress_root(cw_ctx *ctx, void *arg)
         cw_abort(h[i]);
     for (int i = 0; i < MIDDLES; i++) {
         int rc = cw_join(h[i], NULL);
-        ck_assert_msg(rc == CW_OK || rc == CW_ERR_CLOSED, "join gave %s", cw_strerror(rc));
+        CWC_REQUIRE(rc == CW_OK || rc == CW_ERR_CLOSED, "join gave %s", cw_strerror(rc));
         /* Joining again gives the same answer: resolved exactly once. */
-        ck_assert_int_eq(cw_join(h[i], NULL), rc);
+        int again = cw_join(h[i], NULL);
+        CWC_REQUIRE(again == rc, "a second join gave %s after %s", cw_strerror(again),
+                    cw_strerror(rc));
         cw_handle_release(h[i]);
     }
     free(h);
@@ -128,14 +130,16 @@ static void *oneshot_race_root(cw_ctx *ctx, void *arg)
     for (int done = 0; done < pairs; done += ONESHOT_BATCH) {
         for (int i = 0; i < ONESHOT_BATCH; i++) {
             cw_oneshot *o = cw_oneshot_new(ctx, sizeof(int));
-            ck_assert_ptr_nonnull(o);
+            CWC_REQUIRE(o != NULL, "cw_oneshot_new gave NULL");
             h[2 * i] = cw_spawn(cw_child(ctx, "send"), oneshot_sender, o);
             h[2 * i + 1] = cw_spawn(cw_child(ctx, "drop"), oneshot_dropper, o);
         }
         for (int i = 0; i < 2 * ONESHOT_BATCH; i++) {
             void *ok = NULL;
-            ck_assert_int_eq(cw_join(h[i], &ok), CW_OK);
-            ck_assert_ptr_eq(ok, (void *)(intptr_t)1);
+            int rc = cw_join(h[i], &ok);
+            CWC_REQUIRE(rc == CW_OK && ok == (void *)(intptr_t)1,
+                        "pair %d: the %s joined with %d and said %p (want CW_OK and 1)",
+                        done + i / 2, i % 2 ? "drop" : "send", rc, ok);
             cw_handle_release(h[i]);
         }
     }
@@ -167,10 +171,12 @@ static void *family_churn(cw_ctx *ctx, void *arg)
     for (int i = 0; i < s->rounds; i++) {
         snprintf(key, sizeof key, "t%d_%d", s->task, i % FAMILY_KEYS);
         cw_metric *child = cw_family_get(s->family, values);
-        ck_assert_ptr_nonnull(child);
+        CWC_REQUIRE(child != NULL, "cw_family_get of %s gave NULL", key);
         cw_counter_inc(child);
-        if (i % 3 == 2)
-            ck_assert_int_eq(cw_family_remove(s->family, values), CW_OK);
+        if (i % 3 == 2) {
+            int rc = cw_family_remove(s->family, values);
+            CWC_REQUIRE(rc == CW_OK, "cw_family_remove of %s: %d", key, rc);
+        }
         if (i % 64 == 0)
             cw_yield(ctx);
     }
