@@ -36,6 +36,20 @@ static _Thread_local cw_native *tls_polling; /* the run whose reactor this threa
  * long, and nothing else would end the idle workers' wait for a task. */
 #define CW_STANDBY_NS (10 * 1000 * 1000)
 
+/* The worker that polled runs what its events woke, and wakes an idle
+ * sibling for the rest only when the rest is at least this many tasks.
+ * A wake costs the sibling's thread a futex wait and a trip through the
+ * kernel's scheduler, several microseconds, and a socket's task runs in
+ * about as long: for a few tasks the poller is done before the sibling
+ * would start, and a sibling started for nothing takes a core from
+ * whatever else runs on the machine (in bench/network.c, the client). */
+#define CW_HANDOFF_MIN 8
+
+/* Fewer tasks are still handed over when one of them runs long: a worker
+ * whose task ran this long while others waited behind it wakes an idle
+ * sibling for them, so no task waits much longer than one task's run. */
+#define CW_HANDOFF_NS (50 * 1000)
+
 /* TLS is read through these out-of-line functions only: a task may resume
  * on another thread, and a TLS address computed before a switch must never
  * be reused after it. */
@@ -214,9 +228,10 @@ static bool run(cw_native *n, cw_coro *home, cw_ntask *nt)
 
 /* With n->lock held, by a shared worker: hold the reactor for one poll. The
  * tasks its events wake are queued without a signal; afterwards this worker
- * runs them and hands only the surplus to idle workers. Waking a sibling
- * for the one task a socket woke would move the task to another thread,
- * the hand-off that polling on the workers is there to avoid. */
+ * runs them and hands a large surplus (CW_HANDOFF_MIN) to idle workers.
+ * Waking a sibling for the one task a socket woke would move the task to
+ * another thread, the hand-off that polling on the workers is there to
+ * avoid. */
 static void poll_reactor(cw_native *n, bool block)
 {
     cw_reactor *r = &n->reactor;
@@ -231,8 +246,8 @@ static void poll_reactor(cw_native *n, bool block)
     pthread_mutex_lock(&n->lock);
     r->held = r->blocking = false;
     r->polled = cw_native_mono_ns();
-    for (unsigned extra = p->queued > 1 ? p->queued - 1 : 0, woken = 0;
-         woken < extra && woken < p->idle; woken++)
+    for (unsigned extra = p->queued / CW_HANDOFF_MIN, woken = 0; woken < extra && woken < p->idle;
+         woken++)
         pthread_cond_signal(&p->ready);
 }
 
@@ -273,9 +288,13 @@ static void *worker_main(void *arg)
             }
             cw_ntask *nt = pool_pop(p);
             nt->state = CW_N_RUNNING;
+            /* The clock is read only when a task waits and a sibling could take it. */
+            uint64_t began = shared && p->head && p->idle ? cw_native_mono_ns() : 0;
             pthread_mutex_unlock(&n->lock);
             bool ended = run(n, &home, nt);
             pthread_mutex_lock(&n->lock);
+            if (began && p->head && p->idle && cw_native_mono_ns() - began >= CW_HANDOFF_NS)
+                pthread_cond_signal(&p->ready);
             if (ended && p->dedicated)
                 break;
         } else if (p->stopping) {
