@@ -37,7 +37,7 @@ typedef void (*cw_event_fn)(void *arg, const cw_event *event);
 
 /* How a backend with files moves blob bytes (cw_config.io_backend, NAT-008). */
 typedef enum cw_io_backend {
-    CW_IO_AUTO = 0,    /* io_uring when the kernel gives the run a ring, else threads */
+    CW_IO_AUTO = 0,    /* the backend's choice, and never a failure */
     CW_IO_URING = 1,   /* io_uring, or cw_start fails with CW_ERR_NOMEM */
     CW_IO_THREADS = 2, /* blocking calls on I/O threads, never a ring */
 } cw_io_backend;
@@ -112,9 +112,9 @@ struct cw_config {
     const uint8_t *random_bytes;
     size_t random_len;
     /* native (spec/13-native.md, NAT-008): how file storage reads, writes
-     * and syncs blobs: CW_IO_AUTO (the default) through io_uring when the
-     * kernel gives the run a ring, else on I/O threads; CW_IO_URING only
-     * through a ring; CW_IO_THREADS only on threads. The deterministic
+     * and syncs blobs: CW_IO_AUTO (the default) as the backend finds
+     * best, the reference on I/O threads; CW_IO_URING only through a ring;
+     * CW_IO_THREADS only on threads. The deterministic
      * backend, and a backend without files, ignore it; the gauge
      * runtime_io_uring says which way a run went. ABI 1.5. */
     cw_io_backend io_backend;
