@@ -13,8 +13,8 @@
 # short timeout. A wrong backend often hangs a case; the case then fails at
 # its timeout, here 10 s instead of the suite's 60 s (NEGATIVE_TIMEOUT).
 # The slowest case takes about 2 s on a correct backend with the machine
-# to itself; three certifications at once on two loaded cores can make
-# that 5 s or more, and a timeout near that would refuse the control. A
+# to itself; two certifications at once on two loaded cores can make
+# that 5 s, and a timeout near that would refuse the control. A
 # mutant stops at its first failing case, so a longer timeout costs it one
 # wait at most.
 set -eu
