@@ -181,7 +181,6 @@ static void run_io(cw_bfile *f, io_job *j, void (*fn)(cw_job *))
         run(f, j, fn);
         return;
     }
-    j->job.fn = fn;
     j->f = f;
     fn(&j->job);
 }

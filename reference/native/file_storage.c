@@ -15,10 +15,11 @@
  * implies durable directory entries, and reopening never syncs a
  * directory. A removal syncs the directory it changed.
  *
- * Every call runs its system calls on the I/O threads (io_threads.c), one job
- * per call (but a blob's transfers and syncs, which go through the run's
- * io_uring when it has one: file_io.c), and open, remove and scan hold the storage's lock for the
- * whole job, so a partition is never removed halfway through an open.
+ * Every call runs its system calls on the I/O threads (io_threads.c), one
+ * job per call (but a blob's transfers and syncs, which go through the
+ * run's io_uring when it has one: file_io.c), and open, remove and scan
+ * hold the storage's lock for the whole job, so a partition is never
+ * removed halfway through an open.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -23,7 +23,6 @@
 #include "native/native.h"
 #include "native/uring.h"
 
-
 /* NULL when memory for the run's records is exhausted [RUN-006]. */
 static cw_native *native_new(const cw_backend *self, const cw_config *cfg)
 {
@@ -124,7 +123,7 @@ static int open_ring(cw_native *n, char *why, size_t whylen)
         return CW_OK;
     char reason[256];
     n->uring = cw_uring_open(&n->rt, &n->reactor, reason, sizeof reason);
-    if (!n->uring && mode == CW_IO_URING) {
+    if (!n->uring) {
         /* A resource the run needs cannot be had [RUN-006]. */
         snprintf(why, whylen, "io_backend is CW_IO_URING and the run has no io_uring: %s", reason);
         return CW_ERR_NOMEM;
