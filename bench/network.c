@@ -1,7 +1,8 @@
 /*
  * network.c - TCP echo on loopback: the native backend's server against a
- * plain epoll server in C and, when built with libuv, libuv's, all driven
- * by the same client in the same run.
+ * plain epoll server in C, a plain io_uring server in C when built with
+ * liburing, and libuv's when built with libuv, all driven by the same
+ * client in the same run.
  *
  *   echo       1, 64 and 1,024 connections, messages of 64 B and 64 KiB:
  *              round trips per second for each server, and the ratios. The
@@ -18,7 +19,7 @@
  * reads the whole echo back, and sends the next, for a fixed time.
  *
  * usage: network [echo|simulated ...]   (default: both)
- *        network server native|native1|epoll|libuv CONNS SIZE
+ *        network server native|native1|epoll|libuv|io_uring CONNS SIZE
  *              one server alone, for a profiler
  */
 #include <arpa/inet.h>
@@ -38,6 +39,9 @@
 #include <unistd.h>
 #ifdef CW_BENCH_LIBUV
 #include <uv.h>
+#endif
+#ifdef CW_BENCH_URING
+#include <liburing.h>
 #endif
 
 #include "cwrt/cwrt.h"
@@ -230,6 +234,126 @@ static void *plain_server(void *arg)
     return NULL;
 }
 
+/* ---- A plain io_uring echo server ------------------------------------------------------------ */
+
+#ifdef CW_BENCH_URING
+/* One thread and one ring, the same shape as the epoll server (a buffer per
+ * connection, no reading while its echo is being written): a connection
+ * has one operation in flight, a recv or the send of what it received, and
+ * every completion queues the next. Each io_uring_submit_and_wait hands the
+ * kernel all the operations the previous batch of completions asked for,
+ * which is where a ring saves system calls over epoll. The listener accepts
+ * through the ring too. */
+enum { URING_ENTRIES = 2048 }; /* at least the connections and the accept */
+
+typedef struct uring_conn {
+    int fd;
+    bool sending;
+    char *buf;
+    size_t len, off; /* bytes received and not yet sent back: buf[off .. len) */
+} uring_conn;
+
+static struct io_uring_sqe *uring_entry(struct io_uring *ring)
+{
+    struct io_uring_sqe *sqe;
+    while (!(sqe = io_uring_get_sqe(ring)))
+        io_uring_submit(ring);
+    return sqe;
+}
+
+/* The listener's accept: its completion carries no connection. */
+static void uring_accept(struct io_uring *ring, int lfd)
+{
+    struct io_uring_sqe *sqe = uring_entry(ring);
+    io_uring_prep_accept(sqe, lfd, NULL, NULL, 0);
+    io_uring_sqe_set_data(sqe, NULL);
+}
+
+static void uring_next(struct io_uring *ring, uring_conn *c, size_t size)
+{
+    struct io_uring_sqe *sqe = uring_entry(ring);
+    c->sending = c->off < c->len;
+    if (c->sending)
+        io_uring_prep_send(sqe, c->fd, c->buf + c->off, c->len - c->off, MSG_NOSIGNAL);
+    else
+        io_uring_prep_recv(sqe, c->fd, c->buf, size, 0);
+    io_uring_sqe_set_data(sqe, c);
+}
+
+/* A connection's operation completed with `res`; false when it is closed. */
+static bool uring_done(struct io_uring *ring, uring_conn *c, int res, size_t size)
+{
+    if (res <= 0) { /* the client closed, or an error */
+        close(c->fd);
+        return false;
+    }
+    if (c->sending) {
+        c->off += (size_t)res;
+    } else {
+        c->len = (size_t)res;
+        c->off = 0;
+    }
+    if (c->off == c->len)
+        c->off = c->len = 0;
+    uring_next(ring, c, size);
+    return true;
+}
+
+static void uring_ring(struct io_uring *ring)
+{
+    /* One thread submits and reaps: the kernel may then run completions'
+     * work only when that thread asks for them, in its own context. */
+    struct io_uring_params p = {.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN};
+    if (io_uring_queue_init_params(URING_ENTRIES, ring, &p) == 0)
+        return;
+    int e = io_uring_queue_init(URING_ENTRIES, ring, 0); /* an older kernel */
+    if (e < 0) {
+        errno = -e;
+        die("io_uring_queue_init");
+    }
+}
+
+static void *uring_server(void *arg)
+{
+    server_arg *sa = arg;
+    struct io_uring ring;
+    uring_ring(&ring);
+    uring_conn *uc = calloc((size_t)sa->conns, sizeof *uc);
+    int accepted = 0, closed = 0;
+    uring_accept(&ring, sa->lfd);
+    while (closed < sa->conns) {
+        io_uring_submit_and_wait(&ring, 1);
+        struct io_uring_cqe *cqe;
+        unsigned head, seen = 0;
+        io_uring_for_each_cqe(&ring, head, cqe)
+        {
+            seen++;
+            uring_conn *c = io_uring_cqe_get_data(cqe);
+            if (c) {
+                closed += !uring_done(&ring, c, cqe->res, sa->size);
+                continue;
+            }
+            if (cqe->res >= 0) {
+                c = &uc[accepted++];
+                c->fd = cqe->res;
+                c->buf = malloc(sa->size);
+                int one = 1;
+                setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                uring_next(&ring, c, sa->size);
+            }
+            if (accepted < sa->conns)
+                uring_accept(&ring, sa->lfd);
+        }
+        io_uring_cq_advance(&ring, seen);
+    }
+    for (int i = 0; i < accepted; i++)
+        free(uc[i].buf);
+    free(uc);
+    io_uring_queue_exit(&ring);
+    return NULL;
+}
+#endif
+
 /* ---- The native backend's echo server
  * ------------------------------------------------------------ */
 
@@ -417,6 +541,25 @@ static double run_plain(int conns, size_t size)
     return rate;
 }
 
+#ifdef CW_BENCH_URING
+static double run_uring(int conns, size_t size)
+{
+    server_arg sa = {0, conns, size};
+    uint16_t port;
+    sa.lfd = listen_loopback(&port);
+    /* A ring waits for the listener itself; on a non-blocking one a
+     * kernel may answer an accept with EAGAIN instead. */
+    if (fcntl(sa.lfd, F_SETFL, fcntl(sa.lfd, F_GETFL) & ~O_NONBLOCK) != 0)
+        die("fcntl");
+    pthread_t t;
+    pthread_create(&t, NULL, uring_server, &sa);
+    double rate = client(port, conns, size);
+    pthread_join(t, NULL);
+    close(sa.lfd);
+    return rate;
+}
+#endif
+
 static double run_native(int conns, size_t size, unsigned workers)
 {
     rt_server rs = {{0, conns, size}, workers, 0, 0};
@@ -454,7 +597,7 @@ static void echo(void)
 {
     static const int conns[] = {1, 64, 1024};
     static const size_t sizes[] = {64, 64 * 1024};
-    enum { NATIVE1, NATIVE, EPOLL, LIBUV, SERVERS };
+    enum { NATIVE1, NATIVE, EPOLL, LIBUV, URING, SERVERS };
     for (size_t s = 0; s < 2; s++)
         for (size_t c = 0; c < 3; c++) {
             double r[SERVERS][3] = {{0}};
@@ -464,6 +607,9 @@ static void echo(void)
                 r[EPOLL][k] = run_plain(conns[c], sizes[s]);
 #ifdef CW_BENCH_LIBUV
                 r[LIBUV][k] = run_uv(conns[c], sizes[s]);
+#endif
+#ifdef CW_BENCH_URING
+                r[URING][k] = run_uring(conns[c], sizes[s]);
 #endif
             }
             double m[SERVERS];
@@ -475,11 +621,18 @@ static void echo(void)
 #ifdef CW_BENCH_LIBUV
             printf(" libuv %7.0f/s", m[LIBUV]);
 #endif
+#ifdef CW_BENCH_URING
+            printf(" io_uring %7.0f/s", m[URING]);
+#endif
             printf("  native_1_worker/epoll=%.2f native_default/epoll=%.2f", m[NATIVE1] / m[EPOLL],
                    m[NATIVE] / m[EPOLL]);
 #ifdef CW_BENCH_LIBUV
             printf(" native_1_worker/libuv=%.2f native_default/libuv=%.2f", m[NATIVE1] / m[LIBUV],
                    m[NATIVE] / m[LIBUV]);
+#endif
+#ifdef CW_BENCH_URING
+            printf(" native_default/io_uring=%.2f io_uring/epoll=%.2f", m[NATIVE] / m[URING],
+                   m[URING] / m[EPOLL]);
 #endif
             printf("\n");
             fflush(stdout);
@@ -618,6 +771,10 @@ static int one_server(const char *which, int conns, size_t size)
 #ifdef CW_BENCH_LIBUV
     else if (strcmp(which, "libuv") == 0)
         rate = run_uv(conns, size);
+#endif
+#ifdef CW_BENCH_URING
+    else if (strcmp(which, "io_uring") == 0)
+        rate = run_uring(conns, size);
 #endif
     else
         return 2;

@@ -42,15 +42,15 @@ def storage_rows(text):
     return out
 
 
-def echo_row(text, size):
+def echo_row(text, size, baseline="epoll"):
     figures, worst = [], None
     for conns in (1, 64, 1024):
-        x = find(text, r"^echo conns=%d\s+size=%d\s.*native_default/epoll=([0-9.]+)"
-                 % (conns, size))
+        x = find(text, r"^echo conns=%d\s+size=%d\s.*native_default/%s=([0-9.]+)"
+                 % (conns, size, baseline))
         figures.append("%d: %s" % (conns, fmt(x)))
         if x is not None:
             worst = x if worst is None else min(worst, x)
-    return ("echo %s, default workers / epoll" % ("64 B" if size == 64 else "64 KiB"),
+    return ("echo %s, default workers / %s" % ("64 B" if size == 64 else "64 KiB", baseline),
             "  ".join(figures), ">= 1.0", verdict(worst, 1.0, False))
 
 
@@ -62,6 +62,7 @@ def main():
     rows += storage_rows(text)
     rows.append(echo_row(text, 64))
     rows.append(echo_row(text, 65536))
+    rows.append(echo_row(text, 64, "io_uring"))
     one = find(text, r"^echo conns=64\s+size=64\s.*native_1_worker/epoll=([0-9.]+)")
     rows.append(("echo 64 B at 64 connections, one worker / epoll", fmt(one), "-", "-"))
     print("%-48s %-36s %-8s %s" % ("summary", "measured", "target", ""))
