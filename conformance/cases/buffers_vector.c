@@ -74,7 +74,7 @@ static uint8_t *scratch(vector *v, size_t n)
     if (n > v->room) {
         free(v->scratch);
         v->scratch = malloc(n);
-        ck_assert_ptr_nonnull(v->scratch);
+        CWC_REQUIRE(v->scratch, "no memory for %zu bytes", n);
         v->room = n;
     }
     return v->scratch;
@@ -108,12 +108,14 @@ static void put_list(vector *v, const cw_iobufs *l)
     const cw_iobuf *c;
     size_t total = 0, i = 0;
     for (; (c = cw_iobufs_chunk(l, i)); i++) {
-        ck_assert_msg(c->len > 0, "chunk %zu of a list is empty (BUF-013)", i);
+        CWC_REQUIRE(c->len > 0, "chunk %zu of a list is empty (BUF-013)", i);
         total += c->len;
         EVP_DigestUpdate(v->md, c->data, c->len);
     }
-    ck_assert_uint_eq(i, cw_iobufs_chunk_count(l));
-    ck_assert_uint_eq(total, cw_iobufs_len(l));
+    CWC_REQUIRE(i == cw_iobufs_chunk_count(l), "%zu chunks, counted %zu", i,
+                cw_iobufs_chunk_count(l));
+    CWC_REQUIRE(total == cw_iobufs_len(l), "%zu bytes in the chunks, length %zu", total,
+                cw_iobufs_len(l));
 }
 
 static void record_state(vector *v)

@@ -5,6 +5,7 @@
  * runtime. The TCP cases use 127.0.0.1 only.
  */
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -103,8 +104,10 @@ static void *exhaust(cw_ctx *ctx, void *arg)
     cw_addr nothing = cw_addr_loopback4(1);
     cw_sink *sink;
     cw_stream *stream;
-    for (unsigned p = CW_NET_EPHEMERAL_FIRST; p < CW_NET_EPHEMERAL_END; p++)
-        ck_assert_int_eq(cw_dial(ctx, &nothing, &sink, &stream), CW_ERR_CONNECTION_FAILED);
+    for (unsigned p = CW_NET_EPHEMERAL_FIRST; p < CW_NET_EPHEMERAL_END; p++) {
+        int rc = cw_dial(ctx, &nothing, &sink, &stream);
+        CWC_REQUIRE(rc == CW_ERR_CONNECTION_FAILED, "dial %u of the range: %d", p, rc);
+    }
     cw_dial(ctx, &nothing, &sink, &stream); /* panics */
     return NULL;
 }
@@ -222,14 +225,14 @@ static void check_message(const cw_iobufs *got, uint64_t i, cw_time now, struct 
         memcpy(msg + at, c->data, c->len);
         at += c->len;
     }
-    ck_assert_uint_eq(at, MSG_LEN);
-    ck_assert_uint_eq(get_be64(msg), i); /* in order */
+    CWC_REQUIRE(at == MSG_LEN, "message %" PRIu64 ": %zu bytes", i, at);
+    CWC_REQUIRE(get_be64(msg) == i, "message %" PRIu64 " out of order", i);
     for (size_t k = 16; k < MSG_LEN; k++)
-        ck_assert_uint_eq(msg[k], (uint8_t)(i * 7 + k)); /* intact */
+        CWC_REQUIRE(msg[k] == (uint8_t)(i * 7 + k), "message %" PRIu64 ": byte %zu", i, k);
     cw_time sent = get_be64(msg + 8);
-    ck_assert_uint_ge(now, sent + JITTER_LATENCY);
-    ck_assert_uint_le(now, sent + JITTER_LATENCY + JITTER_SPREAD);
-    ck_assert(i == 0 || now >= r->arrived[i - 1]);
+    CWC_REQUIRE(now >= sent + JITTER_LATENCY, "message %" PRIu64 " came early", i);
+    CWC_REQUIRE(now <= sent + JITTER_LATENCY + JITTER_SPREAD, "message %" PRIu64 " came late", i);
+    CWC_REQUIRE(i == 0 || now >= r->arrived[i - 1], "message %" PRIu64 " before the last", i);
     r->arrived[i] = now;
     r->late += now > sent + JITTER_LATENCY;
 }

@@ -61,7 +61,7 @@ CWC_CASE(header_v1_fixture_bytes, "storage", "STOR-020", 0)
         ck_assert_uint_eq(be32_of(raw + 8),
                           cw_crc32c(cwc_backend, 0, raw, 8)); /* the CRC of the prelude */
         for (size_t k = 12; k < 4096; k++)
-            ck_assert_uint_eq(raw[k], 0);
+            CWC_REQUIRE(raw[k] == 0, "fixture %zu: byte %zu is %u, not 0", i, k, raw[k]);
         cw_blob_header h;
         ck_assert_int_eq(parse(raw, len, 0, 7, &h), CW_OK); /* round trip */
         ck_assert_uint_eq(h.layout, V1);
