@@ -61,6 +61,14 @@ static inline bool cw_grow(void *items, size_t *cap, size_t need, size_t size, s
 
 void cw_rt_lock(cw_rt *rt);
 void cw_rt_unlock(cw_rt *rt);
+/* For a wait's try (cw_wait_ops) that makes a system call: let the lock go
+ * for the call, so that other threads' tasks need not wait out the kernel,
+ * and take it back with cw_rt_lock. The select that called the try then
+ * tries every wait again before it arms any: what the tries saw may have
+ * changed while the lock was gone, and a wait armed on a stale view could
+ * miss its wake. A try that lets the lock go must therefore not do so again
+ * on the next pass unless something changed, or the select never parks. */
+void cw_rt_unlock_in_try(cw_rt *rt);
 /* The run's resolved configuration; read-only for the whole run. */
 const cw_config *cw_rt_config(const cw_rt *rt);
 /* The table the run's objects name (its backend's, or one derived from it). */

@@ -142,3 +142,9 @@ void cw_rt_unlock(cw_rt *rt)
     if (rt->threaded)
         pthread_mutex_unlock(&rt->lock);
 }
+
+void cw_rt_unlock_in_try(cw_rt *rt)
+{
+    rt->lock_releases++;
+    cw_rt_unlock(rt);
+}

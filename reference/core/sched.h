@@ -67,15 +67,16 @@ typedef struct cw_ext_slot {
 /* ---- Runtime ---------------------------------------------------------------- */
 
 struct cw_rt {
-    pthread_mutex_t lock; /* see "Threading" in core/internal.h */
-    bool threaded;        /* tasks run on several threads: the lock is needed */
+    pthread_mutex_t lock;   /* see "Threading" in core/internal.h */
+    bool threaded;          /* tasks run on several threads: the lock is needed */
+    uint64_t lock_releases; /* by tries, in the middle of a select (cw_rt_unlock_in_try) */
     const cw_backend *backend;
     const cw_sched_ops *sched;
     cw_config cfg;
     cw_task *root;
     uint64_t next_task_id;
     size_t ntasks; /* task records not yet freed */
-    bool ending; /* teardown: blocking calls fail at once, nothing new runs */
+    bool ending;   /* teardown: blocking calls fail at once, nothing new runs */
 
     /* What a spawn or cw_child gives when memory runs out (made at the
      * start, so that giving them needs none): a handle that resolves

@@ -18,6 +18,7 @@ int cw_core_select(cw_wait *waits, size_t n, bool block)
     int rc = CW_ERR_WOULD_BLOCK;
     cw_rt_lock(rt);
     for (;;) {
+        uint64_t releases = rt->lock_releases;
         for (size_t i = 0; i < n; i++) {
             const cw_wait_ops *ops = waits[i].ops;
             if (ops->try_complete(&waits[i])) {
@@ -27,6 +28,11 @@ int cw_core_select(cw_wait *waits, size_t n, bool block)
         }
         if (!block)
             goto out;
+        /* A try let the lock go: the waits are armed only after a pass
+         * that held it throughout (cw_rt_unlock_in_try). The count moves
+         * only under the lock, so only this pass's tries can have moved it. */
+        if (rt->lock_releases != releases)
+            continue;
         /* An aborted task ends at its first real suspension point. */
         if (t->aborted && !t->unwinding) {
             cw_rt_unlock(rt);

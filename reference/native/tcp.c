@@ -2,18 +2,27 @@
  * tcp.c - the native backend's transport: non-blocking TCP sockets in the
  * reactor's epoll set.
  *
- * A half tries its system call under the runtime's lock; when the kernel
- * says EAGAIN the task's wait is armed on the half's waiter list, still
- * under that lock, and the task parks. The reactor watches every socket
- * edge-triggered and, on an event, takes the same lock and wakes the
- * waiters. Since a wait is armed before the lock is let go, an event that
- * comes after the EAGAIN always finds it. No worker thread ever blocks in
- * the kernel for a socket.
+ * The reactor watches every socket edge-triggered and, on an event, takes
+ * the runtime's lock, counts the event and wakes the half's waiters. A half
+ * makes its recv or send with the lock let go (cw_rt_unlock_in_try), so
+ * that workers running different connections' tasks do not queue behind
+ * each other's system calls, which are most of the time a task holds the
+ * lock for. When the kernel says EAGAIN, the half notes how many events it
+ * had counted before the call; the select then tries again with the lock
+ * held throughout, and the half makes no new call unless an event was
+ * counted since, so the wait it arms cannot miss one. No worker thread
+ * ever blocks in the kernel for a socket.
+ *
+ * A call under way without the lock still uses the socket and the half's
+ * buffer: closing a half first waits for it (quiesce), and the halves'
+ * `busy` marks keep a second task's recv or send off the same half
+ * meanwhile (network/).
  */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -24,13 +33,22 @@
 #include "native/native.h"
 #include "native/os.h"
 
+/* One direction's readiness, as the half making calls sees it. */
+typedef struct readiness {
+    uint64_t events;  /* the reactor's events for this direction, counted */
+    uint64_t stalled; /* `events` before the call that said EAGAIN */
+    bool blocked;     /* the last call said EAGAIN */
+} readiness;
+
 struct cw_sock {
     cw_reactor_source src; /* first: the reactor hands it back */
     cw_rt *rt;
     cw_list *readers; /* the waiters of the stream or listener, NULL once closed */
     cw_list *writers; /* the waiters of the sink, NULL once closed */
-    int refs;         /* halves (or the listener) still open */
-    bool dead;        /* closed: an event still on its way is ignored */
+    readiness in, out;
+    int calls; /* system calls under way without the runtime lock */
+    int refs;  /* halves (or the listener) still open */
+    bool dead; /* closed: an event still on its way is ignored */
 };
 
 static cw_reactor *reactor_of(cw_rt *rt)
@@ -44,10 +62,83 @@ static void sock_ready(cw_reactor_source *src, uint32_t ev)
     cw_sock *k = (cw_sock *)src;
     if (k->dead)
         return;
-    if (k->readers && (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
+    bool in = ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR);
+    bool out = ev & (EPOLLOUT | EPOLLHUP | EPOLLERR);
+    k->in.events += in;
+    k->out.events += out;
+    if (k->readers && in)
         cw_waiters_wake(k->rt, k->readers);
-    if (k->writers && (ev & (EPOLLOUT | EPOLLHUP | EPOLLERR)))
+    if (k->writers && out)
         cw_waiters_wake(k->rt, k->writers);
+}
+
+/* ---- System calls without the lock ---------------------------------------------------- */
+
+/* With rt->lock held: false when the last call in this direction said
+ * EAGAIN and no event came since, so another would say it again. */
+static bool may_progress(const readiness *r)
+{
+    return !r->blocked || r->events != r->stalled;
+}
+
+typedef struct sys_call {
+    ssize_t result;
+    int error; /* errno when result < 0 */
+} sys_call;
+
+/* Begin a call in direction `r`, with rt->lock held: let it go. */
+static uint64_t call_begin(cw_sock *k, const readiness *r)
+{
+    uint64_t seen = r->events;
+    k->calls++;
+    cw_rt_unlock_in_try(k->rt);
+    return seen;
+}
+
+/* End it: the lock taken back, the readiness noted. */
+static sys_call call_end(cw_sock *k, readiness *r, uint64_t seen, ssize_t result)
+{
+    sys_call c = {result, result < 0 ? errno : 0};
+    cw_rt_lock(k->rt);
+    k->calls--;
+    r->blocked = result < 0 && (c.error == EAGAIN || c.error == EWOULDBLOCK);
+    r->stalled = seen;
+    return c;
+}
+
+static sys_call sock_recv(cw_sock *k, void *buf, size_t len)
+{
+    uint64_t seen = call_begin(k, &k->in);
+    return call_end(k, &k->in, seen, cw_os.recv(k->src.fd, buf, len, 0));
+}
+
+static sys_call sock_recvmsg(cw_sock *k, struct msghdr *m)
+{
+    uint64_t seen = call_begin(k, &k->in);
+    return call_end(k, &k->in, seen, cw_os.recvmsg(k->src.fd, m, 0));
+}
+
+static sys_call sock_sendmsg(cw_sock *k, const struct msghdr *m)
+{
+    uint64_t seen = call_begin(k, &k->out);
+    return call_end(k, &k->out, seen, cw_os.sendmsg(k->src.fd, m, MSG_NOSIGNAL));
+}
+
+static bool would_block(sys_call c)
+{
+    return c.result < 0 && (c.error == EAGAIN || c.error == EWOULDBLOCK);
+}
+
+/* With rt->lock held: wait until no call on `k` is under way without it.
+ * Such a call takes microseconds (the socket does not block), so the
+ * closing task lets the lock go and yields the CPU until it is over. */
+static void sock_quiesce(cw_sock *k)
+{
+    while (k->calls > 0) {
+        cw_rt_unlock(k->rt);
+        sched_yield();
+        cw_rt_lock(k->rt);
+    }
 }
 
 static void sock_release(cw_reactor_source *src)
@@ -314,15 +405,16 @@ static bool tcp_fill(cw_stream *s, size_t want)
     /* Read ahead up to the read buffer, or as much as this recv needs. */
     size_t rbs = s->rt->cfg.read_buffer_size;
     size_t limit = want > rbs ? want : rbs;
-    while (s->len < want && !s->eof) {
+    while (s->len < want && !s->eof && may_progress(&s->sock->in)) {
         if (!cw_stream_reserve(s, limit - s->len))
             return false;
-        ssize_t r = cw_os.recv(s->sock->src.fd, s->buf + s->off + s->len, limit - s->len, 0);
-        if (r > 0)
-            s->len += (size_t)r;
-        else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        /* The bytes land past s->len, which nothing else reads meanwhile. */
+        sys_call c = sock_recv(s->sock, s->buf + s->off + s->len, limit - s->len);
+        if (c.result > 0)
+            s->len += (size_t)c.result;
+        else if (would_block(c))
             return true;
-        else if (r == 0 || errno != EINTR)
+        else if (c.result == 0 || c.error != EINTR)
             s->eof = true; /* the end, a reset or an error: what is buffered is all there is */
     }
     return true;
@@ -344,17 +436,17 @@ static bool tcp_fill_direct(cw_stream *s, size_t want)
     size_t ahead = s->rt->cfg.read_buffer_size;
     if (!cw_stream_reserve(s, ahead))
         ahead = 0;
-    while (d->len < want && !s->eof) {
+    while (d->len < want && !s->eof && may_progress(&s->sock->in)) {
         struct iovec iov[2] = {{d->data + d->len, want - d->len}, {s->buf + s->off, ahead}};
         struct msghdr m = {.msg_iov = iov, .msg_iovlen = ahead ? 2 : 1};
-        ssize_t r = cw_os.recvmsg(s->sock->src.fd, &m, 0);
-        if (r > 0) {
-            size_t got = (size_t)r, mine = want - d->len;
+        sys_call c = sock_recvmsg(s->sock, &m);
+        if (c.result > 0) {
+            size_t got = (size_t)c.result, mine = want - d->len;
             d->len += got < mine ? got : mine;
             s->len = got > mine ? got - mine : 0;
-        } else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        } else if (would_block(c)) {
             break;
-        } else if (r == 0 || errno != EINTR) {
+        } else if (c.result == 0 || c.error != EINTR) {
             s->eof = true;
         }
     }
@@ -365,6 +457,8 @@ static int tcp_write(cw_sink *s, const cw_iobufs *bufs)
 {
     size_t total = cw_iobufs_len(bufs);
     while (s->sent < total) {
+        if (!may_progress(&s->sock->out))
+            return CW_ERR_WOULD_BLOCK;
         struct iovec iov[64];
         size_t n = 0, skip = s->sent;
         const cw_iobuf *c;
@@ -379,12 +473,12 @@ static int tcp_write(cw_sink *s, const cw_iobufs *bufs)
             n++;
         }
         struct msghdr m = {.msg_iov = iov, .msg_iovlen = n};
-        ssize_t r = cw_os.sendmsg(s->sock->src.fd, &m, MSG_NOSIGNAL);
-        if (r >= 0)
-            s->sent += (size_t)r;
-        else if (errno == EAGAIN || errno == EWOULDBLOCK)
+        sys_call call = sock_sendmsg(s->sock, &m);
+        if (call.result >= 0)
+            s->sent += (size_t)call.result;
+        else if (would_block(call))
             return CW_ERR_WOULD_BLOCK;
-        else if (errno != EINTR)
+        else if (call.error != EINTR)
             return CW_ERR_SEND_FAILED;
     }
     return CW_OK;
@@ -396,6 +490,7 @@ const cw_net_driver cw_tcp_net_driver = {
     .fill = tcp_fill,
     .fill_direct = tcp_fill_direct,
     .write = tcp_write,
+    .quiesce = sock_quiesce,
     .release_listener = release_listener,
     .release_stream = release_stream,
     .release_sink = release_sink,

@@ -151,6 +151,11 @@ typedef struct cw_net_driver {
     /* Write what is left of `bufs` after s->sent: CW_OK when all of it went,
      * CW_ERR_WOULD_BLOCK, or CW_ERR_SEND_FAILED. */
     int (*write)(cw_sink *s, const cw_iobufs *bufs);
+    /* With rt->lock held, which it may let go meanwhile: return once no
+     * system call on the socket is under way without the lock (fill and
+     * write may make theirs so). Closing a half over a socket calls it
+     * first. */
+    void (*quiesce)(cw_sock *k);
     /* The object owning the socket closes: let the socket go. */
     void (*release_listener)(cw_sock *k);
     void (*release_stream)(cw_sock *k);

@@ -29,6 +29,8 @@ cw_sink *cw_sink_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote)
 
 void cw_sink_free(cw_sink *s)
 {
+    if (s->sock)
+        cw_net_of(s->rt)->driver->quiesce(s->sock);
     cw_waiters_end(s->rt, &s->waiters, CW_ERR_CLOSED);
     cw_stream *r = s->reader;
     if (s->twin)
@@ -120,10 +122,14 @@ static bool send_try(cw_wait *w)
         v->ticket = ++s->tickets;
     if (!s->sock)
         return settle(w, s, CW_OK);
+    /* Under way while the transport lets the lock go (tcp.c): a send made
+     * by another task meanwhile finds it as it would an armed one. */
+    uint64_t busy = s->busy;
+    s->busy = v->ticket;
     int rc = cw_net_of(s->rt)->driver->write(s, bufs);
     if (rc == CW_ERR_WOULD_BLOCK) {
-        if (s->sent > 0)
-            s->busy = v->ticket; /* part of it went: giving up now poisons */
+        if (s->sent == 0)
+            s->busy = busy; /* none of it went: giving up now changes nothing */
         return false;
     }
     return finish(w, s, rc);

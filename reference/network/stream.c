@@ -30,6 +30,8 @@ cw_stream *cw_stream_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote)
 
 void cw_stream_free(cw_stream *s)
 {
+    if (s->sock)
+        cw_net_of(s->rt)->driver->quiesce(s->sock);
     cw_waiters_end(s->rt, &s->waiters, CW_ERR_CLOSED);
     if (s->writer)
         s->writer->reader = NULL;
@@ -175,6 +177,10 @@ static bool recv_try(cw_wait *w)
         return fail(w, s, CW_ERR_CLOSED); /* an earlier recv was abandoned */
     if (!v->ticket)
         v->ticket = ++s->tickets;
+    /* Under way while the transport lets the lock go (tcp.c): a recv made
+     * by another task meanwhile finds it as it would an armed one. */
+    uint64_t busy = s->busy;
+    s->busy = v->ticket;
     if (s->sock && s->len < len && !fill(s, len))
         return fail(w, s, CW_ERR_NOMEM);
     bool direct = s->direct.data && s->direct.len == len;
@@ -191,6 +197,7 @@ static bool recv_try(cw_wait *w)
     }
     if (s->eof)
         return fail(w, s, CW_ERR_RECV_FAILED); /* what came is not returned as if complete */
+    s->busy = busy; /* a recv that never waits changes nothing [NET-010] */
     return false;
 }
 
