@@ -4,35 +4,16 @@
  * endpoint's, even those of objects the program never closed. A server
  * that starts one run after another must not run out of descriptors.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "cases/fds.h"
 #include "cases/storage.h"
 
 #define PAR CW_CAP_PARALLEL
-
-/* The descriptors open now, as a bit set over 0 .. 1023. */
-typedef struct fdset {
-    unsigned char open[1024];
-} fdset;
-
-static void open_fds(fdset *s)
-{
-    memset(s, 0, sizeof *s);
-    DIR *d = opendir("/proc/self/fd");
-    ck_assert_ptr_nonnull(d);
-    int own = dirfd(d);
-    for (struct dirent *e; (e = readdir(d));) {
-        int fd = atoi(e->d_name);
-        if (e->d_name[0] != '.' && fd != own && fd >= 0 && fd < 1024)
-            s->open[fd] = 1;
-    }
-    closedir(d);
-}
 
 static void *accept_one(cw_ctx *ctx, void *arg)
 {
@@ -76,8 +57,8 @@ static void *leave_open_root(cw_ctx *ctx, void *arg)
 CWC_CASE(native_run_closes_every_descriptor, "native", "NAT-006 RUN-003",
          PAR | CWC_NEEDS_STORAGE | CWC_NEEDS_NETWORK)
 {
-    fdset before, after;
-    open_fds(&before);
+    cwc_fdset before;
+    cwc_open_fds(&before);
     for (int round = 0; round < 2; round++) {
         cwc_store s;
         cwc_store_begin(&s);
@@ -86,10 +67,7 @@ CWC_CASE(native_run_closes_every_descriptor, "native", "NAT-006 RUN-003",
         ck_assert_int_eq(cwc_run(&s.cfg, leave_open_root, NULL, &res), CW_OK);
         cwc_store_end(&s);
     }
-    open_fds(&after);
-    for (int fd = 0; fd < 1024; fd++)
-        ck_assert_msg(!after.open[fd] || before.open[fd],
-                      "descriptor %d was opened by a run and is still open after it", fd);
+    cwc_no_new_fds(&before, "a run");
 }
 
 /* ---- No descriptor left [NAT-007, RUN-006] --------------------------------------------- */

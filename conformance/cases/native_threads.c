@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "cases/fds.h"
 #include "cases/util.h"
 
 #define PAR CW_CAP_PARALLEL
@@ -111,6 +112,8 @@ CWC_CASE(native_no_thread_for_a_run, "native", "RUN-006 MET-017", PAR)
     atomic_init(&ran, 0);
     cw_config cfg = cwc_config();
     cw_run_result res;
+    cwc_fdset before;
+    cwc_open_fds(&before);
     threads_exhausted();
     int rc = cwc_run(&cfg, never_runs, &ran, &res);
     cw_run_result served;
@@ -118,6 +121,7 @@ CWC_CASE(native_no_thread_for_a_run, "native", "RUN-006 MET-017", PAR)
     with_endpoint.metrics_address = "127.0.0.1:0"; /* a thread of its own, too */
     int served_rc = cwc_run(&with_endpoint, never_runs, &ran, &served);
     threads_restored();
+    cwc_no_new_fds(&before, "a refused run"); /* the process as it was [RUN-006] */
     ck_assert_int_eq(rc, CW_ERR_NOMEM);
     ck_assert_int_eq(res.status, CW_ERR_NOMEM);
     ck_assert_msg(res.message[0] != '\0', "a refused run says why");

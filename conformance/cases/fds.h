@@ -1,0 +1,44 @@
+/*
+ * fds.h - the descriptors a process has open, for the cases that check a
+ * run (or a refused one) gives back every descriptor it opened (NAT-006,
+ * RUN-006). Linux: it reads /proc/self/fd.
+ */
+#ifndef CWC_FDS_H
+#define CWC_FDS_H
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cases/util.h"
+
+/* The descriptors open at one moment, as a bit set over 0 .. 1023. */
+typedef struct cwc_fdset {
+    unsigned char open[1024];
+} cwc_fdset;
+
+static inline void cwc_open_fds(cwc_fdset *s)
+{
+    memset(s, 0, sizeof *s);
+    DIR *d = opendir("/proc/self/fd");
+    ck_assert_ptr_nonnull(d);
+    int own = dirfd(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        int fd = atoi(e->d_name);
+        if (e->d_name[0] != '.' && fd != own && fd >= 0 && fd < 1024)
+            s->open[fd] = 1;
+    }
+    closedir(d);
+}
+
+/* Fails the case if a descriptor open now was not open at `before`. */
+static inline void cwc_no_new_fds(const cwc_fdset *before, const char *what)
+{
+    cwc_fdset after;
+    cwc_open_fds(&after);
+    for (int fd = 0; fd < 1024; fd++)
+        ck_assert_msg(!after.open[fd] || before->open[fd],
+                      "descriptor %d was opened by %s and is still open after it", fd, what);
+}
+
+#endif
