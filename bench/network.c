@@ -528,35 +528,33 @@ static void wait_ready(atomic_int *ready)
         usleep(100);
 }
 
-static double run_plain(int conns, size_t size)
+/* One of the plain servers in C on a listener of its own, driven by the
+ * client. A ring waits for the listener itself (`blocking`): on a
+ * non-blocking one a kernel may answer its accept with EAGAIN instead. */
+static double run_c_server(void *(*server)(void *), bool blocking, int conns, size_t size)
 {
     server_arg sa = {0, conns, size};
     uint16_t port;
     sa.lfd = listen_loopback(&port);
+    if (blocking && fcntl(sa.lfd, F_SETFL, fcntl(sa.lfd, F_GETFL) & ~O_NONBLOCK) != 0)
+        die("fcntl");
     pthread_t t;
-    pthread_create(&t, NULL, plain_server, &sa);
+    pthread_create(&t, NULL, server, &sa);
     double rate = client(port, conns, size);
     pthread_join(t, NULL);
     close(sa.lfd);
     return rate;
 }
 
+static double run_plain(int conns, size_t size)
+{
+    return run_c_server(plain_server, false, conns, size);
+}
+
 #ifdef CW_BENCH_URING
 static double run_uring(int conns, size_t size)
 {
-    server_arg sa = {0, conns, size};
-    uint16_t port;
-    sa.lfd = listen_loopback(&port);
-    /* A ring waits for the listener itself; on a non-blocking one a
-     * kernel may answer an accept with EAGAIN instead. */
-    if (fcntl(sa.lfd, F_SETFL, fcntl(sa.lfd, F_GETFL) & ~O_NONBLOCK) != 0)
-        die("fcntl");
-    pthread_t t;
-    pthread_create(&t, NULL, uring_server, &sa);
-    double rate = client(port, conns, size);
-    pthread_join(t, NULL);
-    close(sa.lfd);
-    return rate;
+    return run_c_server(uring_server, true, conns, size);
 }
 #endif
 
