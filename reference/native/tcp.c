@@ -86,6 +86,11 @@ typedef struct sys_call {
     int error; /* errno when result < 0 */
 } sys_call;
 
+static bool would_block(sys_call c)
+{
+    return c.result < 0 && (c.error == EAGAIN || c.error == EWOULDBLOCK);
+}
+
 /* Begin a call in direction `r`, with rt->lock held: let it go. */
 static uint64_t call_begin(cw_sock *k, const readiness *r)
 {
@@ -101,7 +106,7 @@ static sys_call call_end(cw_sock *k, readiness *r, uint64_t seen, ssize_t result
     sys_call c = {result, result < 0 ? errno : 0};
     cw_rt_lock(k->rt);
     k->calls--;
-    r->blocked = result < 0 && (c.error == EAGAIN || c.error == EWOULDBLOCK);
+    r->blocked = would_block(c);
     r->stalled = seen;
     return c;
 }
@@ -122,11 +127,6 @@ static sys_call sock_sendmsg(cw_sock *k, const struct msghdr *m)
 {
     uint64_t seen = call_begin(k, &k->out);
     return call_end(k, &k->out, seen, cw_os.sendmsg(k->src.fd, m, MSG_NOSIGNAL));
-}
-
-static bool would_block(sys_call c)
-{
-    return c.result < 0 && (c.error == EAGAIN || c.error == EWOULDBLOCK);
 }
 
 /* With rt->lock held: wait until no call on `k` is under way without it.
