@@ -101,6 +101,7 @@ struct cw_native {
     bool panicked; /* a copy of rt.panicked, readable under this lock */
     cw_reactor reactor;
     struct cw_uring *uring; /* file storage's io_uring (uring.h); NULL: I/O threads */
+    struct cw_net_ring *net_ring; /* the network's, with `uring` (net_ring.h) */
     cw_metrics_http http;
     /* The clock: wall time at start, advanced by the monotonic clock, so it
      * reads like real time yet never goes back. */
@@ -128,6 +129,9 @@ bool cw_reactor_arm(cw_reactor *r, cw_wait *w, cw_task *t); /* false: no memory 
 void cw_reactor_disarm(cw_reactor *r, cw_wait *w);
 /* Watch src->fd, edge-triggered, for input, output and hang-up. */
 int cw_reactor_watch(cw_reactor *r, cw_reactor_source *src);
+/* Watch src->fd, already watched, for output alone (hang-ups and errors
+ * are always reported): its input is read some other way. */
+int cw_reactor_watch_output(cw_reactor *r, cw_reactor_source *src);
 /* Stop watching src->fd (the caller closes it) and free `src` later. */
 void cw_reactor_forget(cw_reactor *r, cw_reactor_source *src);
 

@@ -162,6 +162,12 @@ int cw_reactor_watch(cw_reactor *r, cw_reactor_source *src)
     return epoll_ctl(r->epfd, EPOLL_CTL_ADD, src->fd, &ev) == 0 ? CW_OK : CW_ERR_IO;
 }
 
+int cw_reactor_watch_output(cw_reactor *r, cw_reactor_source *src)
+{
+    struct epoll_event ev = {.events = EPOLLOUT | EPOLLET, .data.ptr = src};
+    return epoll_ctl(r->epfd, EPOLL_CTL_MOD, src->fd, &ev) == 0 ? CW_OK : CW_ERR_IO;
+}
+
 void cw_reactor_forget(cw_reactor *r, cw_reactor_source *src)
 {
     epoll_ctl(r->epfd, EPOLL_CTL_DEL, src->fd, NULL);

@@ -9,7 +9,9 @@
  * File storage moves blob bytes through an io_uring or on I/O threads
  * (cfg.io_backend, NAT-008): the ring is opened here, before anything
  * runs, so that a run that insists on one and cannot have it fails to
- * start rather than later, and the gauge runtime_io_uring says which.
+ * start rather than later, and the gauge runtime_io_uring says which. A
+ * run with that ring also has the network's (net_ring.c), through which
+ * its TCP connections receive.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 #include "buffers/buffers.h"
 #include "metrics/metrics.h"
 #include "native/native.h"
+#include "native/net_ring.h"
 #include "native/uring.h"
 
 /* NULL when memory for the run's records is exhausted [RUN-006]. */
@@ -102,7 +105,15 @@ static int io_mode(const cw_config *cfg)
     return strcmp(env, "threads") == 0 ? CW_IO_THREADS : -1;
 }
 
-/* Open the ring the run's mode asks for [NAT-008]: CW_OK, or the error
+static void close_rings(cw_native *n)
+{
+    cw_net_ring_close(n->net_ring);
+    cw_uring_close(n->uring);
+    n->net_ring = NULL;
+    n->uring = NULL;
+}
+
+/* Open the rings the run's mode asks for [NAT-008]: CW_OK, or the error
  * cw_start returns and why. */
 static int open_ring(cw_native *n, char *why, size_t whylen)
 {
@@ -123,7 +134,10 @@ static int open_ring(cw_native *n, char *why, size_t whylen)
         return CW_OK;
     char reason[256];
     n->uring = cw_uring_open(&n->rt, &n->reactor, reason, sizeof reason);
-    if (!n->uring) {
+    if (n->uring)
+        n->net_ring = cw_net_ring_open(&n->rt, &n->reactor, reason, sizeof reason);
+    if (!n->net_ring) {
+        close_rings(n);
         /* A resource the run needs cannot be had [RUN-006]. */
         snprintf(why, whylen, "io_backend is CW_IO_URING and the run has no io_uring: %s", reason);
         return CW_ERR_NOMEM;
@@ -141,8 +155,7 @@ static int start_io(cw_native *n, char *why, size_t whylen)
                                 "Whether file storage reads, writes and syncs through io_uring",
                                 CW_METRIC_GAUGE, NULL, 0);
     if (!m) {
-        cw_uring_close(n->uring);
-        n->uring = NULL;
+        close_rings(n);
         snprintf(why, whylen, "out of memory for the run's records");
         return CW_ERR_NOMEM;
     }
@@ -181,7 +194,7 @@ static void teardown(cw_native *n)
     cw_ext_close(&n->rt, CW_EXT_NETWORK);
     cw_rt_unlock(&n->rt);
     cw_reactor_stop(&n->reactor);
-    cw_uring_close(n->uring); /* no task is left to wait on it */
+    close_rings(n); /* no task is left to wait on them, no socket to receive */
     cw_metrics_http_stop(&n->http);
 }
 
@@ -270,7 +283,7 @@ int cw_native_start_as(const cw_backend *self, const cw_config *cfg, cw_task_fn 
     if (!start_workers(n)) {
         snprintf(out->message, sizeof out->message, "cannot start any worker thread");
         cw_reactor_stop(&n->reactor);
-        cw_uring_close(n->uring);
+        close_rings(n);
         cw_metrics_http_stop(&n->http);
         cw_rt_pools_close(n->rt.pools);
         native_free(n);

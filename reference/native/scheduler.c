@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "native/native.h"
+#include "native/net_ring.h"
 #include "native/os.h"
 
 static _Thread_local cw_task *tls_task;      /* the task this thread is running */
@@ -251,6 +252,30 @@ static void poll_reactor(cw_native *n, bool block)
         pthread_cond_signal(&p->ready);
 }
 
+/* With n->lock held, by a thread about to wait or that ran many tasks:
+ * see that the kernel gets the receives queued on the network's ring
+ * (net_ring.c). The kernel finishes a socket receive on the thread that
+ * submitted it, interrupting that thread if it sleeps. The thread to
+ * submit is the one that will hold the reactor: it is about to wait for
+ * exactly those completions, where any other would be woken for nothing.
+ * So when a thread holds it, blocked, it is told to come round
+ * (wake_poller) and submits them on its way to its next poll; when none
+ * does, this thread submits them and, being a shared worker, polls next.
+ * True when it let the lock go to do that. */
+static bool hand_over_receives(cw_native *n)
+{
+    if (!n->net_ring || !cw_net_ring_queued(n->net_ring))
+        return false;
+    if (n->reactor.held) {
+        wake_poller(n);
+        return false;
+    }
+    pthread_mutex_unlock(&n->lock);
+    cw_net_ring_flush(n->net_ring);
+    pthread_mutex_lock(&n->lock);
+    return true;
+}
+
 /* With n->lock held: wait for a task to be queued. One idle shared worker
  * also wakes every CW_STANDBY_NS, to take a reactor nobody holds. */
 static void idle_wait(cw_native *n, cw_tpool *p)
@@ -279,11 +304,15 @@ static void *worker_main(void *arg)
     pthread_mutex_lock(&n->lock);
     for (;;) {
         if (p->head) {
-            if (shared && ++ran >= CW_POLL_EVERY && !n->reactor.held) {
-                ran = 0;
-                if (cw_native_mono_ns() - n->reactor.polled >= CW_POLL_GAP_NS) {
-                    poll_reactor(n, false);
-                    continue;
+            if (shared && ++ran >= CW_POLL_EVERY) {
+                if (hand_over_receives(n))
+                    continue; /* the lock was let go: look again */
+                if (!n->reactor.held) {
+                    ran = 0;
+                    if (cw_native_mono_ns() - n->reactor.polled >= CW_POLL_GAP_NS) {
+                        poll_reactor(n, false);
+                        continue;
+                    }
                 }
             }
             cw_ntask *nt = pool_pop(p);
@@ -297,6 +326,8 @@ static void *worker_main(void *arg)
                 pthread_cond_signal(&p->ready);
             if (ended && p->dedicated)
                 break;
+        } else if (hand_over_receives(n)) {
+            continue;
         } else if (p->stopping) {
             break;
         } else if (shared && !n->reactor.held) {

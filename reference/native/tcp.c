@@ -17,6 +17,15 @@
  * buffer: closing a half first waits for it (quiesce), and the halves'
  * `busy` marks keep a second task's recv or send off the same half
  * meanwhile (network/).
+ *
+ * When the run has the network's io_uring (net_ring.c), a connection's
+ * stream receives through it instead: a fill that needs bytes queues one
+ * receive into the stream's buffer, past what is buffered, and the task
+ * waits for its completion rather than for an event, so no recv is ever
+ * made to hear EAGAIN. The socket then stays in epoll for its sends only.
+ * Nothing moves the buffer while a receive is in flight (a recv takes
+ * bytes from the front, which leaves where the kernel writes alone), and
+ * closing the stream cancels it and waits for the kernel to let go.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -31,6 +40,7 @@
 
 #include "metrics/metrics.h"
 #include "native/native.h"
+#include "native/net_ring.h"
 #include "native/os.h"
 
 /* One direction's readiness, as the half making calls sees it. */
@@ -46,6 +56,9 @@ struct cw_sock {
     cw_list *readers; /* the waiters of the stream or listener, NULL once closed */
     cw_list *writers; /* the waiters of the sink, NULL once closed */
     readiness in, out;
+    cw_net_ring *ring;   /* a connection's receives go through it; NULL: recv calls */
+    cw_net_op rx;        /* the receive in flight, through `ring` */
+    cw_stream *rx_to;    /* the stream it fills */
     int calls; /* system calls under way without the runtime lock */
     int refs;  /* halves (or the listener) still open */
     bool dead; /* closed: an event still on its way is ignored */
@@ -54,6 +67,11 @@ struct cw_sock {
 static cw_reactor *reactor_of(cw_rt *rt)
 {
     return &cw_container_of(rt, cw_native, rt)->reactor;
+}
+
+static cw_net_ring *net_ring_of(cw_rt *rt)
+{
+    return cw_container_of(rt, cw_native, rt)->net_ring;
 }
 
 /* On the worker polling the reactor, with rt->lock held. */
@@ -66,7 +84,7 @@ static void sock_ready(cw_reactor_source *src, uint32_t ev)
     bool out = ev & (EPOLLOUT | EPOLLHUP | EPOLLERR);
     k->in.events += in;
     k->out.events += out;
-    if (k->readers && in)
+    if (k->readers && in && !k->ring) /* through a ring, its completion wakes them */
         cw_waiters_wake(k->rt, k->readers);
     if (k->writers && out)
         cw_waiters_wake(k->rt, k->writers);
@@ -187,6 +205,8 @@ static void release_listener(cw_sock *k)
 static void release_stream(cw_sock *k)
 {
     k->readers = NULL;
+    if (k->ring)
+        cw_net_ring_settle(k->ring, &k->rx); /* before the stream's buffer goes */
     sock_unref(k);
 }
 
@@ -210,6 +230,36 @@ static void configure(cw_rt *rt, int fd)
     }
 }
 
+/* The kernel is done with the receive into k->rx_to's buffer: the bytes
+ * follow what was buffered when it was queued, where they landed. With
+ * rt->lock held. A cancelled one (the stream closing, or the thread that
+ * queued it ending) changes nothing: a recv that still waits queues
+ * another. */
+static void received(cw_net_op *op, int res)
+{
+    cw_sock *k = cw_container_of(op, cw_sock, rx);
+    cw_stream *s = k->rx_to;
+    if (res > 0)
+        s->len += (size_t)res;
+    else if (res == 0 || (res != -EINTR && res != -EAGAIN && res != -ECANCELED))
+        s->eof = true; /* the end, a reset or an error, as for a recv call */
+    if (k->readers)
+        cw_waiters_wake(k->rt, k->readers);
+}
+
+/* A connection's stream receives through the run's ring, if it has one;
+ * the socket then stays in epoll for its sends alone, so that arriving
+ * bytes do not wake the reactor for nothing. */
+static void receive_through_ring(cw_rt *rt, cw_sock *k, cw_stream *s)
+{
+    k->ring = net_ring_of(rt);
+    if (!k->ring)
+        return;
+    k->rx.done = received;
+    k->rx_to = s;
+    cw_reactor_watch_output(reactor_of(rt), &k->src);
+}
+
 /* The two halves over one socket; with rt->lock held. Without memory for
  * them, CW_ERR_NOMEM and the socket closed. */
 static int make_halves(cw_rt *rt, const cw_backend *b, cw_sock *k, const cw_addr *remote,
@@ -226,6 +276,7 @@ static int make_halves(cw_rt *rt, const cw_backend *b, cw_sock *k, const cw_addr
     k->writers = &(*sink)->waiters;
     k->readers = &(*stream)->waiters;
     k->refs = 2;
+    receive_through_ring(rt, k, *stream);
     return CW_OK;
 }
 
@@ -400,11 +451,32 @@ static int tcp_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream 
 
 /* ---- Reading and writing ------------------------------------------------------------------ */
 
+/* How much a fill reads ahead: up to the read buffer, or as much as this
+ * recv needs. */
+static size_t read_ahead(const cw_stream *s, size_t want)
+{
+    size_t rbs = s->rt->cfg.read_buffer_size;
+    return want > rbs ? want : rbs;
+}
+
+/* Through the ring: queue one receive unless one is in flight. */
+static bool ring_fill(cw_stream *s, size_t want)
+{
+    cw_sock *k = s->sock;
+    if (k->rx.in_flight || s->len >= want || s->eof)
+        return true;
+    size_t limit = read_ahead(s, want);
+    if (!cw_stream_reserve(s, limit - s->len))
+        return false;
+    cw_net_ring_recv(k->ring, &k->rx, k->src.fd, s->buf + s->off + s->len, limit - s->len);
+    return true;
+}
+
 static bool tcp_fill(cw_stream *s, size_t want)
 {
-    /* Read ahead up to the read buffer, or as much as this recv needs. */
-    size_t rbs = s->rt->cfg.read_buffer_size;
-    size_t limit = want > rbs ? want : rbs;
+    if (s->sock->ring)
+        return ring_fill(s, want);
+    size_t limit = read_ahead(s, want);
     while (s->len < want && !s->eof && may_progress(&s->sock->in)) {
         if (!cw_stream_reserve(s, limit - s->len))
             return false;
@@ -423,6 +495,8 @@ static bool tcp_fill(cw_stream *s, size_t want)
 static bool tcp_fill_direct(cw_stream *s, size_t want)
 {
     cw_iobuf_mut *d = &s->direct;
+    if (s->sock->ring)
+        return false; /* the ring receives into the stream's buffer only */
     if (!d->data) {
         cw_bufpool *pool = s->rt->pools[CW_BUFPOOL_NETWORK];
         cw_bufpool_config cfg;

@@ -243,19 +243,19 @@ int cw_uring_datasync(cw_uring *u, int fd)
     return (int)as_syscall(res);
 }
 
-/* The eventfd the ring signals, watched by the reactor; 0 or an errno. */
-static int watch_completions(cw_uring *u, cw_reactor *r)
+int cw_uring_watch_eventfd(struct io_uring *ring, cw_reactor *r, cw_reactor_source *src,
+                           void (*ready)(cw_reactor_source *src, uint32_t events))
 {
-    u->src.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (u->src.fd < 0)
+    src->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (src->fd < 0)
         return errno;
-    u->src.ready = completed;
-    u->src.release = NULL; /* never forgotten: it leaves with the reactor */
-    int e = -io_uring_register_eventfd(&u->ring, u->src.fd);
-    if (e == 0 && cw_reactor_watch(r, &u->src) != CW_OK)
+    src->ready = ready;
+    src->release = NULL; /* never forgotten: it leaves with the reactor */
+    int e = -io_uring_register_eventfd(ring, src->fd);
+    if (e == 0 && cw_reactor_watch(r, src) != CW_OK)
         e = errno;
     if (e)
-        close(u->src.fd);
+        close(src->fd);
     return e;
 }
 
@@ -272,7 +272,7 @@ cw_uring *cw_uring_open(cw_rt *rt, cw_reactor *r, char *why, size_t whylen)
         free(u);
         return NULL;
     }
-    if ((e = watch_completions(u, r))) {
+    if ((e = cw_uring_watch_eventfd(&u->ring, r, &u->src, completed))) {
         snprintf(why, whylen, "the io_uring's eventfd: %s", strerror(e));
         io_uring_queue_exit(&u->ring);
         free(u);

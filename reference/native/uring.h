@@ -35,4 +35,12 @@ ssize_t cw_uring_rw(cw_uring *u, int fd, bool write, const struct iovec *iov, in
 /* fdatasync(fd) through the ring, the same way: 0, or -1 with errno set. */
 int cw_uring_datasync(cw_uring *u, int fd);
 
+/* Have `ring` signal a new eventfd, src->fd, on every completion, and the
+ * reactor `r` call `ready` for it: 0, or an errno with nothing left open.
+ * The source leaves with the reactor (cw_reactor_stop); the caller closes
+ * src->fd after that. For the rings of uring.c and net_ring.c. */
+struct io_uring;
+int cw_uring_watch_eventfd(struct io_uring *ring, cw_reactor *r, cw_reactor_source *src,
+                           void (*ready)(cw_reactor_source *src, uint32_t events));
+
 #endif

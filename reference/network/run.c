@@ -133,5 +133,9 @@ int cw_net_wait_bounded(cw_rt *rt, cw_wait *w, cw_duration timeout)
     *w = waits[0];
     if (i < 0)
         return i;
+    /* A timer that found no memory ends the sleep at once, with NOMEM:
+     * that is no timeout (CLK-008). */
+    if (i == 1 && waits[1].result == CW_ERR_NOMEM)
+        return CW_ERR_NOMEM;
     return i == 0 ? waits[0].result : CW_ERR_TIMEOUT;
 }

@@ -1,0 +1,170 @@
+/*
+ * native_net_io.c - a parallel backend's TCP connections behave the same
+ * whichever way cfg.io_backend sends its I/O (NAT-008): many connections
+ * echo messages of every size around the read buffer, a recv that lost a
+ * select poisons its stream and closing that stream leaves the sink
+ * working, and the end of the peer's sink ends the stream after its
+ * bytes. Each way with one worker (no other thread to bring a completion
+ * back) and with the default. Skipped on backends without
+ * CW_CAP_PARALLEL.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "cases/network_util.h"
+
+enum { CONNS = 8, ROUNDS = 24, READ_BUFFER = 4096, MAX_MESSAGE = 3 * READ_BUFFER + 17 };
+
+/* Message `round` of connection `id`: its length and its bytes. */
+static size_t message_len(unsigned id, unsigned round)
+{
+    return 1 + (round * 2654435761u + id * 40503u) % MAX_MESSAGE;
+}
+
+static void message_fill(uint8_t *buf, size_t len, unsigned id, unsigned round)
+{
+    for (size_t i = 0; i < len; i++)
+        buf[i] = (uint8_t)(i * 31 + round * 7 + id);
+}
+
+/* The accepting side of one connection: every message back as it came. */
+static void *echo_peer(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    struct half_pair *p = arg;
+    for (unsigned r = 0; r < ROUNDS; r++) {
+        uint8_t head[4];
+        cw_iobufs *got = NULL;
+        ck_assert_int_eq(cw_stream_recv(p->stream, sizeof head, &got), CW_OK);
+        ck_assert_int_eq(cw_iobufs_copy_out(got, head, sizeof head), CW_OK);
+        cw_iobufs_release(got);
+        size_t len = (size_t)head[0] << 24 | (size_t)head[1] << 16 | (size_t)head[2] << 8 | head[3];
+        ck_assert_int_eq(cw_stream_recv(p->stream, len, &got), CW_OK);
+        CWC_REQUIRE(cw_sink_send(p->sink, got) == CW_OK, "peer %p: round %u sent back", (void *)p, r);
+        cw_iobufs_release(got);
+    }
+    close_halves(p);
+    free(p);
+    return NULL;
+}
+
+typedef struct dialer {
+    cw_addr where;
+    unsigned id;
+} dialer;
+
+static void *echo_client(cw_ctx *ctx, void *arg)
+{
+    dialer *d = arg;
+    struct half_pair p;
+    ck_assert_int_eq(cw_dial(ctx, &d->where, &p.sink, &p.stream), CW_OK);
+    uint8_t *buf = malloc(4 + MAX_MESSAGE);
+    ck_assert_ptr_nonnull(buf);
+    for (unsigned r = 0; r < ROUNDS; r++) {
+        size_t len = message_len(d->id, r);
+        buf[0] = (uint8_t)(len >> 24), buf[1] = (uint8_t)(len >> 16);
+        buf[2] = (uint8_t)(len >> 8), buf[3] = (uint8_t)len;
+        message_fill(buf + 4, len, d->id, r);
+        CWC_REQUIRE(send_data(p.sink, buf, 4 + len) == CW_OK, "client %u: round %u sent", d->id, r);
+        recv_data(p.stream, buf + 4, len);
+    }
+    free(buf);
+    close_halves(&p);
+    return NULL;
+}
+
+/* CONNS connections at once, each with its own task on either side. */
+static void many_echoes(cw_ctx *ctx)
+{
+    cw_addr any = cw_addr_loopback4(0);
+    cw_listener *l;
+    dialer d[CONNS];
+    cw_handle *h[2 * CONNS];
+    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
+    for (unsigned i = 0; i < CONNS; i++) {
+        ck_assert_int_eq(cw_listener_local_addr(l, &d[i].where), CW_OK);
+        d[i].id = i;
+        h[i] = cw_spawn(cw_child(ctx, "client"), echo_client, &d[i]);
+    }
+    for (unsigned i = 0; i < CONNS; i++) {
+        cw_conn c;
+        ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+        struct half_pair *p = malloc(sizeof *p);
+        ck_assert_ptr_nonnull(p);
+        *p = (struct half_pair){c.sink, c.stream};
+        h[CONNS + i] = cw_spawn(cw_child(ctx, "peer"), echo_peer, p);
+    }
+    for (unsigned i = 0; i < 2 * CONNS; i++) {
+        ck_assert_int_eq(cw_join(h[i], NULL), CW_OK);
+        cw_handle_release(h[i]);
+    }
+    cw_listener_close(l);
+}
+
+/* A recv that lost a select poisons its stream [NET-010]; closing that
+ * stream, which may still have been receiving, leaves its sink and the
+ * peer's halves working. */
+static void lost_recv_then_close(cw_ctx *ctx)
+{
+    struct half_pair a, b;
+    cw_listener *l = connect_halves(ctx, &a, &b);
+    cw_iobufs *got = NULL;
+    cw_wait both[2] = {cw_wait_stream_recv(a.stream, 8, &got), cw_wait_sleep(ctx, 2 * CW_MSEC)};
+    ck_assert_int_eq(cw_select(both, 2), 1);
+    ck_assert_int_eq(send_text(b.sink, "too late"), CW_OK);
+    ck_assert_int_eq(cw_stream_recv(a.stream, 8, &got), CW_ERR_CLOSED);
+    cw_stream_close(a.stream);
+    a.stream = NULL;
+    ck_assert_int_eq(send_text(a.sink, "still here"), CW_OK);
+    recv_text(b.stream, "still here");
+    close_halves(&a);
+    close_halves(&b);
+    cw_listener_close(l);
+}
+
+/* The peer's sink ends: its bytes first, then the end [NET-014]. */
+static void end_after_bytes(cw_ctx *ctx)
+{
+    struct half_pair a, b;
+    cw_listener *l = connect_halves(ctx, &a, &b);
+    ck_assert_int_eq(send_text(b.sink, "tail"), CW_OK);
+    cw_sink_close(b.sink);
+    b.sink = NULL;
+    recv_text(a.stream, "tail");
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(a.stream, 1, &got), CW_ERR_RECV_FAILED);
+    close_halves(&a);
+    close_halves(&b);
+    cw_listener_close(l);
+}
+
+static void *tcp_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    many_echoes(ctx);
+    lost_recv_then_close(ctx);
+    end_after_bytes(ctx);
+    return NULL;
+}
+
+CWC_CASE(native_tcp_each_way, "native", "NAT-008 NET-010 NET-014 NET-016",
+         CW_CAP_PARALLEL | CWC_NEEDS_NETWORK)
+{
+    static const cw_io_backend ways[] = {CW_IO_URING, CW_IO_THREADS, CW_IO_AUTO};
+    static const unsigned workers[] = {1, 0};
+    for (size_t i = 0; i < sizeof ways / sizeof ways[0]; i++) {
+        for (size_t k = 0; k < 2; k++) {
+            cw_config cfg = cwc_config();
+            cfg.io_backend = ways[i];
+            cfg.read_buffer_size = READ_BUFFER;
+            if (workers[k])
+                cfg.worker_threads = workers[k];
+            cw_run_result res;
+            int rc = cwc_run(&cfg, tcp_root, NULL, &res);
+            if (ways[i] == CW_IO_URING && rc == CW_ERR_NOMEM)
+                break; /* no ring here: native_io_backend_chosen_and_reported */
+            ck_assert_msg(rc == CW_OK, "io_backend %d, %u workers: status %d (%s)", (int)ways[i],
+                          workers[k], rc, res.message);
+        }
+    }
+}
