@@ -280,6 +280,19 @@ static int receive_in_order(cw_ctx *ctx, cw_chan *c)
     }
 }
 
+/* cw_timeout on a wait nothing will complete: it ran out, not before its
+ * time, or its alarm found no memory and it ended at once [CLK-008]. A
+ * timeout reported early would be the alarm's refusal misnamed. */
+static void timeout_or_nomem(cw_ctx *ctx, cw_oneshot *o)
+{
+    int v = 0;
+    cw_wait w = cw_wait_oneshot(o, &v);
+    cw_time before = cw_current(ctx);
+    int rc = cw_timeout(ctx, 2 * CW_MSEC, &w);
+    EXPECT(rc == CW_ERR_NOMEM ||
+           (rc == CW_ERR_TIMEOUT && cw_current(ctx) - before >= 2 * CW_MSEC));
+}
+
 static void *chan_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
@@ -296,6 +309,7 @@ static void *chan_root(cw_ctx *ctx, void *arg)
     int sum = receive_in_order(ctx, c);
     cw_chan_receiver_drop(c);
     join_returned(h, NULL);
+    timeout_or_nomem(ctx, o);
     int got = 0;
     EXPECT(cw_oneshot_send(o, &sum) == CW_OK);
     cw_oneshot_sender_drop(o);

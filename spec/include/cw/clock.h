@@ -52,7 +52,9 @@ static inline int cw_sleep(cw_ctx *ctx, cw_duration d)
 }
 
 /* Wait for `w` for at most `d`: its result, or CW_ERR_TIMEOUT when the time
- * ran out first. When both are ready, `w` wins (it is tried first). */
+ * ran out first. When both are ready, `w` wins (it is tried first). A
+ * sleep with no memory for its alarm ends at once with CW_ERR_NOMEM, and so
+ * does this [CLK-008]. */
 static inline int cw_timeout(cw_ctx *ctx, cw_duration d, cw_wait *w)
 {
     cw_wait both[2] = {*w, cw_wait_sleep(ctx, d)};
@@ -60,6 +62,8 @@ static inline int cw_timeout(cw_ctx *ctx, cw_duration d, cw_wait *w)
     *w = both[0];
     if (i < 0)
         return i;
+    if (i == 1 && both[1].result == CW_ERR_NOMEM)
+        return CW_ERR_NOMEM;
     return i == 0 ? both[0].result : CW_ERR_TIMEOUT;
 }
 
