@@ -9,7 +9,9 @@
  *              native server runs with one worker (one thread serving, as
  *              the epoll and libuv servers have) and with the default of
  *              one worker per CPU, which on a small machine competes with
- *              the client for the CPUs.
+ *              the client for the CPUs; native_ring is the default with
+ *              io_backend CW_IO_URING, whose connections receive through
+ *              the network's ring (reference/native/net_ring.c).
  *   simulated  messages per second through the deterministic backend's
  *              in-memory network: the mock channel, and a dialed
  *              connection without latency and with 1 ms latency and 1 ms
@@ -19,7 +21,7 @@
  * reads the whole echo back, and sends the next, for a fixed time.
  *
  * usage: network [echo|simulated ...]   (default: both)
- *        network server native|native1|epoll|libuv|io_uring CONNS SIZE
+ *        network server native|native1|native_ring|epoll|libuv|io_uring CONNS SIZE
  *              one server alone, for a profiler
  */
 #include <arpa/inet.h>
@@ -382,8 +384,9 @@ static void *rt_echo(cw_ctx *ctx, void *arg)
 typedef struct rt_server {
     server_arg sa;
     unsigned workers; /* 0: the default, one per CPU */
+    cw_io_backend io; /* CW_IO_URING: its connections receive through a ring */
     uint16_t port;
-    atomic_int ready;
+    atomic_int ready; /* 1: listening on `port`; -1: the run did not start */
 } rt_server;
 
 static void *rt_root(cw_ctx *ctx, void *arg)
@@ -421,9 +424,12 @@ static void *rt_thread(void *arg)
     cw_config_default(&cfg);
     cfg.read_timeout = cfg.write_timeout = CW_FOREVER;
     cfg.worker_threads = ((rt_server *)arg)->workers;
+    cfg.io_backend = ((rt_server *)arg)->io;
     cw_run_result res;
-    if (cw_start(cw_backend_native(), &cfg, rt_root, arg, &res) != CW_OK)
+    if (cw_start(cw_backend_native(), &cfg, rt_root, arg, &res) != CW_OK) {
         fprintf(stderr, "bench: native run failed: %s\n", res.message);
+        atomic_store(&((rt_server *)arg)->ready, -1);
+    }
     return NULL;
 }
 
@@ -558,13 +564,15 @@ static double run_uring(int conns, size_t size)
 }
 #endif
 
-static double run_native(int conns, size_t size, unsigned workers)
+/* The native server's rate, or 0 when its run could not start (no ring
+ * for CW_IO_URING). */
+static double run_native(int conns, size_t size, unsigned workers, cw_io_backend io)
 {
-    rt_server rs = {{0, conns, size}, workers, 0, 0};
+    rt_server rs = {{0, conns, size}, workers, io, 0, 0};
     pthread_t t;
     pthread_create(&t, NULL, rt_thread, &rs);
     wait_ready(&rs.ready);
-    double rate = client(rs.port, conns, size);
+    double rate = atomic_load(&rs.ready) > 0 ? client(rs.port, conns, size) : 0;
     pthread_join(t, NULL);
     return rate;
 }
@@ -595,13 +603,14 @@ static void echo(void)
 {
     static const int conns[] = {1, 64, 1024};
     static const size_t sizes[] = {64, 64 * 1024};
-    enum { NATIVE1, NATIVE, EPOLL, LIBUV, URING, SERVERS };
+    enum { NATIVE1, NATIVE, RING, EPOLL, LIBUV, URING, SERVERS };
     for (size_t s = 0; s < 2; s++)
         for (size_t c = 0; c < 3; c++) {
             double r[SERVERS][3] = {{0}};
             for (int k = 0; k < 3; k++) {
-                r[NATIVE1][k] = run_native(conns[c], sizes[s], 1);
-                r[NATIVE][k] = run_native(conns[c], sizes[s], 0);
+                r[NATIVE1][k] = run_native(conns[c], sizes[s], 1, CW_IO_AUTO);
+                r[NATIVE][k] = run_native(conns[c], sizes[s], 0, CW_IO_AUTO);
+                r[RING][k] = run_native(conns[c], sizes[s], 0, CW_IO_URING);
                 r[EPOLL][k] = run_plain(conns[c], sizes[s]);
 #ifdef CW_BENCH_LIBUV
                 r[LIBUV][k] = run_uv(conns[c], sizes[s]);
@@ -614,23 +623,23 @@ static void echo(void)
             for (int i = 0; i < SERVERS; i++)
                 m[i] = median3(r[i][0], r[i][1], r[i][2]);
             printf("echo conns=%-4d size=%-5zu native_1_worker %7.0f/s native_default %7.0f/s "
-                   "epoll %7.0f/s",
-                   conns[c], sizes[s], m[NATIVE1], m[NATIVE], m[EPOLL]);
+                   "native_ring %7.0f/s epoll %7.0f/s",
+                   conns[c], sizes[s], m[NATIVE1], m[NATIVE], m[RING], m[EPOLL]);
 #ifdef CW_BENCH_LIBUV
             printf(" libuv %7.0f/s", m[LIBUV]);
 #endif
 #ifdef CW_BENCH_URING
             printf(" io_uring %7.0f/s", m[URING]);
 #endif
-            printf("  native_1_worker/epoll=%.2f native_default/epoll=%.2f", m[NATIVE1] / m[EPOLL],
-                   m[NATIVE] / m[EPOLL]);
+            printf("  native_1_worker/epoll=%.2f native_default/epoll=%.2f native_ring/epoll=%.2f",
+                   m[NATIVE1] / m[EPOLL], m[NATIVE] / m[EPOLL], m[RING] / m[EPOLL]);
 #ifdef CW_BENCH_LIBUV
             printf(" native_1_worker/libuv=%.2f native_default/libuv=%.2f", m[NATIVE1] / m[LIBUV],
                    m[NATIVE] / m[LIBUV]);
 #endif
 #ifdef CW_BENCH_URING
-            printf(" native_default/io_uring=%.2f io_uring/epoll=%.2f", m[NATIVE] / m[URING],
-                   m[URING] / m[EPOLL]);
+            printf(" native_default/io_uring=%.2f native_ring/io_uring=%.2f io_uring/epoll=%.2f",
+                   m[NATIVE] / m[URING], m[RING] / m[URING], m[URING] / m[EPOLL]);
 #endif
             printf("\n");
             fflush(stdout);
@@ -761,9 +770,11 @@ static int one_server(const char *which, int conns, size_t size)
 {
     double rate;
     if (strcmp(which, "native") == 0)
-        rate = run_native(conns, size, 0);
+        rate = run_native(conns, size, 0, CW_IO_AUTO);
     else if (strcmp(which, "native1") == 0)
-        rate = run_native(conns, size, 1);
+        rate = run_native(conns, size, 1, CW_IO_AUTO);
+    else if (strcmp(which, "native_ring") == 0)
+        rate = run_native(conns, size, 0, CW_IO_URING);
     else if (strcmp(which, "epoll") == 0)
         rate = run_plain(conns, size);
 #ifdef CW_BENCH_LIBUV
