@@ -289,8 +289,7 @@ static void timeout_or_nomem(cw_ctx *ctx, cw_oneshot *o)
     cw_wait w = cw_wait_oneshot(o, &v);
     cw_time before = cw_current(ctx);
     int rc = cw_timeout(ctx, 2 * CW_MSEC, &w);
-    EXPECT(rc == CW_ERR_NOMEM ||
-           (rc == CW_ERR_TIMEOUT && cw_current(ctx) - before >= 2 * CW_MSEC));
+    EXPECT(rc == CW_ERR_NOMEM || (rc == CW_ERR_TIMEOUT && cw_current(ctx) - before >= 2 * CW_MSEC));
 }
 
 static void *chan_root(cw_ctx *ctx, void *arg)

@@ -156,7 +156,8 @@ void cw_net_ring_flush(cw_net_ring *q)
     if (!cw_net_ring_queued(q))
         return;
     pthread_mutex_lock(&q->sq_lock);
-    submit(q, false);
+    if (cw_net_ring_queued(q)) /* no other thread submitted them meanwhile */
+        submit(q, false);
     pthread_mutex_unlock(&q->sq_lock);
 }
 

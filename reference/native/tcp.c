@@ -56,12 +56,12 @@ struct cw_sock {
     cw_list *readers; /* the waiters of the stream or listener, NULL once closed */
     cw_list *writers; /* the waiters of the sink, NULL once closed */
     readiness in, out;
-    cw_net_ring *ring;   /* a connection's receives go through it; NULL: recv calls */
-    cw_net_op rx;        /* the receive in flight, through `ring` */
-    cw_stream *rx_to;    /* the stream it fills */
-    int calls; /* system calls under way without the runtime lock */
-    int refs;  /* halves (or the listener) still open */
-    bool dead; /* closed: an event still on its way is ignored */
+    cw_net_ring *ring; /* a connection's receives go through it; NULL: recv calls */
+    cw_net_op rx;      /* the receive in flight, through `ring` */
+    cw_stream *rx_to;  /* the stream it fills */
+    int calls;         /* system calls under way without the runtime lock */
+    int refs;          /* halves (or the listener) still open */
+    bool dead;         /* closed: an event still on its way is ignored */
 };
 
 static cw_reactor *reactor_of(cw_rt *rt)
@@ -232,9 +232,8 @@ static void configure(cw_rt *rt, int fd)
 
 /* The kernel is done with the receive into k->rx_to's buffer: the bytes
  * follow what was buffered when it was queued, where they landed. With
- * rt->lock held. A cancelled one (the stream closing, or the thread that
- * queued it ending) changes nothing: a recv that still waits queues
- * another. */
+ * rt->lock held. One cancelled (the stream closing) or interrupted
+ * changes nothing: a recv that still waits queues another. */
 static void received(cw_net_op *op, int res)
 {
     cw_sock *k = cw_container_of(op, cw_sock, rx);
