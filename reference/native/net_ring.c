@@ -33,6 +33,7 @@
 #include <liburing.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 /* Submission entries: what the workers queue between two flushes before
@@ -112,11 +113,11 @@ static struct io_uring_sqe *entry(cw_net_ring *q)
     return sqe;
 }
 
-void cw_net_ring_recv(cw_net_ring *q, cw_net_op *op, int fd, void *buf, size_t len)
+void cw_net_ring_recv(cw_net_ring *q, cw_net_op *op, int fd, void *buf, size_t len, bool all)
 {
     pthread_mutex_lock(&q->sq_lock);
     struct io_uring_sqe *sqe = entry(q);
-    io_uring_prep_recv(sqe, fd, buf, len, 0);
+    io_uring_prep_recv(sqe, fd, buf, len, all ? MSG_WAITALL : 0);
     io_uring_sqe_set_data(sqe, op);
     op->in_flight = true;
     pthread_mutex_unlock(&q->sq_lock);
@@ -232,9 +233,9 @@ void cw_net_ring_close(cw_net_ring *q)
 }
 
 /* Unreachable: no ring is ever opened. */
-void cw_net_ring_recv(cw_net_ring *q, cw_net_op *op, int fd, void *buf, size_t len)
+void cw_net_ring_recv(cw_net_ring *q, cw_net_op *op, int fd, void *buf, size_t len, bool all)
 {
-    (void)q, (void)fd, (void)buf, (void)len;
+    (void)q, (void)fd, (void)buf, (void)len, (void)all;
     op->done(op, -ENOSYS);
 }
 

@@ -32,8 +32,10 @@ cw_net_ring *cw_net_ring_open(cw_rt *rt, cw_reactor *r, char *why, size_t whylen
  * stopped watching its eventfd (cw_reactor_stop). NULL does nothing. */
 void cw_net_ring_close(cw_net_ring *q);
 /* With rt->lock held: queue a receive of up to `len` bytes from `fd` into
- * `buf`. The kernel sees it at the next cw_net_ring_flush. */
-void cw_net_ring_recv(cw_net_ring *q, cw_net_op *op, int fd, void *buf, size_t len);
+ * `buf`; with `all`, one that completes only once all `len` came, or the
+ * end of the stream or an error did (with what came before it). The
+ * kernel sees it at the next cw_net_ring_flush. */
+void cw_net_ring_recv(cw_net_ring *q, cw_net_op *op, int fd, void *buf, size_t len, bool all);
 /* With rt->lock held, which it lets go meanwhile: cancel `op` if it is in
  * flight and return once the kernel is done with it (its `done` called). */
 void cw_net_ring_settle(cw_net_ring *q, cw_net_op *op);

@@ -458,7 +458,10 @@ static size_t read_ahead(const cw_stream *s, size_t want)
     return want > rbs ? want : rbs;
 }
 
-/* Through the ring: queue one receive unless one is in flight. */
+/* Through the ring: queue one receive unless one is in flight. A recv at
+ * least as long as the read buffer reads nothing ahead, so its receive
+ * waits for all of it (MSG_WAITALL): one completion, and one wake of its
+ * task, per message rather than one per segment that arrives. */
 static bool ring_fill(cw_stream *s, size_t want)
 {
     cw_sock *k = s->sock;
@@ -467,7 +470,8 @@ static bool ring_fill(cw_stream *s, size_t want)
     size_t limit = read_ahead(s, want);
     if (!cw_stream_reserve(s, limit - s->len))
         return false;
-    cw_net_ring_recv(k->ring, &k->rx, k->src.fd, s->buf + s->off + s->len, limit - s->len);
+    cw_net_ring_recv(k->ring, &k->rx, k->src.fd, s->buf + s->off + s->len, limit - s->len,
+                     limit == want);
     return true;
 }
 
