@@ -36,11 +36,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* Submission entries: what the workers queue between two flushes before
- * a queue that is full is handed over at once. The completion queue holds
- * one receive for each of several thousand connections; beyond it the
- * kernel keeps the overflow (IORING_FEAT_NODROP). */
-enum { ENTRIES = 256, CQ_ENTRIES = 8192 };
+/* Submission entries: what the workers queue between two flushes, beyond
+ * which a full queue is handed over at once. A worker flushes every 61
+ * tasks at the most (CW_POLL_EVERY), so 32 costs a batch of connections one
+ * extra system call, and makes the full queue a path every busy run
+ * takes. The completion queue holds one receive for each of several
+ * thousand connections; beyond it the kernel keeps the overflow
+ * (IORING_FEAT_NODROP). */
+enum { ENTRIES = 32, CQ_ENTRIES = 8192 };
 
 struct cw_net_ring {
     struct io_uring ring;
@@ -201,9 +204,8 @@ cw_net_ring *cw_net_ring_open(cw_rt *rt, cw_reactor *r, char *why, size_t whylen
         free(q);
         return NULL;
     }
-    q->rt = rt;
+    q->rt = rt; /* `queued` is 0 from calloc */
     pthread_mutex_init(&q->sq_lock, NULL);
-    atomic_init(&q->queued, 0);
     return q;
 }
 
