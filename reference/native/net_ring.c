@@ -50,7 +50,7 @@ struct cw_net_ring {
     cw_rt *rt;
     cw_reactor_source src;   /* the eventfd the ring signals, in the reactor */
     pthread_mutex_t sq_lock; /* filling and submitting entries */
-    atomic_uint queued;      /* entries filled and not submitted */
+    atomic_bool queued;      /* entries were filled and not submitted */
 };
 
 /* With rt->lock held: complete every entry the kernel has posted. A
@@ -102,7 +102,7 @@ static void submit(cw_net_ring *q, bool rt_held)
         sched_yield();
         pthread_mutex_lock(&q->sq_lock);
     }
-    atomic_store_explicit(&q->queued, 0, memory_order_relaxed);
+    atomic_store_explicit(&q->queued, false, memory_order_relaxed);
 }
 
 /* A free entry, with sq_lock and rt->lock held; a full queue is handed
@@ -112,7 +112,7 @@ static struct io_uring_sqe *entry(cw_net_ring *q)
     struct io_uring_sqe *sqe;
     while (!(sqe = io_uring_get_sqe(&q->ring)))
         submit(q, true);
-    atomic_fetch_add_explicit(&q->queued, 1, memory_order_relaxed);
+    atomic_store_explicit(&q->queued, true, memory_order_relaxed);
     return sqe;
 }
 
@@ -152,7 +152,7 @@ void cw_net_ring_settle(cw_net_ring *q, cw_net_op *op)
 
 bool cw_net_ring_queued(const cw_net_ring *q)
 {
-    return atomic_load_explicit(&q->queued, memory_order_relaxed) > 0;
+    return atomic_load_explicit(&q->queued, memory_order_relaxed);
 }
 
 void cw_net_ring_flush(cw_net_ring *q)
@@ -204,7 +204,7 @@ cw_net_ring *cw_net_ring_open(cw_rt *rt, cw_reactor *r, char *why, size_t whylen
         free(q);
         return NULL;
     }
-    q->rt = rt; /* `queued` is 0 from calloc */
+    q->rt = rt; /* `queued` is false from calloc */
     pthread_mutex_init(&q->sq_lock, NULL);
     return q;
 }
