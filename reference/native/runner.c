@@ -145,22 +145,21 @@ static int open_ring(cw_native *n, char *why, size_t whylen)
     return CW_OK;
 }
 
-/* The ring, and the gauge saying whether there is one [NAT-008]. */
+/* The gauge saying whether the run has a ring, then the rings [NAT-008]:
+ * in that order, so that a gauge without memory leaves no ring to close. */
 static int start_io(cw_native *n, char *why, size_t whylen)
 {
-    int rc = open_ring(n, why, whylen);
-    if (rc != CW_OK)
-        return rc;
     cw_metric *m = cw_rt_metric(&n->rt, "runtime_io_uring",
                                 "Whether file storage reads, writes and syncs through io_uring",
                                 CW_METRIC_GAUGE, NULL, 0);
     if (!m) {
-        close_rings(n);
         snprintf(why, whylen, "out of memory for the run's records");
         return CW_ERR_NOMEM;
     }
-    cw_gauge_set(m, n->uring != NULL);
-    return CW_OK;
+    int rc = open_ring(n, why, whylen);
+    if (rc == CW_OK)
+        cw_gauge_set(m, n->uring != NULL);
+    return rc;
 }
 
 /* Abort everything, wait for every task to unwind, stop the threads. */
