@@ -106,7 +106,7 @@ static void *never_runs(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(native_no_thread_for_a_run, "native", "RUN-006 MET-017", PAR)
+CWC_CASE(native_no_thread_for_a_run, "native", "RUN-006 MET-017 NAT-008", PAR)
 {
     atomic_int ran;
     atomic_init(&ran, 0);
@@ -120,6 +120,10 @@ CWC_CASE(native_no_thread_for_a_run, "native", "RUN-006 MET-017", PAR)
     cw_config with_endpoint = cfg;
     with_endpoint.metrics_address = "127.0.0.1:0"; /* a thread of its own, too */
     int served_rc = cwc_run(&with_endpoint, never_runs, &ran, &served);
+    cw_run_result ringed;
+    cw_config with_rings = cfg;
+    with_rings.io_backend = CW_IO_URING; /* rings to give back too, where there are any */
+    int ringed_rc = cwc_run(&with_rings, never_runs, &ran, &ringed);
     threads_restored();
     cwc_no_new_fds(&before, "a refused run"); /* the process as it was [RUN-006] */
     ck_assert_int_eq(rc, CW_ERR_NOMEM);
@@ -127,6 +131,8 @@ CWC_CASE(native_no_thread_for_a_run, "native", "RUN-006 MET-017", PAR)
     ck_assert_msg(res.message[0] != '\0', "a refused run says why");
     ck_assert_msg(served_rc == CW_ERR_NOMEM || served_rc == CW_ERR_IO, "status %d", served_rc);
     ck_assert_msg(served.message[0] != '\0', "a refused run says why");
+    ck_assert_int_eq(ringed_rc, CW_ERR_NOMEM);
+    ck_assert_msg(ringed.message[0] != '\0', "a refused run says why");
     ck_assert_int_eq(atomic_load(&ran), 0);
     cwc_run_ok(&cfg, never_runs, &ran); /* and the process can run again */
     ck_assert_int_eq(atomic_load(&ran), 1);
