@@ -286,6 +286,9 @@ def main():
     ap.add_argument("--rescore", action="store_true",
                     help="apply equivalent.txt to the last report again, without running")
     args = ap.parse_args()
+    # The filter the report's sample was cut with: a rerun or a rescore of a
+    # filtered report is no score of the whole sample either.
+    args.sample_filter = args.filter
     if args.rescore:
         return rescore(args)
 
@@ -296,6 +299,7 @@ def main():
         with open(os.path.join(OUT, "report.json")) as f:
             last = json.load(f)
         args.seed, args.n = last["seed"], last.get("n", last["sampled"])
+        args.sample_filter = last.get("filter", "")
         # Found by id (file, line text, mutation), not sampled again: the
         # population changes with the code, the survivors' ids do not.
         by_id = {m["id"]: m for m in population}
@@ -380,6 +384,7 @@ def rescore(args):
     args.seed, args.jobs, args.population = last["seed"], last["jobs"], last["population"]
     args.n = last.get("n", last["sampled"])
     args.rerun, args.filter = False, ""
+    args.sample_filter = last.get("filter", "")
     results = []
     for r in last["mutants"]:
         if r["id"] in equivalent and r["status"] == "survived":
@@ -410,6 +415,7 @@ def write_reports(args, results, elapsed, stale):
     today = datetime.date.today().isoformat()
     report = {"schema": 1, "date": today, "seed": args.seed, "n": args.n, "sampled": len(results),
               "population": args.population, "jobs": args.jobs, "seconds": round(elapsed),
+              "filter": args.sample_filter,
               **t, "score": score(t["killed"], t["survived"]), "folders": folders,
               "mutants": [{k: r[k] for k in ("id", "file", "line", "operator", "mutation",
                                              "text", "folder", "status", "why", "seconds")}
@@ -423,7 +429,7 @@ def write_reports(args, results, elapsed, stale):
     with open(os.path.join(OUT, ("rerun" if args.rerun else "summary") + ".txt"), "w") as f:
         f.write(text)
     sys.stdout.write("\n" + text)
-    if not args.rerun and not args.filter and args.n >= MIN_SCORED_SAMPLE:
+    if not args.rerun and not args.sample_filter and args.n >= MIN_SCORED_SAMPLE:
         short = {"schema": 1, "date": today, "seed": args.seed, "sampled": len(results),
                  "invalid": t["invalid"], "equivalent": t["equivalent"], "killed": t["killed"],
                  "survived": t["survived"], "score": score(t["killed"], t["survived"]),
