@@ -50,8 +50,9 @@ static inline cw_wait cw_wait_stop(cw_ctx *ctx, int32_t value)
     return w;
 }
 
-/* Stop and wait at most `timeout` (CW_FOREVER: no limit): CW_OK, or
- * CW_ERR_TIMEOUT with signals still held. */
+/* Stop and wait at most `timeout` (CW_FOREVER: no limit): CW_OK,
+ * CW_ERR_TIMEOUT with signals still held, or CW_ERR_NOMEM at once when the
+ * backend had no memory for the timeout's alarm (cw_timeout, CLK-008). */
 static inline int cw_stop(cw_ctx *ctx, int32_t value, cw_duration timeout)
 {
     cw_wait w = cw_wait_stop(ctx, value);
