@@ -423,12 +423,13 @@ static void *rt_thread(void *arg)
     cw_config cfg;
     cw_config_default(&cfg);
     cfg.read_timeout = cfg.write_timeout = CW_FOREVER;
-    cfg.worker_threads = ((rt_server *)arg)->workers;
-    cfg.io_backend = ((rt_server *)arg)->io;
+    rt_server *rs = arg;
+    cfg.worker_threads = rs->workers;
+    cfg.io_backend = rs->io;
     cw_run_result res;
-    if (cw_start(cw_backend_native(), &cfg, rt_root, arg, &res) != CW_OK) {
+    if (cw_start(cw_backend_native(), &cfg, rt_root, rs, &res) != CW_OK) {
         fprintf(stderr, "bench: native run failed: %s\n", res.message);
-        atomic_store(&((rt_server *)arg)->ready, -1);
+        atomic_store(&rs->ready, -1);
     }
     return NULL;
 }

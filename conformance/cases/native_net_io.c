@@ -143,14 +143,8 @@ static void many_parked(cw_ctx *ctx)
     cw_handle **h = calloc(PARKED, sizeof *h);
     ck_assert(a && b && h);
     cw_listener *l = connect_halves(ctx, &a[0], &b[0]);
-    cw_addr where;
-    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
-    for (unsigned i = 1; i < PARKED; i++) {
-        ck_assert_int_eq(cw_dial(ctx, &where, &a[i].sink, &a[i].stream), CW_OK);
-        cw_conn c;
-        ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
-        b[i] = (struct half_pair){c.sink, c.stream};
-    }
+    for (unsigned i = 1; i < PARKED; i++)
+        connect_through(ctx, l, &a[i], &b[i]);
     for (unsigned i = 0; i < PARKED; i++)
         h[i] = cw_spawn(cw_child(ctx, "parked"), parked_recv, b[i].stream);
     cw_sleep(ctx, CW_MSEC); /* they park, with one worker before any is served */

@@ -32,17 +32,25 @@ struct half_pair {
     cw_stream *stream;
 };
 
-static inline cw_listener *connect_halves(cw_ctx *ctx, struct half_pair *a, struct half_pair *b)
+/* One more connection through the listener `l`: a dials, b is accepted. */
+static inline void connect_through(cw_ctx *ctx, cw_listener *l, struct half_pair *a,
+                                   struct half_pair *b)
 {
-    cw_addr any = cw_addr_loopback4(0), where;
-    cw_listener *l;
-    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
+    cw_addr where;
     ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
     ck_assert_int_eq(cw_dial(ctx, &where, &a->sink, &a->stream), CW_OK);
     cw_conn c;
     ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
     b->sink = c.sink;
     b->stream = c.stream;
+}
+
+static inline cw_listener *connect_halves(cw_ctx *ctx, struct half_pair *a, struct half_pair *b)
+{
+    cw_addr any = cw_addr_loopback4(0);
+    cw_listener *l;
+    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
+    connect_through(ctx, l, a, b);
     return l;
 }
 
