@@ -184,11 +184,19 @@ typedef struct cw_field {
 bool cw_audited(const cw_rt *rt);
 void cw_audit(cw_rt *rt, const char *label, const cw_field *fields, size_t n);
 
-/* Audit helpers: big-endian integer fields. */
+/* Audit helpers: big-endian integer fields. Spelled out byte by byte, which
+ * compilers merge into one swapped store; the loop it replaces stayed a loop,
+ * eight stores every length prefix of every audit event. */
 static inline void cw_be64(uint8_t out[8], uint64_t v)
 {
-    for (int i = 7; i >= 0; i--, v >>= 8)
-        out[i] = (uint8_t)v;
+    out[0] = (uint8_t)(v >> 56);
+    out[1] = (uint8_t)(v >> 48);
+    out[2] = (uint8_t)(v >> 40);
+    out[3] = (uint8_t)(v >> 32);
+    out[4] = (uint8_t)(v >> 24);
+    out[5] = (uint8_t)(v >> 16);
+    out[6] = (uint8_t)(v >> 8);
+    out[7] = (uint8_t)v;
 }
 
 /* ---- Labels (label.c) ------------------------------------------------------------ */
