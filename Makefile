@@ -276,14 +276,20 @@ requirements: $(B)/bin/cw-conformance
 # sample of them.
 ASAN_SWEEP_POINTS := 60
 
+# The ASan unit tests, sweep and skeleton suite, and the two suites under
+# valgrind, run two targets at once (-O keeps each one's output together):
+# each keeps about one core busy. The native suites run alone: their cases
+# time threads and sockets, which a core taken by another run would slow
+# without testing anything more.
+
 check: deps
 	rm -f build/*/reports/*.json
 	$(MAKE) all layers unit requirements conformance-run plugin-run report-check kit-check negative \
 	  skeleton-kit-check mutation-selftest sweep-check trace-check oss-fuzz-check alloc-sweep
-	$(MAKE) VARIANT=asan CW_SWEEP_POINTS=$(ASAN_SWEEP_POINTS) unit conformance-run skeleton-run \
-	  alloc-sweep
+	$(MAKE) VARIANT=asan conformance-run
+	$(MAKE) -j2 -O VARIANT=asan CW_SWEEP_POINTS=$(ASAN_SWEEP_POINTS) unit skeleton-run alloc-sweep
 	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run skeleton-run
-	$(MAKE) valgrind skeleton-valgrind
+	$(MAKE) -j2 -O valgrind skeleton-valgrind
 	@$(MAKE) -s -C fuzz replay > build/fuzz-replay.txt || { cat build/fuzz-replay.txt; exit 1; }
 	@cat build/fuzz-replay.txt
 	@$(MAKE) -s -C fuzz candidates
