@@ -4,7 +4,9 @@
  * echo messages of every size around the read buffer, a recv that lost a
  * select poisons its stream and closing that stream leaves the sink
  * working, and the end of the peer's sink ends the stream after its
- * bytes. Each way with one worker (no other thread to bring a completion
+ * bytes; accepts that lost a select leave the connections dialed after
+ * them in order, and closing the listener closes the one never accepted.
+ * Each way with one worker (no other thread to bring a completion
  * back) and with the default, half the peers on dedicated threads that
  * end before the run does. Skipped on backends without CW_CAP_PARALLEL.
  */
@@ -176,6 +178,54 @@ static void end_after_bytes(cw_ctx *ctx)
     cw_listener_close(l);
 }
 
+/* An accept that loses a select to a sleep, nothing having been dialed:
+ * the backend may still be accepting for it. */
+static void lose_accept(cw_ctx *ctx, cw_listener *l)
+{
+    cw_conn c;
+    cw_wait race[2] = {cw_wait_accept(l, &c), cw_wait_sleep(ctx, 2 * CW_MSEC)};
+    ck_assert_int_eq(cw_select(race, 2), 1);
+}
+
+/* Two dials after a lost accept: the accepts that follow hand out their
+ * connections in the order dialed [NET-005]. A third after another, and
+ * the listener closed: that connection, dialed and never accepted, is
+ * closed [NET-026], and so the dialer's stream ends. */
+static void lost_accepts(cw_ctx *ctx)
+{
+    static const char *const says[2] = {"first", "second"};
+    cw_addr any = cw_addr_loopback4(0), where;
+    cw_listener *l;
+    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
+    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
+    lose_accept(ctx, l);
+    struct half_pair a[2], b[2];
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(cw_dial(ctx, &where, &a[i].sink, &a[i].stream), CW_OK);
+        ck_assert_int_eq(send_text(a[i].sink, says[i]), CW_OK);
+    }
+    for (int i = 0; i < 2; i++) {
+        cw_conn c;
+        ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+        b[i] = (struct half_pair){c.sink, c.stream};
+        recv_text(b[i].stream, says[i]);
+    }
+    lose_accept(ctx, l);
+    struct half_pair never;
+    ck_assert_int_eq(cw_dial(ctx, &where, &never.sink, &never.stream), CW_OK);
+    cw_sleep(ctx, 2 * CW_MSEC); /* the connection reaches the listener */
+    cw_listener_close(l);
+    cw_iobufs *got = NULL;
+    cw_wait end[2] = {cw_wait_stream_recv(never.stream, 1, &got), cw_wait_sleep(ctx, 10 * CW_SEC)};
+    ck_assert_msg(cw_select(end, 2) == 0, "a connection never accepted is still open");
+    ck_assert_int_ne(end[0].result, CW_OK);
+    for (int i = 0; i < 2; i++) {
+        close_halves(&a[i]);
+        close_halves(&b[i]);
+    }
+    close_halves(&never);
+}
+
 static void *tcp_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
@@ -183,10 +233,11 @@ static void *tcp_root(cw_ctx *ctx, void *arg)
     lost_recv_then_close(ctx);
     many_parked(ctx);
     end_after_bytes(ctx);
+    lost_accepts(ctx);
     return NULL;
 }
 
-CWC_CASE(native_tcp_each_way, "native", "NAT-008 NET-010 NET-014 NET-016",
+CWC_CASE(native_tcp_each_way, "native", "NAT-008 NET-005 NET-010 NET-014 NET-016 NET-026",
          CW_CAP_PARALLEL | CWC_NEEDS_NETWORK)
 {
     static const cw_io_backend ways[] = {CW_IO_URING, CW_IO_THREADS, CW_IO_AUTO};

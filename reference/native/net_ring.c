@@ -1,6 +1,7 @@
 /*
  * net_ring.c - the network's io_uring: the kernel receives for a
- * connection's stream, into the stream's own buffer (tcp.c).
+ * connection's stream, into the stream's own buffer, accepts for a
+ * listener and connects for a dial (tcp.c).
  *
  * Over epoll, every message a task waits for costs a recv that says
  * EAGAIN, a wait, and a recv that gets the bytes. Here the task queues one
@@ -8,7 +9,8 @@
  * the result. What the workers queue is handed to the kernel in one
  * io_uring_enter when a worker is about to wait (cw_net_ring_flush, from
  * the scheduler), so a worker that ran a batch of connections' tasks makes
- * one system call for all their receives.
+ * one system call for all their receives. An accept or a connect waits
+ * the same way for the kernel to post its result.
  *
  * Completions come back the way file storage's do (uring.c): the ring's
  * eventfd is in the reactor's epoll set, and the worker holding the
@@ -116,14 +118,44 @@ static struct io_uring_sqe *entry(cw_net_ring *q)
     return sqe;
 }
 
-void cw_net_ring_recv(cw_net_ring *q, cw_net_op *op, int fd, void *buf, size_t len, bool all)
+/* With rt->lock held: an entry for `op`, the submission lock held until
+ * queued() is called on it. */
+static struct io_uring_sqe *entry_for(cw_net_ring *q)
 {
     pthread_mutex_lock(&q->sq_lock);
-    struct io_uring_sqe *sqe = entry(q);
-    io_uring_prep_recv(sqe, fd, buf, len, all ? MSG_WAITALL : 0);
+    return entry(q);
+}
+
+/* The entry, prepared, now belongs to `op` (set after the prep, which
+ * clears the entry). */
+static void queued(cw_net_ring *q, struct io_uring_sqe *sqe, cw_net_op *op)
+{
     io_uring_sqe_set_data(sqe, op);
     op->in_flight = true;
     pthread_mutex_unlock(&q->sq_lock);
+}
+
+void cw_net_ring_recv(cw_net_ring *q, cw_net_op *op, int fd, void *buf, size_t len, bool all)
+{
+    struct io_uring_sqe *sqe = entry_for(q);
+    io_uring_prep_recv(sqe, fd, buf, len, all ? MSG_WAITALL : 0);
+    queued(q, sqe, op);
+}
+
+void cw_net_ring_accept(cw_net_ring *q, cw_net_op *op, int fd, struct sockaddr *peer,
+                        socklen_t *peer_len)
+{
+    struct io_uring_sqe *sqe = entry_for(q);
+    io_uring_prep_accept(sqe, fd, peer, peer_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    queued(q, sqe, op);
+}
+
+void cw_net_ring_connect(cw_net_ring *q, cw_net_op *op, int fd, const struct sockaddr *to,
+                         socklen_t len)
+{
+    struct io_uring_sqe *sqe = entry_for(q);
+    io_uring_prep_connect(sqe, fd, to, len);
+    queued(q, sqe, op);
 }
 
 /* The kernel completes a cancelled receive at once (or has already
@@ -238,6 +270,20 @@ void cw_net_ring_close(cw_net_ring *q)
 void cw_net_ring_recv(cw_net_ring *q, cw_net_op *op, int fd, void *buf, size_t len, bool all)
 {
     (void)q, (void)fd, (void)buf, (void)len, (void)all;
+    op->done(op, -ENOSYS);
+}
+
+void cw_net_ring_accept(cw_net_ring *q, cw_net_op *op, int fd, struct sockaddr *peer,
+                        socklen_t *peer_len)
+{
+    (void)q, (void)fd, (void)peer, (void)peer_len;
+    op->done(op, -ENOSYS);
+}
+
+void cw_net_ring_connect(cw_net_ring *q, cw_net_op *op, int fd, const struct sockaddr *to,
+                         socklen_t len)
+{
+    (void)q, (void)fd, (void)to, (void)len;
     op->done(op, -ENOSYS);
 }
 

@@ -1,7 +1,7 @@
 /*
  * net_ring.h - the network's io_uring (net_ring.c): a connection's
- * receives are made by the kernel, which writes into the stream's buffer
- * and posts the result, instead of by recv calls that poll the socket.
+ * receives, a listener's accepts and a dial's connect are made by the
+ * kernel, which posts the result, instead of by calls that poll the socket.
  * A run has one when it has file storage's ring (cfg.io_backend, NAT-008).
  */
 #ifndef CW_NATIVE_NET_RING_H
@@ -9,16 +9,19 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/socket.h>
 
 #include "native/native.h"
 
 typedef struct cw_net_ring cw_net_ring;
 
-/* One receive the kernel may still be making. Owned by whoever queued it,
- * who must keep it, and the buffer it names, until `in_flight` is false. */
+/* One operation the kernel may still be making. Owned by whoever queued
+ * it, who must keep it, and the memory it names, until `in_flight` is
+ * false. */
 typedef struct cw_net_op {
     /* Called with the runtime's lock held once the kernel is done: `res`
-     * is the bytes received, 0 at the end of the stream, or -errno. */
+     * is what the call would return (bytes received, 0 at the end of the
+     * stream; the accepted descriptor; 0 connected), or -errno. */
     void (*done)(struct cw_net_op *op, int res);
     bool in_flight;
 } cw_net_op;
@@ -36,6 +39,15 @@ void cw_net_ring_close(cw_net_ring *q);
  * end of the stream or an error did (with what came before it). The
  * kernel sees it at the next cw_net_ring_flush. */
 void cw_net_ring_recv(cw_net_ring *q, cw_net_op *op, int fd, void *buf, size_t len, bool all);
+/* With rt->lock held: queue an accept on the listening socket `fd`; the
+ * connection's descriptor, non-blocking and close-on-exec, is the result,
+ * its peer's address written to `peer` (room for `*peer_len` bytes). */
+void cw_net_ring_accept(cw_net_ring *q, cw_net_op *op, int fd, struct sockaddr *peer,
+                        socklen_t *peer_len);
+/* With rt->lock held: queue a connect of the socket `fd` to `to`; 0 once
+ * connected. */
+void cw_net_ring_connect(cw_net_ring *q, cw_net_op *op, int fd, const struct sockaddr *to,
+                         socklen_t len);
 /* With rt->lock held, which it lets go meanwhile: cancel `op` if it is in
  * flight and return once the kernel is done with it (its `done` called). */
 void cw_net_ring_settle(cw_net_ring *q, cw_net_op *op);

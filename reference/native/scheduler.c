@@ -253,16 +253,16 @@ static void poll_reactor(cw_native *n, bool block)
 }
 
 /* With n->lock held, by a thread about to wait or that ran many tasks:
- * see that the kernel gets the receives queued on the network's ring
- * (net_ring.c). The kernel finishes a socket receive on the thread that
- * submitted it, interrupting that thread if it sleeps. The thread to
+ * see that the kernel gets the receives, accepts and connects queued on
+ * the network's ring (net_ring.c). The kernel finishes a socket operation
+ * on the thread that submitted it, interrupting that thread if it sleeps. The thread to
  * submit is the one that will hold the reactor: it is about to wait for
  * exactly those completions, where any other would be woken for nothing.
  * So when a thread holds it, blocked, it is told to come round
  * (wake_poller) and submits them on its way to its next poll; when none
  * does, this thread submits them and, being a shared worker, polls next.
  * True when it let the lock go to do that. */
-static bool hand_over_receives(cw_native *n)
+static bool hand_over_net_ops(cw_native *n)
 {
     if (!n->net_ring || !cw_net_ring_queued(n->net_ring))
         return false;
@@ -305,7 +305,7 @@ static void *worker_main(void *arg)
     for (;;) {
         if (p->head) {
             if (shared && ++ran >= CW_POLL_EVERY) {
-                if (hand_over_receives(n))
+                if (hand_over_net_ops(n))
                     continue; /* the lock was let go: look again */
                 if (!n->reactor.held) {
                     ran = 0;
@@ -326,7 +326,7 @@ static void *worker_main(void *arg)
                 pthread_cond_signal(&p->ready);
             if (ended && p->dedicated)
                 break;
-        } else if (hand_over_receives(n)) {
+        } else if (hand_over_net_ops(n)) {
             continue;
         } else if (p->stopping) {
             break;

@@ -26,6 +26,10 @@
  * Nothing moves the buffer while a receive is in flight (a recv takes
  * bytes from the front, which leaves where the kernel writes alone), and
  * closing the stream cancels it and waits for the kernel to let go.
+ * A listener accepts and a dial connects through the same ring: an
+ * accept call that finds nothing queues one accept, whose connection
+ * waits in the listener for the next call (or is closed with the
+ * listener), and a dial waits for its connect's completion.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -50,6 +54,17 @@ typedef struct readiness {
     bool blocked;     /* the last call said EAGAIN */
 } readiness;
 
+/* A listener's accept through the ring: the connection the kernel took
+ * waits here for the accept call that comes for it. */
+typedef struct ring_accept {
+    cw_net_op op;
+    cw_sock *listener;
+    int fd;    /* accepted and not handed out yet; -1: none */
+    int error; /* errno of an accept that failed, for the next call; 0: none */
+    struct sockaddr_storage peer;
+    socklen_t peer_len;
+} ring_accept;
+
 struct cw_sock {
     cw_reactor_source src; /* first: the reactor hands it back */
     cw_rt *rt;
@@ -59,6 +74,7 @@ struct cw_sock {
     cw_net_ring *ring; /* a connection's receives go through it; NULL: recv calls */
     cw_net_op rx;      /* the receive in flight, through `ring` */
     cw_stream *rx_to;  /* the stream it fills */
+    ring_accept *acc;  /* a listener's accepts through `ring`; NULL: accept calls */
     int calls;         /* system calls under way without the runtime lock */
     int refs;          /* halves (or the listener) still open */
     bool dead;         /* closed: an event still on its way is ignored */
@@ -199,6 +215,15 @@ static void sock_unref(cw_sock *k)
 static void release_listener(cw_sock *k)
 {
     k->readers = NULL;
+    ring_accept *a = k->acc;
+    if (a) {
+        cw_net_ring_settle(k->ring, &a->op); /* before `a` goes */
+        /* Taken from the kernel's queue but never handed out: closed, as
+         * the ones still queued are [NET-026]. */
+        if (a->fd >= 0)
+            close(a->fd);
+        free(a);
+    }
     sock_unref(k);
 }
 
@@ -281,6 +306,37 @@ static int make_halves(cw_rt *rt, const cw_backend *b, cw_sock *k, const cw_addr
 
 /* ---- Listening -------------------------------------------------------------------------- */
 
+/* The kernel accepted a connection for the listener, or could not: with
+ * rt->lock held. An accept cancelled (the listener closing), interrupted
+ * or whose connection was reset meanwhile leaves nothing behind: the next
+ * accept call queues another. */
+static void accepted(cw_net_op *op, int res)
+{
+    ring_accept *a = cw_container_of(op, ring_accept, op);
+    if (res >= 0)
+        a->fd = res;
+    else if (res != -ECANCELED && res != -EINTR && res != -ECONNABORTED)
+        a->error = -res;
+    if (a->listener->readers)
+        cw_waiters_wake(a->listener->rt, a->listener->readers);
+}
+
+/* A listener accepts through the run's ring, if it has one. Without
+ * memory for that it accepts with calls, which behave the same. */
+static void accept_through_ring(cw_rt *rt, cw_sock *k)
+{
+    cw_net_ring *ring = net_ring_of(rt);
+    ring_accept *a = ring ? calloc(1, sizeof *a) : NULL;
+    if (!a)
+        return;
+    a->op.done = accepted;
+    a->listener = k;
+    a->fd = -1;
+    k->ring = ring;
+    k->acc = a;
+    cw_reactor_watch_output(reactor_of(rt), &k->src); /* a listener has no output: unwatched */
+}
+
 /* A listener over the bound socket `fd`, which it owns from now on;
  * with rt->lock held. */
 static int listen_on(cw_rt *rt, const cw_backend *b, int fd, const cw_addr *bound,
@@ -299,6 +355,7 @@ static int listen_on(cw_rt *rt, const cw_backend *b, int fd, const cw_addr *boun
     l->sock = k;
     k->readers = &l->waiters;
     *out = l;
+    accept_through_ring(rt, k);
     return CW_OK;
 }
 
@@ -332,40 +389,78 @@ static int tcp_bind(cw_ctx *ctx, const cw_addr *addr, cw_listener **out)
     return rc;
 }
 
+/* An accept that failed: no descriptor for it now leaves the connection
+ * queued in the kernel for a later accept [NAT-007]. */
+static int accept_failed(int error)
+{
+    if (error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM)
+        return CW_ERR_NOMEM;
+    return CW_ERR_CLOSED;
+}
+
+/* The connection on `fd` becomes the accept's two halves. */
+static int adopt(cw_listener *l, int fd, const struct sockaddr *peer, cw_conn *out)
+{
+    configure(l->rt, fd);
+    cw_sock *k = sock_new(l->rt, fd, 2);
+    if (!k)
+        return CW_ERR_NOMEM; /* no memory for it, or no room in epoll's */
+    cw_addr_from_sockaddr(peer, &out->peer);
+    return make_halves(l->rt, l->hdr.backend, k, &out->peer, &out->sink, &out->stream);
+}
+
+/* Through the ring: hand out what the kernel accepted, or queue an accept
+ * and wait for it, unless one is in flight. */
+static int ring_accept_take(cw_listener *l, cw_conn *out)
+{
+    ring_accept *a = l->sock->acc;
+    if (a->fd >= 0) {
+        int fd = a->fd;
+        a->fd = -1;
+        return adopt(l, fd, (struct sockaddr *)&a->peer, out);
+    }
+    if (a->error) {
+        int error = a->error;
+        a->error = 0;
+        return accept_failed(error);
+    }
+    if (!a->op.in_flight) {
+        a->peer_len = sizeof a->peer;
+        cw_net_ring_accept(l->sock->ring, &a->op, l->sock->src.fd, (struct sockaddr *)&a->peer,
+                           &a->peer_len);
+    }
+    return CW_ERR_WOULD_BLOCK;
+}
+
 static int tcp_accept(cw_listener *l, cw_conn *out)
 {
+    if (l->sock->acc)
+        return ring_accept_take(l, out);
     for (;;) {
         struct sockaddr_storage ss;
         socklen_t len = sizeof ss;
         int fd =
             accept4(l->sock->src.fd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return CW_ERR_WOULD_BLOCK;
-            /* No descriptor for it now: the connection stays queued in the
-             * kernel for a later accept [NAT-007]. */
-            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-                return CW_ERR_NOMEM;
-            return CW_ERR_CLOSED;
-        }
-        configure(l->rt, fd);
-        cw_sock *k = sock_new(l->rt, fd, 2);
-        if (!k)
-            return CW_ERR_NOMEM; /* no memory for it, or no room in epoll's */
-        cw_addr_from_sockaddr((struct sockaddr *)&ss, &out->peer);
-        return make_halves(l->rt, l->hdr.backend, k, &out->peer, &out->sink, &out->stream);
+        if (fd >= 0)
+            return adopt(l, fd, (struct sockaddr *)&ss, out);
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return CW_ERR_WOULD_BLOCK;
+        if (errno != EINTR && errno != ECONNABORTED)
+            return accept_failed(errno);
     }
 }
 
 /* ---- Dialing ------------------------------------------------------------------------------ */
 
-/* A connect in progress: its socket wakes `waiters` when it is settled. */
+/* A connect in progress: its socket, or through the ring its completion,
+ * wakes `waiters` when it is settled. */
 typedef struct dialing {
     cw_rt *rt;
     cw_sock *k;
     cw_list waiters;
+    cw_net_ring *ring; /* the connect goes through it; NULL: a connect call */
+    cw_net_op connect; /* the connect in flight, through `ring` */
+    int connected;     /* its result: 0, or -errno */
 } dialing;
 
 static bool connect_try(cw_wait *w)
@@ -390,15 +485,59 @@ static void connect_arm(cw_wait *w, cw_task *t)
 
 static const cw_wait_ops connect_ops = {connect_try, connect_arm, cw_waiters_remove};
 
+static bool ring_connect_try(cw_wait *w)
+{
+    dialing *d = w->object;
+    if (d->connect.in_flight)
+        return false;
+    w->result = d->connected == 0 ? CW_OK : CW_ERR_CONNECTION_FAILED;
+    return true;
+}
+
+static const cw_wait_ops ring_connect_ops = {ring_connect_try, connect_arm, cw_waiters_remove};
+
+/* The kernel is done with the connect: with rt->lock held. */
+static void connected(cw_net_op *op, int res)
+{
+    dialing *d = cw_container_of(op, dialing, connect);
+    d->connected = res;
+    cw_waiters_wake(d->rt, &d->waiters);
+}
+
 /* Give up the socket of a dial that did not connect: also what an abort
- * runs, so the reactor never wakes a list on a stack that is gone. */
+ * runs, so the reactor never wakes a list on a stack that is gone, nor the
+ * kernel reads an address there. */
 static void dialing_drop(void *arg)
 {
     dialing *d = arg;
     cw_rt_lock(d->rt);
+    if (d->ring)
+        cw_net_ring_settle(d->ring, &d->connect);
     d->k->readers = d->k->writers = NULL;
     sock_unref(d->k);
     cw_rt_unlock(d->rt);
+}
+
+/* With rt->lock held: the dial's socket in the reactor, its connect
+ * queued in the ring if it has one (else already made), or false (and
+ * `fd` closed) without memory. */
+static bool dialing_start(dialing *d, int fd, const struct sockaddr_storage *to, socklen_t len)
+{
+    if (!cw_net_open(d->rt)) {
+        close(fd);
+        return false;
+    }
+    d->k = sock_new(d->rt, fd, 1);
+    if (!d->k)
+        return false;
+    if (!d->ring) {
+        d->k->readers = d->k->writers = &d->waiters;
+        return true;
+    }
+    /* Its completion, not the socket's events, settles the connect. */
+    d->connect.done = connected;
+    cw_net_ring_connect(d->ring, &d->connect, fd, (const struct sockaddr *)to, len);
+    return true;
 }
 
 static int tcp_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream **stream)
@@ -407,37 +546,34 @@ static int tcp_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream 
     cw_task_self(rt, "cw_dial");
     if (addr->family != CW_ADDR_IPV4 && addr->family != CW_ADDR_IPV6)
         return CW_ERR_INVALID;
-    struct sockaddr_storage ss;
+    struct sockaddr_storage ss; /* read by a connect through the ring until it settles */
     socklen_t len = cw_addr_to_sockaddr(addr, &ss);
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return CW_ERR_CONNECTION_FAILED;
     configure(rt, fd);
-    if (connect(fd, (struct sockaddr *)&ss, len) != 0 && errno != EINPROGRESS) {
+    dialing d = {rt, NULL, {NULL, NULL}, net_ring_of(rt), {NULL, false}, 0};
+    if (!d.ring && connect(fd, (struct sockaddr *)&ss, len) != 0 && errno != EINPROGRESS) {
         close(fd);
         return CW_ERR_CONNECTION_FAILED;
     }
-    dialing d = {rt, NULL, {NULL, NULL}};
     cw_list_init(&d.waiters);
     cw_rt_lock(rt);
-    bool opened = cw_net_open(rt) != NULL;
-    d.k = opened ? sock_new(rt, fd, 1) : NULL;
-    if (d.k)
-        d.k->readers = d.k->writers = &d.waiters;
+    bool started = dialing_start(&d, fd, &ss, len);
     cw_rt_unlock(rt);
-    if (!opened)
-        close(fd);
-    if (!d.k)
+    if (!started)
         return CW_ERR_NOMEM;
 
     cw_cleanup guard;
     cw_cleanup_push(ctx, &guard, dialing_drop, &d);
     cw_wait w;
-    cw_net_wait_init(&w, rt, cw_ctx_backend(ctx), &connect_ops, &d);
+    cw_net_wait_init(&w, rt, cw_ctx_backend(ctx), d.ring ? &ring_connect_ops : &connect_ops, &d);
     int rc = cw_net_wait_bounded(rt, &w, rt->cfg.connect_timeout);
     if (rc != CW_OK) {
         cw_cleanup_pop(ctx, &guard, true);
-        return rc == CW_ERR_TIMEOUT ? rc : CW_ERR_CONNECTION_FAILED;
+        /* A connect through the ring always waits, so its timer's lack of
+         * memory is seen as often as that of any other allocation. */
+        return rc == CW_ERR_TIMEOUT || rc == CW_ERR_NOMEM ? rc : CW_ERR_CONNECTION_FAILED;
     }
     cw_cleanup_pop(ctx, &guard, false);
     cw_rt_lock(rt);
