@@ -319,7 +319,8 @@ JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
 TIMEOUT ?= 120
 mutation: deps
 	$(PYTHON) ci/mutation/run.py --n $(N) --seed $(SEED) --jobs $(JOBS) --timeout $(TIMEOUT) \
-	  $(if $(RERUN),--rerun) $(if $(RESCORE),--rescore) $(if $(FILTER),--filter $(FILTER))
+	  $(if $(RERUN),--rerun) $(if $(RESCORE),--rescore) $(if $(FILTER),--filter $(FILTER)) \
+	  $(if $(SINCE),--since $(SINCE))
 
 mutation-selftest:
 	@$(PYTHON) ci/mutation/selftest.py

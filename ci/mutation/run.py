@@ -2,6 +2,7 @@
 """Mutation testing of the conformance suite: how many wrong references it rejects.
 
     run.py [--n N] [--seed S] [--jobs J] [--timeout SECONDS] [--rerun] [--filter SUBSTR]
+           [--since REV]
 
 Samples N one-operator mutants of reference/ (mutants.py), builds each in a
 scratch copy of the tree under build/mutation/jobK (one per parallel job,
@@ -17,6 +18,8 @@ mutants of the whole sample also writes conformance/mutation-score.json.
 --rerun runs again only the survivors of the last report (after new cases),
 and writes rerun.json and rerun.txt instead; --rescore applies the reviewed
 list of equivalent mutants to the last report again, without running.
+--since REV keeps only the mutants of lines changed since the git revision
+REV: with a large N, every mutant of a change, before it is committed.
 """
 
 import argparse
@@ -274,6 +277,22 @@ def fmt(s):
     return "n/a" if s is None else "%.1f%%" % (100 * s)
 
 
+def changed_lines(rev):
+    """The lines of reference/ added or changed since the revision `rev`,
+    by file, as the mutants name them (1-based)."""
+    diff = subprocess.run(["git", "diff", "-U0", rev, "--", "reference/"], cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout
+    lines, path = {}, None
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            path = line[6:] if line.startswith("+++ b/") else None
+        elif line.startswith("@@") and path:
+            start, _, count = line.split()[2][1:].partition(",")
+            first, n = int(start), int(count) if count else 1
+            lines.setdefault(path, set()).update(range(first, first + n))
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=400)
@@ -282,13 +301,14 @@ def main():
     ap.add_argument("--timeout", type=int, default=120, help="seconds per backend run")
     ap.add_argument("--rerun", action="store_true", help="only the survivors of the last report")
     ap.add_argument("--filter", default="", help="only mutants whose file contains this")
+    ap.add_argument("--since", default="", help="only mutants of lines changed since this revision")
     ap.add_argument("--list", action="store_true", help="print the sample and stop")
     ap.add_argument("--rescore", action="store_true",
                     help="apply equivalent.txt to the last report again, without running")
     args = ap.parse_args()
     # The filter the report's sample was cut with: a rerun or a rescore of a
     # filtered report is no score of the whole sample either.
-    args.sample_filter = args.filter
+    args.sample_filter = " ".join(f for f in (args.filter, args.since and "since " + args.since) if f)
     if args.rescore:
         return rescore(args)
 
@@ -311,6 +331,9 @@ def main():
         args.last = last
     if args.filter:
         picked = [m for m in picked if args.filter in m["file"]]
+    if args.since:
+        changed = changed_lines(args.since)
+        picked = [m for m in picked if m["line"] in changed.get(m["file"], ())]
     if args.list:
         for m in picked:
             print("%s:%d: %s [%s]" % (m["file"], m["line"], m["mutation"], m["operator"]))
@@ -423,7 +446,7 @@ def write_reports(args, results, elapsed, stale):
     name = "rerun" if args.rerun else "report"
     with open(os.path.join(OUT, name + ".json"), "w") as f:
         json.dump(report, f, indent=1)
-    if args.rerun and not args.filter:
+    if args.rerun and not args.filter and not args.since:
         return merge_rerun(args, results, elapsed, stale)
     text = summary(args, results, elapsed, stale)
     with open(os.path.join(OUT, ("rerun" if args.rerun else "summary") + ".txt"), "w") as f:
