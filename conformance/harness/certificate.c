@@ -118,6 +118,9 @@ static void print_identity(FILE *f, const cwc_report *r)
             CW_ABI_MAJOR(CW_ABI_VERSION), CW_ABI_VERSION & 0xffff, (unsigned long long)cwc_seed,
             r->timeout);
     fprintf(f, "suite power:  %s\n", power);
+    fprintf(f, "I/O:          %s\n",
+            r->each_io ? "storage and network cases run with CW_IO_URING and with CW_IO_THREADS"
+                       : "every case run with CW_IO_AUTO");
     fprintf(f, "date:         %s (%.1f s)\n", when, r->seconds);
 }
 

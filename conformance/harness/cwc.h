@@ -16,6 +16,9 @@
 /* The backend under test, and the seed given on the command line. */
 extern const cw_backend *cwc_backend;
 extern uint64_t cwc_seed;
+/* The I/O mode cwc_config() asks for: CW_IO_AUTO, unless the case runs in
+ * each mode (NAT-008, harness/run.c). */
+extern cw_io_backend cwc_io_backend;
 
 typedef struct cwc_case {
     const char *name;      /* the seed test's name where it ports one */

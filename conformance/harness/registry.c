@@ -10,6 +10,7 @@
 
 const cw_backend *cwc_backend;
 uint64_t cwc_seed = 42;
+cw_io_backend cwc_io_backend = CW_IO_AUTO;
 
 int cwc_done_fd = -1;
 
@@ -43,6 +44,7 @@ cw_config cwc_config(void)
     cw_config cfg;
     cw_config_default(&cfg);
     cfg.seed = cwc_seed;
+    cfg.io_backend = cwc_io_backend;
     return cfg;
 }
 

@@ -5,6 +5,7 @@
 #ifndef CWC_REPORT_H
 #define CWC_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <time.h>
@@ -57,6 +58,9 @@ typedef struct cwc_report {
     char partial_why[512];
     time_t started;
     double seconds;
+    /* The storage and network cases ran with CW_IO_URING and again with
+     * CW_IO_THREADS (NAT-008); false: once, with CW_IO_AUTO. */
+    bool each_io;
 } cwc_report;
 
 /* The requirements of the spec, generated from the spec files at build time. */

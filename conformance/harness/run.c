@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -160,7 +161,7 @@ static void require_end(int fd, cwc_result *x)
 }
 
 /* Run one case in a child process of its own (Check's fork mode). */
-static void run_case(const cwc_options *opt, cwc_result *x)
+static void run_once(const cwc_options *opt, cwc_result *x)
 {
     int done[2];
     if (pipe2(done, O_NONBLOCK) != 0) {
@@ -192,6 +193,64 @@ static void run_case(const cwc_options *opt, cwc_result *x)
     close(done[1]);
     require_end(done[0], x);
     close(done[0]);
+}
+
+/* ---- Each I/O mode [NAT-008] ------------------------------------------------------------ */
+
+static void *probe_root(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    return arg;
+}
+
+/* Whether a run of the backend can have a ring (CW_IO_URING). Asked in a
+ * child process, like a case: a backend that crashes ends only that. */
+static bool ring_available(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        cw_config cfg = cwc_config();
+        cfg.io_backend = CW_IO_URING;
+        cw_run_result res;
+        _exit(cw_start(cwc_backend, &cfg, probe_root, NULL, &res) == CW_OK ? 0 : 1);
+    }
+    int status;
+    return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+           WEXITSTATUS(status) == 0;
+}
+
+/* A backend that reads and writes blobs on threads of its own may do it
+ * through a ring instead, and its storage and network must behave the same
+ * either way (NAT-008). When it can have a ring, the cases that use them
+ * run once with each mode; CW_IO_AUTO picks one of the two. */
+static bool runs_each_io(const cw_backend *b)
+{
+    const uint64_t both = CW_CAP_PARALLEL | CW_CAP_PERSISTENT_STORAGE;
+    return (b->capabilities & both) == both && ring_available();
+}
+
+static void run_case(const cwc_options *opt, const cwc_report *r, cwc_result *x)
+{
+    static const cw_io_backend modes[2] = {CW_IO_URING, CW_IO_THREADS};
+    static const char *const names[2] = {"CW_IO_URING", "CW_IO_THREADS"};
+    if (!r->each_io || !(x->c->needs & (CWC_NEEDS_STORAGE | CWC_NEEDS_NETWORK))) {
+        run_once(opt, x);
+        return;
+    }
+    double seconds = 0;
+    for (int i = 0; i < 2; i++) {
+        cwc_io_backend = modes[i];
+        run_once(opt, x);
+        seconds += x->seconds;
+        if (x->status != CWC_PASS) {
+            char why[sizeof x->reason];
+            memcpy(why, x->reason, sizeof why);
+            snprintf(x->reason, sizeof x->reason, "with %s: %.480s", names[i], why);
+            break;
+        }
+    }
+    cwc_io_backend = CW_IO_AUTO;
+    x->seconds = seconds;
 }
 
 /* Requirements of the selected profiles that no case names: the spec has a
@@ -271,6 +330,7 @@ int cwc_run_suite(const cwc_options *opt, cwc_report *r)
         return -1;
     r->started = time(NULL);
     double t0 = now_seconds();
+    r->each_io = torun > 0 && runs_each_io(r->backend);
     cwc_progress *pg = opt->quiet ? NULL : cwc_progress_start((size_t)torun);
     bool stop = false;
     for (size_t i = 0; i < r->n; i++) {
@@ -284,7 +344,7 @@ int cwc_run_suite(const cwc_options *opt, cwc_report *r)
             continue;
         }
         cwc_progress_case(pg, x->c->name);
-        run_case(opt, x);
+        run_case(opt, r, x);
         r->counts[x->status]++;
         stop = opt->fail_fast && (x->status == CWC_FAIL || x->status == CWC_TIMEOUT);
     }
