@@ -365,13 +365,39 @@ static void *dial_and_close_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(native_zero_linger_on_dialed_connections, "network", "NET-018", PAR | CWC_NEEDS_NETWORK)
+/* The same, with the connection accepted by the run from a plain peer. */
+static void *accept_and_close_root(cw_ctx *ctx, void *arg)
+{
+    struct linger_seen *seen = arg;
+    cw_addr any = cw_addr_loopback4(0), where;
+    cw_listener *l;
+    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
+    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
+    int peer = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons(where.port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    ck_assert_int_eq(connect(peer, (struct sockaddr *)&sa, sizeof sa), 0); /* loopback: at once */
+    cw_conn c;
+    ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+    cw_stream_close(c.stream);
+    cw_sink_close(c.sink);
+    char byte;
+    ssize_t n = recv(peer, &byte, 1, 0);
+    seen->errno_seen = n < 0 ? errno : 0;
+    ck_assert_msg(n <= 0, "bytes arrived from a connection that sent none");
+    close(peer);
+    cw_listener_close(l);
+    return NULL;
+}
+
+static void linger_each_way(cw_task_fn root)
 {
     for (int on = 0; on < 2; on++) {
         struct linger_seen seen = {on != 0, -1};
         cw_config cfg = cwc_config();
         cfg.zero_linger = seen.zero_linger;
-        cwc_run_ok(&cfg, dial_and_close_root, &seen);
+        cwc_run_ok(&cfg, root, &seen);
         if (on)
             ck_assert_msg(seen.errno_seen == ECONNRESET,
                           "with zero_linger a close should reset, the peer saw errno %d",
@@ -380,4 +406,14 @@ CWC_CASE(native_zero_linger_on_dialed_connections, "network", "NET-018", PAR | C
             ck_assert_msg(seen.errno_seen == 0, "without zero_linger a close should end, "
                           "the peer saw errno %d", seen.errno_seen);
     }
+}
+
+CWC_CASE(native_zero_linger_on_dialed_connections, "network", "NET-018", PAR | CWC_NEEDS_NETWORK)
+{
+    linger_each_way(dial_and_close_root);
+}
+
+CWC_CASE(native_zero_linger_on_accepted_connections, "network", "NET-018", PAR | CWC_NEEDS_NETWORK)
+{
+    linger_each_way(accept_and_close_root);
 }

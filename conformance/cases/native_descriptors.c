@@ -51,6 +51,12 @@ static void *leave_open_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(cw_dial(ctx, &where, &sink, &stream), CW_OK);
     ck_assert_int_eq(cw_join(h, NULL), CW_OK);
     cw_handle_release(h);
+    /* A dial that fails gives back its socket too. */
+    cw_listener *closed;
+    ck_assert_int_eq(cw_bind(ctx, &any, &closed), CW_OK);
+    ck_assert_int_eq(cw_listener_local_addr(closed, &where), CW_OK);
+    cw_listener_close(closed);
+    ck_assert_int_eq(cw_dial(ctx, &where, &sink, &stream), CW_ERR_CONNECTION_FAILED);
     return NULL;
 }
 

@@ -224,6 +224,14 @@ static void lost_accepts(cw_ctx *ctx)
         close_halves(&b[i]);
     }
     close_halves(&never);
+    /* Closed while it may still be accepting, nothing dialed: it stops
+     * listening at once, so its address can be bound again [NET-026]. */
+    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
+    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
+    lose_accept(ctx, l);
+    cw_listener_close(l);
+    ck_assert_int_eq(cw_bind(ctx, &where, &l), CW_OK);
+    cw_listener_close(l);
 }
 
 static void *tcp_root(cw_ctx *ctx, void *arg)
