@@ -47,7 +47,7 @@ static void *io_root(cw_ctx *ctx, void *arg)
 }
 
 CWC_CASE(native_io_backend_chosen_and_reported, "native", "NAT-008",
-         PAR | PERSIST | CWC_NEEDS_STORAGE | CWC_NEEDS_METRICS)
+         PAR | PERSIST | CWC_NEEDS_STORAGE | CWC_NEEDS_METRICS | CWC_OWN_IO)
 {
     cwc_store st;
     cwc_store_begin(&st);
@@ -121,7 +121,7 @@ static void *io_tasks_root(cw_ctx *ctx, void *arg)
  * bytes go. A run that insists on a ring the backend cannot have is the
  * refusal the case above checks. */
 CWC_CASE(native_io_each_way_on_one_worker, "native", "NAT-008",
-         PAR | PERSIST | CWC_NEEDS_STORAGE | CWC_NEEDS_METRICS)
+         PAR | PERSIST | CWC_NEEDS_STORAGE | CWC_NEEDS_METRICS | CWC_OWN_IO)
 {
     static const cw_io_backend ways[] = {CW_IO_URING, CW_IO_THREADS, CW_IO_AUTO};
     cwc_store st;

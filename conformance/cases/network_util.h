@@ -32,6 +32,15 @@ struct half_pair {
     cw_stream *stream;
 };
 
+/* The next connection the listener `l` accepts, into b. */
+static inline void accept_into(cw_listener *l, struct half_pair *b)
+{
+    cw_conn c;
+    ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+    b->sink = c.sink;
+    b->stream = c.stream;
+}
+
 /* One more connection through the listener `l`: a dials, b is accepted. */
 static inline void connect_through(cw_ctx *ctx, cw_listener *l, struct half_pair *a,
                                    struct half_pair *b)
@@ -39,10 +48,7 @@ static inline void connect_through(cw_ctx *ctx, cw_listener *l, struct half_pair
     cw_addr where;
     ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
     ck_assert_int_eq(cw_dial(ctx, &where, &a->sink, &a->stream), CW_OK);
-    cw_conn c;
-    ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
-    b->sink = c.sink;
-    b->stream = c.stream;
+    accept_into(l, b);
 }
 
 static inline cw_listener *connect_halves(cw_ctx *ctx, struct half_pair *a, struct half_pair *b)

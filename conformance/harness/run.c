@@ -233,7 +233,8 @@ static void run_case(const cwc_options *opt, const cwc_report *r, cwc_result *x)
 {
     static const cw_io_backend modes[2] = {CW_IO_URING, CW_IO_THREADS};
     static const char *const names[2] = {"CW_IO_URING", "CW_IO_THREADS"};
-    if (!r->each_io || !(x->c->needs & (CWC_NEEDS_STORAGE | CWC_NEEDS_NETWORK))) {
+    uint64_t needs = x->c->needs;
+    if (!r->each_io || (needs & CWC_OWN_IO) || !(needs & (CWC_NEEDS_STORAGE | CWC_NEEDS_NETWORK))) {
         run_once(opt, x);
         return;
     }
