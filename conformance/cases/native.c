@@ -342,8 +342,21 @@ struct linger_seen {
     int errno_seen; /* what the plain peer's recv said after the close: 0 for an end */
 };
 
-/* The run dials a plain peer, closes the connection, and the peer reads
- * what the close sent: a reset with zero_linger, an orderly end without. */
+/* The run closes its halves of a connection to the plain socket `peer`,
+ * which then reads what the close sent: a reset with zero_linger, an
+ * orderly end without. */
+static void close_and_see(struct linger_seen *seen, cw_sink *sink, cw_stream *stream, int peer)
+{
+    cw_stream_close(stream);
+    cw_sink_close(sink);
+    char byte;
+    ssize_t n = recv(peer, &byte, 1, 0);
+    seen->errno_seen = n < 0 ? errno : 0;
+    ck_assert_msg(n <= 0, "bytes arrived from a connection that sent none");
+    close(peer);
+}
+
+/* The run dials a plain peer and closes the connection. */
 static void *dial_and_close_root(cw_ctx *ctx, void *arg)
 {
     struct linger_seen *seen = arg;
@@ -354,13 +367,7 @@ static void *dial_and_close_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(cw_dial(ctx, &where, &sink, &stream), CW_OK);
     int peer = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
     ck_assert_int_ge(peer, 0);
-    cw_stream_close(stream);
-    cw_sink_close(sink);
-    char byte;
-    ssize_t n = recv(peer, &byte, 1, 0);
-    seen->errno_seen = n < 0 ? errno : 0;
-    ck_assert_msg(n <= 0, "bytes arrived from a connection that sent none");
-    close(peer);
+    close_and_see(seen, sink, stream, peer);
     close(lfd);
     return NULL;
 }
@@ -380,13 +387,7 @@ static void *accept_and_close_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(connect(peer, (struct sockaddr *)&sa, sizeof sa), 0); /* loopback: at once */
     cw_conn c;
     ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
-    cw_stream_close(c.stream);
-    cw_sink_close(c.sink);
-    char byte;
-    ssize_t n = recv(peer, &byte, 1, 0);
-    seen->errno_seen = n < 0 ? errno : 0;
-    ck_assert_msg(n <= 0, "bytes arrived from a connection that sent none");
-    close(peer);
+    close_and_see(seen, c.sink, c.stream, peer);
     cw_listener_close(l);
     return NULL;
 }

@@ -255,9 +255,10 @@ static void poll_reactor(cw_native *n, bool block)
 /* With n->lock held, by a thread about to wait or that ran many tasks:
  * see that the kernel gets the receives, accepts and connects queued on
  * the network's ring (net_ring.c). The kernel finishes a socket operation
- * on the thread that submitted it, interrupting that thread if it sleeps. The thread to
- * submit is the one that will hold the reactor: it is about to wait for
- * exactly those completions, where any other would be woken for nothing.
+ * on the thread that submitted it, interrupting that thread if it sleeps.
+ * The thread to submit is the one that will hold the reactor: it is about
+ * to wait for exactly those completions, where any other would be woken
+ * for nothing.
  * So when a thread holds it, blocked, it is told to come round
  * (wake_poller) and submits them on its way to its next poll; when none
  * does, this thread submits them and, being a shared worker, polls next.
