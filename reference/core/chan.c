@@ -168,8 +168,8 @@ static void recv_arm(cw_wait *w, cw_task *t)
     cw_waiters_add(&c->recv_waiters, w, t);
 }
 
-static const cw_wait_ops send_ops = {send_try, send_arm, cw_waiters_remove};
-static const cw_wait_ops recv_ops = {recv_try, recv_arm, cw_waiters_remove};
+static const cw_wait_ops send_ops = {send_try, send_arm, cw_waiters_remove, cw_guard_rt};
+static const cw_wait_ops recv_ops = {recv_try, recv_arm, cw_waiters_remove, cw_guard_rt};
 
 void cw_core_wait_send(cw_wait *w, cw_chan *c, const void *elem)
 {

@@ -38,7 +38,9 @@ static void sleep_disarm(cw_wait *w)
     rt->sched->alarm_disarm(rt, w);
 }
 
-static const cw_wait_ops sleep_ops = {sleep_try, sleep_arm, sleep_disarm};
+/* A sleep touches only its own wait and the scheduler's alarms, which a
+ * scheduler guards itself (cw_sched_ops): it needs none of the locks. */
+static const cw_wait_ops sleep_ops = {sleep_try, sleep_arm, sleep_disarm, cw_guard_none};
 
 void cw_wait_sleep_at(cw_wait *w, cw_rt *rt, const cw_backend *b, cw_time deadline)
 {

@@ -6,7 +6,9 @@
  * tasks and its contexts only through this header. It may:
  *   - read the run's configuration, backend and buffer pools;
  *   - lock the runtime (everything a subsystem shares between tasks is
- *     guarded by the runtime's lock, like the core's own objects);
+ *     guarded by the runtime's lock, like the core's own objects), or put
+ *     an object that only its own users touch under one of the run's
+ *     stripes (guard.c);
  *   - make a waitable object: waits, waiter lists, select, sleeps;
  *   - arm alarms (an alarm with no task calls a function instead), read the
  *     clock and draw from the run's random stream;
@@ -21,8 +23,9 @@
  * backends' (core/sched.h), and ci/layers.sh fails on any other use.
  *
  * Ownership and threads: unless said otherwise a function here expects the
- * runtime's lock held when it touches shared state (waiter lists, slots),
- * as the core's own helpers do, and hands nothing over to the caller.
+ * lock of what it touches held (a waiter list's object's guard; the
+ * runtime's lock for slots), as the core's own helpers do, and hands
+ * nothing over to the caller.
  */
 #ifndef CW_CORE_EXT_H
 #define CW_CORE_EXT_H
@@ -61,14 +64,48 @@ static inline bool cw_grow(void *items, size_t *cap, size_t need, size_t size, s
 
 void cw_rt_lock(cw_rt *rt);
 void cw_rt_unlock(cw_rt *rt);
-/* For a wait's try (cw_wait_ops) that makes a system call: let the lock go
- * for the call, so that other threads' tasks need not wait out the kernel,
- * and take it back with cw_rt_lock. The select that called the try then
- * tries every wait again before it arms any: what the tries saw may have
- * changed while the lock was gone, and a wait armed on a stale view could
- * miss its wake. A try that lets the lock go must therefore not do so again
- * on the next pass unless something changed, or the select never parks. */
+
+/* ---- Guards: which lock an object is under (guard.c) ------------------------------- */
+
+/* Most of what tasks share is under the runtime's lock. An object that
+ * tasks on different threads use apart from everything else (a TCP
+ * connection's halves) may instead be under one of the run's stripes, so
+ * that workers serving different connections do not queue behind one
+ * lock; and a wait whose object guards itself (a sleep: the scheduler's
+ * alarms) needs none. A guard names one of the three. Locks are taken in
+ * one order: the runtime's first, then stripes by increasing index. */
+#define CW_STRIPES 64
+enum { CW_GUARD_RT = -1, CW_GUARD_NONE = -2 };
+
+/* The stripe of a new object: each in turn, so that N objects share one
+ * only when N > CW_STRIPES. With rt->lock held. */
+int cw_rt_stripe_next(cw_rt *rt);
+/* Take, and let go of, the lock `guard` names (nothing for CW_GUARD_NONE;
+ * nothing at all in a run whose tasks share one thread). */
+void cw_guard_lock(cw_rt *rt, int guard);
+void cw_guard_unlock(cw_rt *rt, int guard);
+
+/* The locks a select holds over its waits: a set, so taking them in the
+ * one order needs no sorting and no memory. */
+typedef struct cw_lockset {
+    bool rt;
+    uint64_t stripes; /* bit i: stripe i */
+} cw_lockset;
+
+void cw_lockset_add(cw_lockset *set, int guard);
+void cw_lockset_lock(cw_rt *rt, const cw_lockset *set);
+void cw_lockset_unlock(cw_rt *rt, const cw_lockset *set);
+
+/* For a wait's try (cw_wait_ops) that makes a system call: let every lock
+ * of the select go for the call, so that other threads' tasks need not
+ * wait out the kernel, and take them back with cw_rt_relock_in_try. The
+ * select that called the try then tries every wait again before it arms
+ * any: what the tries saw may have changed while the locks were gone, and
+ * a wait armed on a stale view could miss its wake. A try that lets the
+ * locks go must therefore not do so again on the next pass unless
+ * something changed, or the select never parks. */
 void cw_rt_unlock_in_try(cw_rt *rt);
+void cw_rt_relock_in_try(cw_rt *rt);
 /* The run's resolved configuration; read-only for the whole run. */
 const cw_config *cw_rt_config(const cw_rt *rt);
 /* The table the run's objects name (its backend's, or one derived from it). */
@@ -287,7 +324,14 @@ typedef struct cw_wait_ops {
     /* Arrange for `t` to be woken when the wait may complete. */
     void (*arm)(cw_wait *w, cw_task *t);
     void (*disarm)(cw_wait *w);
+    /* The lock the select holds over the three (a stripe, CW_GUARD_NONE
+     * or CW_GUARD_RT), asked once per select. */
+    int (*guard)(const cw_wait *w);
 } cw_wait_ops;
+
+/* The guards of most waits: the runtime's lock, and none. */
+int cw_guard_rt(const cw_wait *w);
+int cw_guard_none(const cw_wait *w);
 
 void cw_wait_init(cw_wait *w, const cw_backend *b, const cw_wait_ops *ops, void *object);
 /* Waiter queues: the wait's link words hold its list node and task. */

@@ -117,7 +117,7 @@ static void join_arm(cw_wait *w, cw_task *t)
     cw_waiters_add(&h->waiters, w, t);
 }
 
-static const cw_wait_ops join_ops = {join_try, join_arm, cw_waiters_remove};
+static const cw_wait_ops join_ops = {join_try, join_arm, cw_waiters_remove, cw_guard_rt};
 
 void cw_core_wait_join(cw_wait *w, cw_handle *h, void **out)
 {

@@ -14,10 +14,15 @@
  * the stop signal and the object lists — is guarded by one lock per runtime,
  * rt->lock. Public entry points (cw_core_*) take it; internal helpers expect
  * it held. It is never held while user code runs or a task is suspended.
+ * A subsystem's object that only its own users touch may be under one of
+ * the run's stripes instead (guard.c); a select takes the locks of its
+ * waits' objects, and only those. A task's `aborted` and the run's
+ * `ending` are atomic: a select holding only stripes reads them.
  * A runtime whose tasks all run on one thread (rt->threaded false) skips
- * the lock: only its own thread ever touches the core's state.
- * Lock order: rt->lock, then a waker's lock, then the scheduler's own locks;
- * the scheduler never takes rt->lock while holding one of its own.
+ * the locks: only its own thread ever touches the core's state.
+ * Lock order: rt->lock, then stripes by increasing index, then a waker's
+ * lock, then the scheduler's own locks; the scheduler never takes rt->lock
+ * or a stripe while holding one of its own.
  * A cw_waker may be woken from any thread and has a lock of its own.
  */
 #ifndef CW_INTERNAL_H

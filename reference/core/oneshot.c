@@ -121,7 +121,7 @@ static void recv_arm(cw_wait *w, cw_task *t)
     cw_waiters_add(&o->waiters, w, t);
 }
 
-static const cw_wait_ops recv_ops = {recv_try, recv_arm, cw_waiters_remove};
+static const cw_wait_ops recv_ops = {recv_try, recv_arm, cw_waiters_remove, cw_guard_rt};
 
 void cw_core_wait_oneshot(cw_wait *w, cw_oneshot *o, void *elem)
 {

@@ -85,6 +85,8 @@ int cw_rt_init(cw_rt *rt, const cw_backend *backend, const cw_sched_ops *sched,
 {
     memset(rt, 0, sizeof *rt);
     pthread_mutex_init(&rt->lock, NULL);
+    for (int i = 0; i < CW_STRIPES; i++)
+        pthread_mutex_init(&rt->stripes[i], NULL);
     rt->backend = backend;
     rt->sched = sched;
     rt->cfg = *cfg;
@@ -129,6 +131,8 @@ void cw_rt_free_objects(cw_rt *rt)
     FREE_ALL(&rt->nodes, cw_node, node_free);
     cw_stack_cache_free(&rt->stacks);
     pthread_mutex_destroy(&rt->lock);
+    for (int i = 0; i < CW_STRIPES; i++)
+        pthread_mutex_destroy(&rt->stripes[i]);
 }
 
 void cw_rt_lock(cw_rt *rt)
@@ -141,10 +145,4 @@ void cw_rt_unlock(cw_rt *rt)
 {
     if (rt->threaded)
         pthread_mutex_unlock(&rt->lock);
-}
-
-void cw_rt_unlock_in_try(cw_rt *rt)
-{
-    rt->lock_releases++;
-    cw_rt_unlock(rt);
 }

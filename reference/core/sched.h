@@ -15,6 +15,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 
 #include "core/coro.h"
 #include "core/ext.h"
@@ -41,7 +42,9 @@ typedef struct cw_sched_ops {
     /* Wake `t` at `deadline` (through the wait `w`, which stays put until
      * disarmed). With `t` NULL the alarm calls the cw_alarm_ops its wait's
      * ops point to instead (cw_alarm_fire): only a scheduler that drives
-     * such alarms may be given one (the deterministic one). */
+     * such alarms may be given one (the deterministic one). The core
+     * arms and disarms a sleep's alarm holding none of its locks, so a
+     * scheduler whose tasks share threads guards its alarms itself. */
     bool (*alarm_arm)(cw_rt *rt, cw_wait *w, cw_task *t); /* false: no memory */
     /* A place for an alarm with no task, kept until given back (false: no
      * memory): so that arming it later cannot fail. */
@@ -67,16 +70,17 @@ typedef struct cw_ext_slot {
 /* ---- Runtime ---------------------------------------------------------------- */
 
 struct cw_rt {
-    pthread_mutex_t lock;   /* see "Threading" in core/internal.h */
-    bool threaded;          /* tasks run on several threads: the lock is needed */
-    uint64_t lock_releases; /* by tries, in the middle of a select (cw_rt_unlock_in_try) */
+    pthread_mutex_t lock; /* see "Threading" in core/internal.h */
+    bool threaded;        /* tasks run on several threads: the locks are needed */
+    pthread_mutex_t stripes[CW_STRIPES]; /* guards of objects used apart (guard.c) */
+    unsigned next_stripe;                /* the next object's, in turn; under `lock` */
     const cw_backend *backend;
     const cw_sched_ops *sched;
     cw_config cfg;
     cw_task *root;
     uint64_t next_task_id;
     size_t ntasks; /* task records not yet freed */
-    bool ending;   /* teardown: blocking calls fail at once, nothing new runs */
+    atomic_bool ending; /* teardown: blocking calls fail at once, nothing new runs */
 
     /* What a spawn or cw_child gives when memory runs out (made at the
      * start, so that giving them needs none): a handle that resolves
@@ -137,7 +141,9 @@ struct cw_task {
     cw_coro coro;
     cw_stack stack;
     enum cw_task_state state;
-    bool aborted;   /* unwind at the next suspension point */
+    /* Unwind at the next suspension point. Set under rt->lock, and read
+     * also by a select that holds only its waits' stripes. */
+    atomic_bool aborted;
     bool unwinding; /* cleanup handlers are running: nothing may suspend */
     bool panicked;
     bool queued;   /* scheduler: on the ready queue */
@@ -145,6 +151,8 @@ struct cw_task {
     int exit_result;
     void *exit_value;
     cw_cleanup *cleanups; /* newest first */
+    cw_lockset held;          /* the locks of the select it is in (guard.c) */
+    uint64_t lock_releases;   /* by that select's tries (cw_rt_unlock_in_try) */
     cw_list link;         /* rt->tasks */
     void *sched_data;     /* the scheduler's per-task state */
     void *observed;       /* the task observer's word (ext.h) */

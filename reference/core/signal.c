@@ -92,7 +92,7 @@ static void signal_arm(cw_wait *w, cw_task *t)
     cw_waiters_add(&s->rt->signal_waiters, w, t);
 }
 
-static const cw_wait_ops signal_ops = {signal_try, signal_arm, cw_waiters_remove};
+static const cw_wait_ops signal_ops = {signal_try, signal_arm, cw_waiters_remove, cw_guard_rt};
 
 void cw_core_wait_signal(cw_wait *w, cw_signal *s, int32_t *value)
 {
@@ -145,7 +145,7 @@ static void stop_arm(cw_wait *w, cw_task *t)
     cw_waiters_add(&rt->stop_waiters, w, t);
 }
 
-static const cw_wait_ops stop_ops = {stop_try, stop_arm, cw_waiters_remove};
+static const cw_wait_ops stop_ops = {stop_try, stop_arm, cw_waiters_remove, cw_guard_rt};
 
 void cw_core_wait_stop(cw_wait *w, cw_ctx *ctx, int32_t value)
 {

@@ -73,7 +73,7 @@ static void ended_disarm(cw_wait *w)
     (void)w;
 }
 
-static const cw_wait_ops ended_ops = {ended_try, ended_arm, ended_disarm};
+static const cw_wait_ops ended_ops = {ended_try, ended_arm, ended_disarm, cw_guard_none};
 
 void cw_waiters_end(cw_rt *rt, cw_list *waiters, int result)
 {

@@ -2,18 +2,20 @@
  * tcp.c - the native backend's transport: non-blocking TCP sockets in the
  * reactor's epoll set.
  *
+ * A connection's socket and its two halves are under one of the run's
+ * stripes (core/guard.c) rather than the runtime's lock, so that tasks
+ * serving different connections on different workers share no lock.
  * The reactor watches every socket edge-triggered and, on an event, takes
- * the runtime's lock, counts the event and wakes the half's waiters. A half
- * makes its recv or send with the lock let go (cw_rt_unlock_in_try), so
- * that workers running different connections' tasks do not queue behind
- * each other's system calls, which are most of the time a task holds the
- * lock for. When the kernel says EAGAIN, the half notes how many events it
- * had counted before the call; the select then tries again with the lock
- * held throughout, and the half makes no new call unless an event was
- * counted since, so the wait it arms cannot miss one. No worker thread
- * ever blocks in the kernel for a socket.
+ * the socket's lock, counts the event and wakes the half's waiters. A half
+ * makes its recv or send with the locks let go (cw_rt_unlock_in_try), so
+ * that other tasks do not queue behind its system calls, which are most
+ * of the time a task holds a lock for. When the kernel says EAGAIN, the
+ * half notes how many events it had counted before the call; the select
+ * then tries again with the locks held throughout, and the half makes no
+ * new call unless an event was counted since, so the wait it arms cannot
+ * miss one. No worker thread ever blocks in the kernel for a socket.
  *
- * A call under way without the lock still uses the socket and the half's
+ * A call under way without the locks still uses the socket and the half's
  * buffer: closing a half first waits for it (quiesce), and the halves'
  * `busy` marks keep a second task's recv or send off the same half
  * meanwhile (network/).
@@ -75,7 +77,8 @@ struct cw_sock {
     cw_net_op rx;      /* the receive in flight, through `ring` */
     cw_stream *rx_to;  /* the stream it fills */
     ring_accept *acc;  /* a listener's accepts through `ring`; NULL: accept calls */
-    int calls;         /* system calls under way without the runtime lock */
+    int guard;         /* the lock of its halves (core/guard.c): a stripe, or rt->lock */
+    int calls;         /* system calls under way without its lock */
     int refs;          /* halves (or the listener) still open */
     bool dead;         /* closed: an event still on its way is ignored */
 };
@@ -90,12 +93,8 @@ static cw_net_ring *net_ring_of(cw_rt *rt)
     return cw_container_of(rt, cw_native, rt)->net_ring;
 }
 
-/* On the worker polling the reactor, with rt->lock held. */
-static void sock_ready(cw_reactor_source *src, uint32_t ev)
+static void wake_waiters(cw_sock *k, uint32_t ev)
 {
-    cw_sock *k = (cw_sock *)src;
-    if (k->dead)
-        return;
     bool in = ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR);
     bool out = ev & (EPOLLOUT | EPOLLHUP | EPOLLERR);
     k->in.events += in;
@@ -106,9 +105,24 @@ static void sock_ready(cw_reactor_source *src, uint32_t ev)
         cw_waiters_wake(k->rt, k->writers);
 }
 
+/* On the worker polling the reactor, with rt->lock held; a connection's
+ * halves are under their stripe, taken too (after rt->lock, in order). */
+static void sock_ready(cw_reactor_source *src, uint32_t ev)
+{
+    cw_sock *k = (cw_sock *)src;
+    if (k->dead)
+        return;
+    bool striped = k->guard >= 0;
+    if (striped)
+        cw_guard_lock(k->rt, k->guard);
+    wake_waiters(k, ev);
+    if (striped)
+        cw_guard_unlock(k->rt, k->guard);
+}
+
 /* ---- System calls without the lock ---------------------------------------------------- */
 
-/* With rt->lock held: false when the last call in this direction said
+/* With k's guard held: false when the last call in this direction said
  * EAGAIN and no event came since, so another would say it again. */
 static bool may_progress(const readiness *r)
 {
@@ -125,7 +139,8 @@ static bool would_block(sys_call c)
     return c.result < 0 && (c.error == EAGAIN || c.error == EWOULDBLOCK);
 }
 
-/* Begin a call in direction `r`, with rt->lock held: let it go. */
+/* Begin a call in direction `r`, with the select's locks held (among
+ * them k's guard): let them go. */
 static uint64_t call_begin(cw_sock *k, const readiness *r)
 {
     uint64_t seen = r->events;
@@ -134,11 +149,11 @@ static uint64_t call_begin(cw_sock *k, const readiness *r)
     return seen;
 }
 
-/* End it: the lock taken back, the readiness noted. */
+/* End it: the locks taken back, the readiness noted. */
 static sys_call call_end(cw_sock *k, readiness *r, uint64_t seen, ssize_t result)
 {
     sys_call c = {result, result < 0 ? errno : 0};
-    cw_rt_lock(k->rt);
+    cw_rt_relock_in_try(k->rt);
     k->calls--;
     r->blocked = would_block(c);
     r->stalled = seen;
@@ -163,15 +178,18 @@ static sys_call sock_sendmsg(cw_sock *k, const struct msghdr *m)
     return call_end(k, &k->out, seen, cw_os.sendmsg(k->src.fd, m, MSG_NOSIGNAL));
 }
 
-/* With rt->lock held: wait until no call on `k` is under way without it.
- * Such a call takes microseconds (the socket does not block), so the
- * closing task lets the lock go and yields the CPU until it is over. */
+/* With rt->lock and k's guard held (a half closing): wait until no call
+ * on `k` is under way without them. Such a call takes microseconds (the
+ * socket does not block), so the closing task lets the locks go and
+ * yields the CPU until it is over. */
 static void sock_quiesce(cw_sock *k)
 {
+    cw_lockset both = {true, 0};
+    cw_lockset_add(&both, k->guard);
     while (k->calls > 0) {
-        cw_rt_unlock(k->rt);
+        cw_lockset_unlock(k->rt, &both);
         sched_yield();
-        cw_rt_lock(k->rt);
+        cw_lockset_lock(k->rt, &both);
     }
 }
 
@@ -193,6 +211,7 @@ static cw_sock *sock_new(cw_rt *rt, int fd, int refs)
     k->src.release = sock_release;
     k->src.fd = fd;
     k->rt = rt;
+    k->guard = CW_GUARD_RT;
     k->refs = refs;
     if (cw_reactor_watch(reactor_of(rt), &k->src) != CW_OK) {
         close(fd);
@@ -301,6 +320,11 @@ static int make_halves(cw_rt *rt, const cw_backend *b, cw_sock *k, const cw_addr
     k->readers = &(*stream)->waiters;
     k->refs = 2;
     receive_through_ring(rt, k, *stream);
+    /* A ring's completions are reaped under rt->lock, so a connection that
+     * receives through one stays under it; any other needs only its own. */
+    if (!k->ring)
+        k->guard = cw_rt_stripe_next(rt);
+    (*sink)->guard = (*stream)->guard = k->guard;
     return CW_OK;
 }
 
@@ -483,7 +507,7 @@ static void connect_arm(cw_wait *w, cw_task *t)
     cw_waiters_add(&d->waiters, w, t);
 }
 
-static const cw_wait_ops connect_ops = {connect_try, connect_arm, cw_waiters_remove};
+static const cw_wait_ops connect_ops = {connect_try, connect_arm, cw_waiters_remove, cw_guard_rt};
 
 static bool ring_connect_try(cw_wait *w)
 {
@@ -494,7 +518,7 @@ static bool ring_connect_try(cw_wait *w)
     return true;
 }
 
-static const cw_wait_ops ring_connect_ops = {ring_connect_try, connect_arm, cw_waiters_remove};
+static const cw_wait_ops ring_connect_ops = {ring_connect_try, connect_arm, cw_waiters_remove, cw_guard_rt};
 
 /* The kernel is done with the connect: with rt->lock held. */
 static void connected(cw_net_op *op, int res)

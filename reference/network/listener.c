@@ -89,7 +89,7 @@ static void accept_arm(cw_wait *w, cw_task *t)
     cw_waiters_add(&l->waiters, w, t);
 }
 
-static const cw_wait_ops accept_ops = {accept_try, accept_arm, cw_waiters_remove};
+static const cw_wait_ops accept_ops = {accept_try, accept_arm, cw_waiters_remove, cw_guard_rt};
 
 void cw_net_wait_accept(cw_wait *w, cw_listener *l, cw_conn *out)
 {

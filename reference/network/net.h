@@ -12,8 +12,11 @@
  * waiting tasks when the socket is ready.
  *
  * Everything here is guarded by the runtime's lock (rt->lock), like the
- * core's channels; the worker that polls the reactor takes that lock
- * before it looks at a socket's waiters.
+ * core's channels, but for the halves of a TCP connection: those are under
+ * the stripe their transport chose (`guard`, core/guard.c), which the
+ * worker that polls the reactor takes before it looks at the socket's
+ * waiters. Closing a half takes both, the runtime's lock first: it also
+ * unlinks the half from the run's lists.
  */
 #ifndef CW_NET_H
 #define CW_NET_H
@@ -50,6 +53,7 @@ struct cw_stream {
     size_t off, len, cap;
     cw_iobuf_mut direct; /* TCP: data NULL unless a recv reads into it */
     size_t direct_for;   /* the length of that recv */
+    int guard;           /* its lock (core/ext.h): a stripe over TCP, else the runtime's */
     bool eof;            /* nothing more will arrive */
     bool poisoned;       /* every later recv is CW_ERR_CLOSED */
     uint64_t busy;       /* the ticket of the recv that waited and has not completed */
@@ -78,6 +82,7 @@ struct cw_sink {
     struct cw_stream *reader; /* memory: where bytes go, NULL once that stream closed */
     struct cw_stream *twin;   /* memory, a dialed connection: the stream of the same side */
     cw_addr remote;
+    int guard; /* as for streams */
     bool poisoned;
     uint64_t busy, tickets; /* as for streams */
     size_t sent;            /* TCP: bytes of the current send already written */

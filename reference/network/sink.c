@@ -22,6 +22,7 @@ cw_sink *cw_sink_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote)
     s->hdr.backend = b;
     s->rt = rt;
     s->remote = *remote;
+    s->guard = CW_GUARD_RT; /* until a transport puts it under a stripe */
     cw_list_init(&s->waiters);
     cw_list_push_back(&cw_net_of(rt)->sinks, &s->link);
     return s;
@@ -142,7 +143,13 @@ static void send_arm(cw_wait *w, cw_task *t)
     cw_waiters_add(&s->waiters, w, t);
 }
 
-static const cw_wait_ops send_ops = {send_try, send_arm, cw_waiters_remove};
+static int send_guard(const cw_wait *w)
+{
+    const cw_sink *s = w->object;
+    return s->guard;
+}
+
+static const cw_wait_ops send_ops = {send_try, send_arm, cw_waiters_remove, send_guard};
 
 void cw_net_sink_wait_send(cw_wait *w, cw_sink *s, const cw_iobufs *bufs)
 {
@@ -156,9 +163,9 @@ int cw_net_sink_send(cw_sink *s, const cw_iobufs *bufs)
     cw_net_sink_wait_send(&w, s, bufs);
     int rc = cw_net_wait_bounded(s->rt, &w, s->sock ? cw_rt_config(s->rt)->write_timeout : CW_FOREVER);
     if (rc == CW_ERR_TIMEOUT) {
-        cw_rt_lock(s->rt);
+        cw_guard_lock(s->rt, s->guard);
         s->poisoned = true;
-        cw_rt_unlock(s->rt);
+        cw_guard_unlock(s->rt, s->guard);
     }
     return rc;
 }
@@ -166,7 +173,9 @@ int cw_net_sink_send(cw_sink *s, const cw_iobufs *bufs)
 void cw_net_sink_close(cw_sink *s)
 {
     cw_rt *rt = s->rt;
-    cw_rt_lock(rt);
+    cw_lockset both = {true, 0}; /* the run's lists, and the half's own guard */
+    cw_lockset_add(&both, s->guard);
+    cw_lockset_lock(rt, &both);
     cw_sink_free(s);
-    cw_rt_unlock(rt);
+    cw_lockset_unlock(rt, &both);
 }

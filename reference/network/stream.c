@@ -23,6 +23,7 @@ cw_stream *cw_stream_new(cw_rt *rt, const cw_backend *b, const cw_addr *remote)
     s->hdr.backend = b;
     s->rt = rt;
     s->remote = *remote;
+    s->guard = CW_GUARD_RT; /* until a transport puts it under a stripe */
     cw_list_init(&s->waiters);
     cw_list_push_back(&cw_net_of(rt)->streams, &s->link);
     return s;
@@ -208,7 +209,13 @@ static void recv_arm(cw_wait *w, cw_task *t)
     cw_waiters_add(&s->waiters, w, t);
 }
 
-static const cw_wait_ops recv_ops = {recv_try, recv_arm, cw_waiters_remove};
+static int recv_guard(const cw_wait *w)
+{
+    const cw_stream *s = w->object;
+    return s->guard;
+}
+
+static const cw_wait_ops recv_ops = {recv_try, recv_arm, cw_waiters_remove, recv_guard};
 
 void cw_net_stream_wait_recv(cw_wait *w, cw_stream *s, size_t len, cw_iobufs **out)
 {
@@ -224,30 +231,32 @@ int cw_net_stream_recv(cw_stream *s, size_t len, cw_iobufs **out)
     cw_net_stream_wait_recv(&w, s, len, out);
     int rc = cw_net_wait_bounded(s->rt, &w, s->sock ? cw_rt_config(s->rt)->read_timeout : CW_FOREVER);
     if (rc == CW_ERR_TIMEOUT) {
-        cw_rt_lock(s->rt);
+        cw_guard_lock(s->rt, s->guard);
         s->poisoned = true;
-        cw_rt_unlock(s->rt);
+        cw_guard_unlock(s->rt, s->guard);
     }
     return rc;
 }
 
 size_t cw_net_stream_peek(cw_stream *s, size_t max, uint8_t *dst)
 {
-    cw_rt_lock(s->rt);
+    cw_guard_lock(s->rt, s->guard);
     size_t len = s->direct.data ? s->direct.len : s->len;
     size_t n = len < max ? len : max;
     /* A stream that never held a byte has no buffer yet: no pointer
      * arithmetic on it, even of zero. */
     if (n > 0)
         memcpy(dst, s->direct.data ? s->direct.data : s->buf + s->off, n);
-    cw_rt_unlock(s->rt);
+    cw_guard_unlock(s->rt, s->guard);
     return n;
 }
 
 void cw_net_stream_close(cw_stream *s)
 {
     cw_rt *rt = s->rt;
-    cw_rt_lock(rt);
+    cw_lockset both = {true, 0}; /* the run's lists, and the half's own guard */
+    cw_lockset_add(&both, s->guard);
+    cw_lockset_lock(rt, &both);
     cw_stream_free(s);
-    cw_rt_unlock(rt);
+    cw_lockset_unlock(rt, &both);
 }
