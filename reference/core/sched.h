@@ -70,8 +70,8 @@ typedef struct cw_ext_slot {
 /* ---- Runtime ---------------------------------------------------------------- */
 
 struct cw_rt {
-    pthread_mutex_t lock; /* see "Threading" in core/internal.h */
-    bool threaded;        /* tasks run on several threads: the locks are needed */
+    pthread_mutex_t lock;                /* see "Threading" in core/internal.h */
+    bool threaded;                       /* tasks run on several threads: the locks are needed */
     pthread_mutex_t stripes[CW_STRIPES]; /* guards of objects used apart (guard.c) */
     unsigned next_stripe;                /* the next object's, in turn; under `lock` */
     const cw_backend *backend;
@@ -150,12 +150,12 @@ struct cw_task {
     bool notified; /* scheduler: woken since it last parked */
     int exit_result;
     void *exit_value;
-    cw_cleanup *cleanups; /* newest first */
-    cw_lockset held;          /* the locks of the select it is in (guard.c) */
-    uint64_t lock_releases;   /* by that select's tries (cw_rt_unlock_in_try) */
-    cw_list link;         /* rt->tasks */
-    void *sched_data;     /* the scheduler's per-task state */
-    void *observed;       /* the task observer's word (ext.h) */
+    cw_cleanup *cleanups;   /* newest first */
+    cw_lockset held;        /* the locks of the select it is in (guard.c) */
+    uint64_t lock_releases; /* by that select's tries (cw_rt_unlock_in_try) */
+    cw_list link;           /* rt->tasks */
+    void *sched_data;       /* the scheduler's per-task state */
+    void *observed;         /* the task observer's word (ext.h) */
 };
 
 /* Before a task's first run: its stack and coroutine. CW_OK or CW_ERR_NOMEM. */

@@ -518,7 +518,8 @@ static bool ring_connect_try(cw_wait *w)
     return true;
 }
 
-static const cw_wait_ops ring_connect_ops = {ring_connect_try, connect_arm, cw_waiters_remove, cw_guard_rt};
+static const cw_wait_ops ring_connect_ops = {ring_connect_try, connect_arm, cw_waiters_remove,
+                                             cw_guard_rt};
 
 /* The kernel is done with the connect: with rt->lock held. */
 static void connected(cw_net_op *op, int res)
