@@ -191,8 +191,7 @@ CWC_CASE(buffer_null_data_refused, "buffers", "BUF-033", 0)
 {
     atomic_store(&releases, 0);
     cw_iobuf b;
-    ck_assert_int_eq(cw_iobuf_adopt(cwc_backend, NULL, 4, count_release, NULL, &b),
-                     CW_ERR_INVALID);
+    ck_assert_int_eq(cw_iobuf_adopt(cwc_backend, NULL, 4, count_release, NULL, &b), CW_ERR_INVALID);
     ck_assert_uint_eq(b.len, 0);
     ck_assert_ptr_nonnull(b.data); /* the empty handle (BUF-029) */
     ck_assert_int_eq(atomic_load(&releases), 0);

@@ -75,8 +75,8 @@ static void expect_label_panic(const char *label, const char *needle)
 {
     cw_run_result res;
     ck_assert_int_eq(cwc_run(NULL, bad_label_root, (void *)label, &res), CW_ERR_PANICKED);
-    ck_assert_msg(strstr(res.message, needle), "'%s': message '%s' lacks '%s'", label,
-                  res.message, needle);
+    ck_assert_msg(strstr(res.message, needle), "'%s': message '%s' lacks '%s'", label, res.message,
+                  needle);
 }
 
 CWC_CASE(context_invalid_labels, "context", "CTX-002 CTX-003", 0)

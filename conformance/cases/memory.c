@@ -62,8 +62,7 @@ static big_string big_string_new(void)
     b.s = mmap(NULL, b.mapped, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     ck_assert(b.s != MAP_FAILED);
     for (size_t i = 0; i < mib; i++)
-        ck_assert(mmap(b.s + i * MIB, MIB, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) !=
-                  MAP_FAILED);
+        ck_assert(mmap(b.s + i * MIB, MIB, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) != MAP_FAILED);
     close(fd);
     char *tail = mmap(b.s + b.len, MIB, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
@@ -413,7 +412,7 @@ static void *signal_root(cw_ctx *ctx, void *arg)
     seen.index = cw_select(w, 2);
     seen.result = w[seen.index].result;
     if (seen.index == 0) {
-        CWC_EQ(seen.result, CW_ERR_NOMEM); /* no stop was made: only a spent signal completes */
+        CWC_EQ(seen.result, CW_ERR_NOMEM);   /* no stop was made: only a spent signal completes */
         seen.stop = cw_stop(ctx, 1, CW_SEC); /* and it holds nothing back */
         CWC_EQ(seen.stop, CW_OK);
         cw_signal_release(s);
@@ -497,8 +496,7 @@ static void *register_name_root(cw_ctx *ctx, void *arg)
     return ctx;
 }
 
-CWC_CASE(memory_resolver_register_without_memory, "network", "NET-034",
-         CW_CAP_DETERMINISTIC)
+CWC_CASE(memory_resolver_register_without_memory, "network", "NET-034", CW_CAP_DETERMINISTIC)
 {
     run_with_big_string(register_name_root);
 }

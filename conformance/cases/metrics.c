@@ -168,8 +168,8 @@ static void *cardinality_root(cw_ctx *ctx, void *arg)
     while (cwc_count_running(ctx, "deferred_verify") > 0)
         cw_sleep(ctx, 10 * CW_MSEC);
     char *text = cwc_encode(ctx);
-    ck_assert_uint_eq(
-        count_lines(text, "runtime_tasks_spawned_total{", "name=\"deferred_verify\""), 1);
+    ck_assert_uint_eq(count_lines(text, "runtime_tasks_spawned_total{", "name=\"deferred_verify\""),
+                      1);
     ck_assert_uint_eq(count_lines(text, "runtime_tasks_running{", "name=\"deferred_verify\""), 1);
     CWC_HAS(text, "runtime_tasks_spawned_total{name=\"deferred_verify\",kind=\"Task\","
                   "execution=\"Shared\"} 128");
@@ -444,8 +444,7 @@ static void *family_with_attributes_root(cw_ctx *ctx, void *arg)
     (void)arg;
     static const char *const peer[] = {"peer"};
     cw_ctx *batcher = cw_with_attribute(cw_child(ctx, "batcher"), "epoch", "1");
-    cw_metric *family =
-        cw_family(batcher, "votes", "votes per peer", CW_METRIC_COUNTER, peer, 1);
+    cw_metric *family = cw_family(batcher, "votes", "votes per peer", CW_METRIC_COUNTER, peer, 1);
     cw_ctx_release(batcher);
     const char *alice[] = {"alice"}, *bob[] = {"bob"};
     cw_counter_inc(cw_family_get(family, alice));

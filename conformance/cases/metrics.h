@@ -54,8 +54,7 @@ static inline void cwc_keep_text(const char *text, const char *tag)
 static inline void cwc_check_shape(const char *text)
 {
     size_t len = strlen(text);
-    ck_assert_msg(len >= 6 && strcmp(text + len - 6, "# EOF\n") == 0, "no final # EOF:\n%s",
-                  text);
+    ck_assert_msg(len >= 6 && strcmp(text + len - 6, "# EOF\n") == 0, "no final # EOF:\n%s", text);
     ck_assert_msg(cwc_count(text, "# EOF") == 1, "more than one # EOF:\n%s", text);
     ck_assert_msg(text[0] != '\n' && !strstr(text, "\n\n"), "a blank line in:\n%s", text);
 }

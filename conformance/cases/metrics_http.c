@@ -231,14 +231,14 @@ CWC_CASE(metrics_http_settings, "metrics", "MET-017", PAR)
 {
     cw_run_result res;
     cw_config cfg = cwc_config();
-    cwc_run_ok(&cfg, no_endpoint_root, NULL); /* off by default */
+    cwc_run_ok(&cfg, no_endpoint_root, NULL);  /* off by default */
     cfg.metrics_address = "127.0.0.1:0000000"; /* digits alone: zeros lead any number */
     cwc_run_ok(&cfg, served_root, NULL);
 
     static const char *const not_numeric[] = {
-        "localhost:http", "127.0.0.1:65536", "127.0.0.1:0x50", "127.0.0.1:+80",
-        "127.0.0.1: 80",  "127.0.0.1:",      "127.0.0.1:80 ",  "[::1]:99999",
-        "::1:80",         "[]:80",          "127.0.0.1:0000065536",
+        "localhost:http", "127.0.0.1:65536", "127.0.0.1:0x50",       "127.0.0.1:+80",
+        "127.0.0.1: 80",  "127.0.0.1:",      "127.0.0.1:80 ",        "[::1]:99999",
+        "::1:80",         "[]:80",           "127.0.0.1:0000065536",
     };
     for (size_t i = 0; i < sizeof not_numeric / sizeof not_numeric[0]; i++) {
         cfg.metrics_address = not_numeric[i];
@@ -335,9 +335,9 @@ static const request_case request_cases[] = {
     {"GETGETGETGETGET /metrics HTTP/1.1\r\n\r\n", "405 ", true},  /* 15 bytes */
     {"X /metrics HTTP/1.1\r\n\r\n", "405 ", true},                /* a 1-byte method */
     {"zZ09~ /metrics HTTP/1.1\r\n\r\n", "405 ", true},            /* each end of tchar's ranges */
-    {"GET /metrics HTTP/1./\r\n\r\n", "400 ", true},               /* '/' sorts just below '0' */
-    {"GET /metrics HTTP/1.:\r\n\r\n", "400 ", true},               /* ':' just above '9' */
-    {"GET /metrics HTTP/1.1\nHost: a\n\n", "200 ", true},          /* bare LF line ends */
+    {"GET /metrics HTTP/1./\r\n\r\n", "400 ", true},              /* '/' sorts just below '0' */
+    {"GET /metrics HTTP/1.:\r\n\r\n", "400 ", true},              /* ':' just above '9' */
+    {"GET /metrics HTTP/1.1\nHost: a\n\n", "200 ", true},         /* bare LF line ends */
 };
 
 /* A request line whose target is `len` bytes: "/" then 'a's. */

@@ -370,7 +370,8 @@ CWC_CASE(metrics_rule_negative_numbers, "metrics", "MET-008", 0)
 static const char hostile[] = "a\"b\\c\nd \xc3\xa9\xe2\x9c\x93\xf0\x9f\x99\x82 \xff!";
 static const char hostile_escaped[] =
     "a\\\"b\\\\c\\nd \xc3\xa9\xe2\x9c\x93\xf0\x9f\x99\x82 \xef\xbf\xbd!";
-static const char hostile_decoded[] = "a\"b\\c\nd \xc3\xa9\xe2\x9c\x93\xf0\x9f\x99\x82 \xef\xbf\xbd!";
+static const char hostile_decoded[] =
+    "a\"b\\c\nd \xc3\xa9\xe2\x9c\x93\xf0\x9f\x99\x82 \xef\xbf\xbd!";
 
 /* Tell the parser check what `label` must read back as. */
 static void expect_label(const char *label, const char *value)
@@ -397,8 +398,8 @@ static void *labels_root(cw_ctx *ctx, void *arg)
     static const double bound[] = {1.0};
     cw_ctx *c = cw_child(ctx, "svc");
     cw_with_attribute(cw_with_attribute(c, "region", hostile), "env", "prod");
-    cw_metric *f = cw_family(c, "calls", "help with \"quotes\", \\ and\nnewline",
-                             CW_METRIC_COUNTER, labels, 2);
+    cw_metric *f = cw_family(c, "calls", "help with \"quotes\", \\ and\nnewline", CW_METRIC_COUNTER,
+                             labels, 2);
     const char *values[] = {hostile, "plain"};
     cw_counter_inc(cw_family_get(f, values));
     cw_metric_type ht = {CW_METRIC_HISTOGRAM, bound, 1, labels, 1};
@@ -616,12 +617,12 @@ static long series_value(const char *text, const char *series)
 }
 
 /* The value of a task series; -1 when it does not exist (yet). */
-static long task_metric_or_none(cw_ctx *ctx, const char *family, const char *name,
-                                const char *kind, const char *execution)
+static long task_metric_or_none(cw_ctx *ctx, const char *family, const char *name, const char *kind,
+                                const char *execution)
 {
     char series[256];
-    snprintf(series, sizeof series, "\n%s{name=\"%s\",kind=\"%s\",execution=\"%s\"} ", family,
-             name, kind, execution);
+    snprintf(series, sizeof series, "\n%s{name=\"%s\",kind=\"%s\",execution=\"%s\"} ", family, name,
+             kind, execution);
     char *text = cwc_encode(ctx);
     long v = strstr(text, series) ? series_value(text, series) : -1;
     free(text);

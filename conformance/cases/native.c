@@ -404,8 +404,10 @@ static void linger_each_way(cw_task_fn root)
                           "with zero_linger a close should reset, the peer saw errno %d",
                           seen.errno_seen);
         else
-            ck_assert_msg(seen.errno_seen == 0, "without zero_linger a close should end, "
-                          "the peer saw errno %d", seen.errno_seen);
+            ck_assert_msg(seen.errno_seen == 0,
+                          "without zero_linger a close should end, "
+                          "the peer saw errno %d",
+                          seen.errno_seen);
     }
 }
 

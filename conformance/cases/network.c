@@ -584,7 +584,8 @@ CWC_CASE(network_peek_then_recv, "network", "NET-012", 0)
     cwc_run_ok(NULL, peek_root, NULL);
 }
 
-/* ---- Bytes that trickle in, then the end ------------------------------------------------------ */
+/* ---- Bytes that trickle in, then the end ------------------------------------------------------
+ */
 
 /* One byte, then one more, then a burst, then the end; each after a pause
  * long enough for it to arrive on its own. */

@@ -72,7 +72,7 @@ static void *on_time_root(cw_ctx *ctx, void *arg)
     uint64_t r0 = real_ms_now();
     ck_assert_int_eq(cw_pace(ctx, 30 * CW_SEC, outside_done, &o), CW_OK);
     ck_assert_uint_eq(cw_current(ctx), t0 + 30 * CW_SEC); /* the latency, on the clock */
-    ck_assert_uint_lt(real_ms_now() - r0, 10000);        /* virtual, not real */
+    ck_assert_uint_lt(real_ms_now() - r0, 10000);         /* virtual, not real */
     ck_assert_int_gt(atomic_load(&o.asked), 0);
     return NULL;
 }

@@ -66,8 +66,7 @@ CWC_CASE(panic_aborts_spawn_caught, "panics", "PAN-002", 0)
 {
     cw_config cfg = cwc_config();
     cfg.catch_panics = true;
-    ck_assert_int_eq((int)(intptr_t)cwc_run_ok(&cfg, panic_spawn_caught_root, NULL),
-                     CW_ERR_EXITED);
+    ck_assert_int_eq((int)(intptr_t)cwc_run_ok(&cfg, panic_spawn_caught_root, NULL), CW_ERR_EXITED);
 }
 
 static void *multiple_panics_root(cw_ctx *ctx, void *arg)
@@ -131,9 +130,9 @@ CWC_CASE(spawn_blocking_panic_caught, "panics", "PAN-002 TASK-006", 0)
 {
     cw_config cfg = cwc_config();
     cfg.catch_panics = true;
-    ck_assert_int_eq(
-        (int)(intptr_t)cwc_run_ok(&cfg, blocking_panic_root, (void *)(intptr_t)CW_EXEC_SHARED_BLOCKING),
-        CW_ERR_EXITED);
+    ck_assert_int_eq((int)(intptr_t)cwc_run_ok(&cfg, blocking_panic_root,
+                                               (void *)(intptr_t)CW_EXEC_SHARED_BLOCKING),
+                     CW_ERR_EXITED);
     ck_assert_int_eq(
         (int)(intptr_t)cwc_run_ok(&cfg, blocking_panic_root, (void *)(intptr_t)CW_EXEC_DEDICATED),
         CW_ERR_EXITED);
@@ -166,7 +165,7 @@ static void note_c(void *arg)
 
 struct cleanup_task {
     struct order *order;
-    int mode; /* 0: wait to be aborted, 1: panic, 2: pop normally */
+    int mode;         /* 0: wait to be aborted, 1: panic, 2: pop normally */
     atomic_int ready; /* set once its handlers are registered */
 };
 

@@ -184,8 +184,7 @@ static void *bad_input_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(out, 7); /* nothing was called */
     size_t m[4];
     ck_assert_int_eq(cw_strategy_map(s, ctx, 0, 4, 0, plus_one, NULL, m), CW_ERR_INVALID);
-    ck_assert_int_eq(cw_strategy_map(s, ctx, 0, 4, sizeof(size_t), NULL, NULL, m),
-                     CW_ERR_INVALID);
+    ck_assert_int_eq(cw_strategy_map(s, ctx, 0, 4, sizeof(size_t), NULL, NULL, m), CW_ERR_INVALID);
     ck_assert_int_eq(cw_strategy_map(s, ctx, 4, 0, sizeof(size_t), plus_one, NULL, m),
                      CW_ERR_INVALID);
     cw_job *j = (cw_job *)ctx;
@@ -312,8 +311,7 @@ static void check_fold_shape(cw_ctx *ctx, size_t p, size_t begin, size_t n)
     atomic_init(&calls.identity, 0);
     atomic_init(&calls.fold, 0);
     atomic_init(&calls.reduce, 0);
-    cw_fold f = {sizeof(struct ranges), ranges_identity, ranges_fold, ranges_reduce, NULL,
-                 &calls};
+    cw_fold f = {sizeof(struct ranges), ranges_identity, ranges_fold, ranges_reduce, NULL, &calls};
     struct ranges got;
     ck_assert_int_eq(cw_strategy_fold(s, ctx, begin, begin + n, &f, &got), CW_OK);
     expect_chunks(begin, n, p, &got);
@@ -371,8 +369,7 @@ static void *fold_shape_root(cw_ctx *ctx, void *arg)
     atomic_init(&calls.identity, 0);
     atomic_init(&calls.fold, 0);
     atomic_init(&calls.reduce, 0);
-    cw_fold f = {sizeof(struct ranges), ranges_identity, ranges_fold, ranges_reduce, NULL,
-                 &calls};
+    cw_fold f = {sizeof(struct ranges), ranges_identity, ranges_fold, ranges_reduce, NULL, &calls};
     struct ranges got;
     got.n = 99;
     ck_assert_int_eq(cw_strategy_fold(s, ctx, 5, 5, &f, &got), CW_OK);
@@ -429,9 +426,8 @@ static void *map_root(cw_ctx *ctx, void *arg)
             CWC_REQUIRE(out[i] == (uint64_t)(i + 1000) * (i + 1000),
                         "parallelism %zu: item %zu's result is not in its place", p, i + 1000);
         }
-        ck_assert_int_eq(cw_strategy_map(s, ctx, 9, 9, sizeof(uint64_t), square_and_count, &m,
-                                         NULL),
-                         CW_OK);
+        ck_assert_int_eq(
+            cw_strategy_map(s, ctx, 9, 9, sizeof(uint64_t), square_and_count, &m, NULL), CW_OK);
         cw_strategy_release(s);
     }
     return NULL;
@@ -852,7 +848,8 @@ static void *last_chunk_abort_root(cw_ctx *ctx, void *arg)
     cw_abort(h);
     ck_assert_int_eq(cw_join(h, NULL), CW_ERR_CLOSED);
     cw_handle_release(h);
-    ck_assert_msg(atomic_load(&sl.running) == 0, "the aborted fold's unwinding left a chunk running");
+    ck_assert_msg(atomic_load(&sl.running) == 0,
+                  "the aborted fold's unwinding left a chunk running");
     ck_assert_int_eq(atomic_load(&sl.discards), atomic_load(&sl.identities));
     cw_strategy_release(a.s);
     return NULL;

@@ -321,8 +321,8 @@ CWC_CASE(keyed_limiter_keys_of_every_length, "ratelimit", "RATE-004", 0)
         ck_assert_msg(check_copy(k, a, len) == CW_ERR_WOULD_BLOCK,
                       "a key of %zu bytes was not held to its quota", len);
         for (int i = 0; i < 3; i++)
-            ck_assert_msg(check_copy(k, b, len) == CW_OK,
-                          "a key of %zu bytes took another's state", len);
+            ck_assert_msg(check_copy(k, b, len) == CW_OK, "a key of %zu bytes took another's state",
+                          len);
         ck_assert_int_eq(check_copy(k, b, len), CW_ERR_WOULD_BLOCK);
     }
     ck_assert_uint_eq(cw_keyed_limiter_len(k), 2 * 33);

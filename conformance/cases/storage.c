@@ -94,7 +94,7 @@ static void *blob_read_write_root(cw_ctx *ctx, void *arg)
     cwc_write(b, 5, "World", 5);
     cwc_read_eq(b, 0, "HelloWorld", 10);
     ck_assert_int_ne(cwc_read_rc(b, 10, 10), CW_OK); /* past the end */
-    cwc_write(b, 5, "Store", 5); /* rewrites without changing the length */
+    cwc_write(b, 5, "Store", 5);                     /* rewrites without changing the length */
     cwc_read_eq(b, 0, "HelloStore", 10);
     ck_assert_int_ne(cwc_read_rc(b, 10, 10), CW_OK);
     cw_blob_close(b);
@@ -127,7 +127,7 @@ static void *blob_resize_root(cw_ctx *ctx, void *arg)
     ck_assert_uint_eq(len, 18);
     cwc_read_eq(b, 0, data, 9);
     static const uint8_t zeros[9];
-    cwc_read_eq(b, 9, zeros, 9); /* the extension reads as zeros */
+    cwc_read_eq(b, 9, zeros, 9);                         /* the extension reads as zeros */
     ck_assert_int_eq(cw_blob_resize(b, 9, NULL), CW_OK); /* truncate */
     cwc_sync(b);
     cw_blob_close(b);
@@ -301,8 +301,8 @@ static void *partition_names_root(cw_ctx *ctx, void *arg)
     longest[255] = '\0';
     memset(too_long, 'a', 256);
     too_long[256] = '\0';
-    const char *invalid[] = {"",    "my/partition", "my.partition", "my partition", "../escape",
-                             "..",  "/",            "a\xc3\xa9",    "tab\t",        too_long};
+    const char *invalid[] = {"",  "my/partition", "my.partition", "my partition", "../escape", "..",
+                             "/", "a\xc3\xa9",    "tab\t",        too_long};
     for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
         cw_blob *b;
         uint64_t size;
@@ -364,8 +364,8 @@ static void *open_creates_root(cw_ctx *ctx, void *arg)
     cw_blob *b;
     uint64_t size = 1;
     uint16_t version = 9;
-    ck_assert_int_eq(cw_storage_open_versioned(ctx, "fresh", S("blob"), cw_blob_range_of(0, 0),
-                                               &b, &size, &version, NULL),
+    ck_assert_int_eq(cw_storage_open_versioned(ctx, "fresh", S("blob"), cw_blob_range_of(0, 0), &b,
+                                               &size, &version, NULL),
                      CW_OK);
     ck_assert_uint_eq(size, 0);
     ck_assert_uint_eq(version, 0);
@@ -727,8 +727,8 @@ static void *scan_root(cw_ctx *ctx, void *arg)
     static const struct {
         const char *bytes;
         size_t len;
-    } order[] = {{"\x00", 1}, {"\x00\x00", 2}, {"A", 1}, {"a", 1}, {"ab", 2}, {"b", 1},
-                 {"\xff", 1}};
+    } order[] = {{"\x00", 1}, {"\x00\x00", 2}, {"A", 1},   {"a", 1},
+                 {"ab", 2},   {"b", 1},        {"\xff", 1}};
     enum { N = sizeof order / sizeof order[0] };
     for (size_t i = N; i-- > 0;) { /* made in reverse order */
         cw_blob *b;
@@ -879,8 +879,7 @@ static void *options_root(cw_ctx *ctx, void *arg)
     cw_write_options writes[4] = {CW_WRITE_DEFAULT, CW_WRITE_SYNC, CW_WRITE_DONT_CACHE,
                                   CW_WRITE_SYNC | CW_WRITE_DONT_CACHE};
     for (int i = 0; i < 4; i++)
-        ck_assert_int_eq(cw_blob_write_at(b, (uint64_t)i * LEN, data, LEN, writes[i], NULL),
-                         CW_OK);
+        ck_assert_int_eq(cw_blob_write_at(b, (uint64_t)i * LEN, data, LEN, writes[i], NULL), CW_OK);
     for (int i = 0; i < 4; i++) {
         cw_iobuf_mut plain, uncached;
         ck_assert_int_eq(cw_blob_read_at(b, (uint64_t)i * LEN, LEN, CW_READ_DEFAULT, &plain, NULL),
@@ -1079,8 +1078,19 @@ CWC_CASE(storage_shrink_then_grow_reads_zeros, "storage", "STOR-008 STOR-009 STO
 /* ---- Calls from outside a task [STOR-019] ---------------------------------------------------- */
 
 /* Each storage call a thread of the program (not a task) can make. */
-enum { OUT_OPEN, OUT_SCAN, OUT_REMOVE, OUT_AUDIT, OUT_FAULTS, OUT_READ, OUT_WRITE, OUT_RESIZE,
-       OUT_SYNC, OUT_START_SYNC, OUT_CALLS };
+enum {
+    OUT_OPEN,
+    OUT_SCAN,
+    OUT_REMOVE,
+    OUT_AUDIT,
+    OUT_FAULTS,
+    OUT_READ,
+    OUT_WRITE,
+    OUT_RESIZE,
+    OUT_SYNC,
+    OUT_START_SYNC,
+    OUT_CALLS
+};
 
 typedef struct outside {
     int call;
@@ -1098,16 +1108,36 @@ static void *call_outside(void *arg)
     cw_storage_faults none;
     memset(&none, 0, sizeof none);
     switch (o->call) {
-    case OUT_OPEN: cw_storage_open(o->ctx, "p", S("other"), &b, &size, NULL); break;
-    case OUT_SCAN: cw_storage_scan(o->ctx, "p", &names, NULL); break;
-    case OUT_REMOVE: cw_storage_remove(o->ctx, "p", S("blob"), NULL); break;
-    case OUT_AUDIT: cw_storage_audit(o->ctx, text); break;
-    case OUT_FAULTS: cw_storage_set_faults(o->ctx, &none); break;
-    case OUT_READ: cw_blob_read_into(o->blob, 0, &byte, 1, CW_READ_DEFAULT, NULL); break;
-    case OUT_WRITE: cw_blob_write_at(o->blob, 0, "x", 1, CW_WRITE_DEFAULT, NULL); break;
-    case OUT_RESIZE: cw_blob_resize(o->blob, 2, NULL); break;
-    case OUT_SYNC: cw_blob_sync(o->blob, NULL); break;
-    case OUT_START_SYNC: cw_handle_release(cw_blob_start_sync(o->blob)); break;
+    case OUT_OPEN:
+        cw_storage_open(o->ctx, "p", S("other"), &b, &size, NULL);
+        break;
+    case OUT_SCAN:
+        cw_storage_scan(o->ctx, "p", &names, NULL);
+        break;
+    case OUT_REMOVE:
+        cw_storage_remove(o->ctx, "p", S("blob"), NULL);
+        break;
+    case OUT_AUDIT:
+        cw_storage_audit(o->ctx, text);
+        break;
+    case OUT_FAULTS:
+        cw_storage_set_faults(o->ctx, &none);
+        break;
+    case OUT_READ:
+        cw_blob_read_into(o->blob, 0, &byte, 1, CW_READ_DEFAULT, NULL);
+        break;
+    case OUT_WRITE:
+        cw_blob_write_at(o->blob, 0, "x", 1, CW_WRITE_DEFAULT, NULL);
+        break;
+    case OUT_RESIZE:
+        cw_blob_resize(o->blob, 2, NULL);
+        break;
+    case OUT_SYNC:
+        cw_blob_sync(o->blob, NULL);
+        break;
+    case OUT_START_SYNC:
+        cw_handle_release(cw_blob_start_sync(o->blob));
+        break;
     }
     return NULL; /* the call returned: the process goes on, and the case fails */
 }
@@ -1146,9 +1176,9 @@ static bool ends_the_process(int call)
 CWC_CASE(storage_calls_outside_a_task_end_the_process, "storage", "STOR-019", 0)
 {
     static const char *const names[OUT_CALLS] = {
-        "cw_storage_open", "cw_storage_scan",   "cw_storage_remove", "cw_storage_audit",
+        "cw_storage_open",       "cw_storage_scan",   "cw_storage_remove", "cw_storage_audit",
         "cw_storage_set_faults", "cw_blob_read_into", "cw_blob_write_at",  "cw_blob_resize",
-        "cw_blob_sync",    "cw_blob_start_sync"};
+        "cw_blob_sync",          "cw_blob_start_sync"};
     for (int call = 0; call < OUT_CALLS; call++)
         ck_assert_msg(ends_the_process(call), "%s from a thread that is no task returned",
                       names[call]);
@@ -1170,9 +1200,9 @@ static void *metrics_root(cw_ctx *ctx, void *arg)
     ck_assert(cwc_metrics_show(ctx, "runtime_open_blobs 2\n")); /* another open counts */
     cw_blob *c;
     uint64_t size;
-    ck_assert_int_eq(cw_storage_open_versioned(ctx, "p", S("a"), cw_blob_range_of(1, 1), &c,
-                                               &size, NULL, NULL),
-                     CW_ERR_BLOB_VERSION_MISMATCH);
+    ck_assert_int_eq(
+        cw_storage_open_versioned(ctx, "p", S("a"), cw_blob_range_of(1, 1), &c, &size, NULL, NULL),
+        CW_ERR_BLOB_VERSION_MISMATCH);
     ck_assert(cwc_metrics_show(ctx, "runtime_open_blobs 2\n")); /* a failed open does not */
     cwc_write(a, 0, "12345", 5);
     ck_assert_int_eq(cw_blob_write_at(a, 5, "678", 3, CW_WRITE_SYNC, NULL), CW_OK);

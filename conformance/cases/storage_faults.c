@@ -49,8 +49,8 @@ static void expect_injected(int rc, const cw_storage_error *err, int code)
 }
 
 /* As expect_injected, for a call that named `partition` and blob `hex`. */
-static void expect_injected_at(int rc, const cw_storage_error *err, int code,
-                               const char *partition, const char *hex)
+static void expect_injected_at(int rc, const cw_storage_error *err, int code, const char *partition,
+                               const char *hex)
 {
     expect_injected(rc, err, code);
     ck_assert_str_eq(err->partition, partition);
@@ -93,8 +93,7 @@ static void *kinds_root(cw_ctx *ctx, void *arg)
     f.read = CW_RATE_NEVER;
     f.write = CW_RATE_ALWAYS; /* write_kept never: nothing of it is kept */
     set_faults(ctx, f);
-    expect_injected(cw_blob_write_at(b, 0, "XXXXXXX", 7, CW_WRITE_DEFAULT, &err), &err,
-                    CW_ERR_IO);
+    expect_injected(cw_blob_write_at(b, 0, "XXXXXXX", 7, CW_WRITE_DEFAULT, &err), &err, CW_ERR_IO);
     expect_injected(cw_blob_write_at(b, 0, "XXXXXXX", 7, CW_WRITE_SYNC, &err), &err, CW_ERR_IO);
     ck_assert_int_eq(cw_blob_write_at(b, UINT64_MAX, "X", 1, CW_WRITE_DEFAULT, &err),
                      CW_ERR_OFFSET_OVERFLOW);
@@ -512,7 +511,7 @@ CWC_CASE(storage_faults_unsupported, "storage", "STOR-035", CWC_UNLESS_DETERMINI
 
 struct crash {
     cw_storage_faults faults;
-    bool sync_fails;       /* the write is followed by a sync that fails */
+    bool sync_fails; /* the write is followed by a sync that fails */
     uint64_t drawn[CRASH_LEN + 2];
     uint8_t seen[CRASH_LEN];
     uint64_t len, after;
@@ -754,7 +753,8 @@ CWC_CASE(storage_audit_digests_durable_content, "storage", "STOR-036", DET | CWC
 {
     static struct audits a, again;
     cw_config cfg = cwc_config();
-    cfg.blob_layouts = cw_blob_range_of(CW_BLOB_LAYOUT_V0, CW_BLOB_LAYOUT_V0); /* an 8-byte header */
+    cfg.blob_layouts =
+        cw_blob_range_of(CW_BLOB_LAYOUT_V0, CW_BLOB_LAYOUT_V0); /* an 8-byte header */
     cwc_run_ok(&cfg, audit_root, &a);
     /* The same program, the same disks. */
     cwc_run_ok(&cfg, audit_root, &again);
@@ -762,8 +762,8 @@ CWC_CASE(storage_audit_digests_durable_content, "storage", "STOR-036", DET | CWC
     /* Exactly the digest of the rule, from what the disk holds. */
     uint8_t header[CW_BLOB_HEADER_MAX];
     size_t hlen;
-    ck_assert_int_eq(cw_blob_header_create(cwc_backend, CW_BLOB_LAYOUT_V0,
-                                           CW_BLOB_VERSION_DEFAULT, header, sizeof header, &hlen),
+    ck_assert_int_eq(cw_blob_header_create(cwc_backend, CW_BLOB_LAYOUT_V0, CW_BLOB_VERSION_DEFAULT,
+                                           header, sizeof header, &hlen),
                      CW_OK);
     char want[65];
     audit_model m;

@@ -23,16 +23,15 @@ static uint8_t *blob_bytes(uint16_t layout, uint16_t version, size_t payload, si
 {
     uint8_t *raw = calloc(1, CW_BLOB_HEADER_MAX + payload + 1);
     size_t header;
-    ck_assert_int_eq(cw_blob_header_create(cwc_backend, layout, version, raw, CW_BLOB_HEADER_MAX,
-                                           &header),
-                     CW_OK);
+    ck_assert_int_eq(
+        cw_blob_header_create(cwc_backend, layout, version, raw, CW_BLOB_HEADER_MAX, &header),
+        CW_OK);
     memset(raw + header, 0xAB, payload);
     *len = header + payload;
     return raw;
 }
 
-static int parse(const uint8_t *raw, uint64_t len, uint16_t first, uint16_t last,
-                 cw_blob_header *h)
+static int parse(const uint8_t *raw, uint64_t len, uint16_t first, uint16_t last, cw_blob_header *h)
 {
     return cw_blob_header_parse(cwc_backend, raw, len, all_layouts, cw_blob_range_of(first, last),
                                 h);
@@ -105,9 +104,10 @@ CWC_CASE(crc32c_check_values, "storage", "STOR-021", 0)
     ck_assert_uint_eq(cw_crc32c(cwc_backend, 0, up, 32), 0x46DD794Eu);
     ck_assert_uint_eq(cw_crc32c(cwc_backend, 0, down, 32), 0x113FDB5Cu);
     /* RFC 3720 B.4: an iSCSI SCSI Read (10) command PDU. */
-    static const uint8_t pdu[48] = {0x01, 0xC0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                    0x14, 0,    0, 0, 0, 0, 0x04, 0, 0, 0, 0, 0x14, 0, 0, 0, 0x18,
-                                    0x28, 0,    0, 0, 0, 0, 0, 0, 0x02, 0, 0, 0, 0, 0, 0, 0};
+    static const uint8_t pdu[48] = {0x01, 0xC0, 0, 0,    0,    0, 0, 0,    0,    0, 0,    0,
+                                    0,    0,    0, 0,    0x14, 0, 0, 0,    0,    0, 0x04, 0,
+                                    0,    0,    0, 0x14, 0,    0, 0, 0x18, 0x28, 0, 0,    0,
+                                    0,    0,    0, 0,    0x02, 0, 0, 0,    0,    0, 0,    0};
     ck_assert_uint_eq(cw_crc32c(cwc_backend, 0, pdu, sizeof pdu), 0xD9963A56u);
     /* Continuing: any split of the input gives the same CRC. */
     uint8_t big[1000];
@@ -284,9 +284,9 @@ CWC_CASE(header_foreign_bytes_stay_corrupt, "storage", "STOR-023", 0)
     ck_assert_int_eq(resolve(raw, 4096, &h), CW_ERR_BLOB_CORRUPT);
     ck_assert_int_eq(h.fault, CW_HEADER_INVALID_PADDING);
     torn_creation(raw, 4096);
-    ck_assert_int_eq(cw_blob_header_resolve(cwc_backend, raw, 4096, all_layouts,
-                                            cw_blob_range_of(0, 4), &h),
-                     CW_ERR_BLOB_VERSION_MISMATCH);
+    ck_assert_int_eq(
+        cw_blob_header_resolve(cwc_backend, raw, 4096, all_layouts, cw_blob_range_of(0, 4), &h),
+        CW_ERR_BLOB_VERSION_MISMATCH);
     /* V0 never heals: every cut of a V0 header that is 8 bytes or more. */
     static const uint8_t v0[8] = {'C', 'W', 'I', 'C', 0, 0, 0, 9};
     for (int zero = 0; zero < 8; zero++) {
@@ -410,8 +410,8 @@ CWC_CASE(header_short_is_fresh_and_clean, "storage", "STOR-023", 0)
             cw_blob_header h;
             memset(&h, 0xA5, sizeof h);
             ck_assert_int_eq(cw_blob_header_resolve(cwc_backend, contents[c], len,
-                                                    cw_blob_range_of(0, 1),
-                                                    cw_blob_range_of(0, 9), &h),
+                                                    cw_blob_range_of(0, 1), cw_blob_range_of(0, 9),
+                                                    &h),
                              CW_OK);
             ck_assert(h.fresh && !h.healed);
             ck_assert_int_eq(h.fault, CW_HEADER_OK);

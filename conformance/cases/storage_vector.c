@@ -173,8 +173,8 @@ CWC_CASE(header_vector, "storage", "STOR-026", 0)
         uint64_t len = build(&r, kind, version, raw);
         cw_blob_header h;
         memset(&h, 0, sizeof h); /* a backend may leave it alone on an error */
-        int rc = cw_blob_header_resolve(cwc_backend, raw, len, lay,
-                                        cw_blob_range_of(first, last), &h);
+        int rc =
+            cw_blob_header_resolve(cwc_backend, raw, len, lay, cw_blob_range_of(first, last), &h);
         outcomes[0] += h.healed;
         outcomes[1] += rc == CW_ERR_BLOB_CORRUPT;
         record(md, rc, &h);

@@ -113,8 +113,8 @@ static cw_ctx *with_execution(cw_ctx *ctx, int execution)
 static void *blocking_root(cw_ctx *ctx, void *arg)
 {
     int execution = (int)(intptr_t)arg;
-    cw_handle *h = cw_spawn(with_execution(cw_child(ctx, "blocking"), execution), cwc_return_42,
-                            NULL);
+    cw_handle *h =
+        cw_spawn(with_execution(cw_child(ctx, "blocking"), execution), cwc_return_42, NULL);
     void *v = NULL;
     ck_assert_int_eq(cw_join(h, &v), CW_OK);
     ck_assert_ptr_eq(v, (void *)(intptr_t)42);
@@ -133,8 +133,8 @@ CWC_CASE(spawn_blocking, "tasks", "TASK-006", 0)
 static void *abort_root(cw_ctx *ctx, void *arg)
 {
     int execution = (int)(intptr_t)arg;
-    cw_handle *h = cw_spawn(with_execution(cw_child(ctx, "spinner"), execution), cwc_spin_task,
-                            NULL);
+    cw_handle *h =
+        cw_spawn(with_execution(cw_child(ctx, "spinner"), execution), cwc_spin_task, NULL);
     cw_abort(h);
     ck_assert_int_eq(cw_join(h, NULL), CW_ERR_CLOSED);
     cw_handle_release(h);

@@ -30,11 +30,11 @@
 typedef enum mode { MODE_OFF, MODE_RECORD, MODE_REFUSE, MODE_REFUSE_ALL } mode;
 
 static _Atomic(mode) current = MODE_OFF;
-static cwc_places *places;        /* where this run's places go; shared memory */
-static uint64_t target;           /* MODE_REFUSE: the place to refuse */
-static bool refuse_after;         /* and every allocation after it */
+static cwc_places *places; /* where this run's places go; shared memory */
+static uint64_t target;    /* MODE_REFUSE: the place to refuse */
+static bool refuse_after;  /* and every allocation after it */
 static atomic_flag places_lock = ATOMIC_FLAG_INIT;
-static atomic_bool passed_through; /* some allocation came here */
+static atomic_bool passed_through;   /* some allocation came here */
 static _Thread_local bool in_lookup; /* backtrace may allocate: not a place */
 
 /* ---- Places ------------------------------------------------------------------------ */

@@ -89,22 +89,14 @@ static int parse_number(const char *text, unsigned long long max, unsigned long 
 }
 
 static const struct option long_options[] = {
-    {"backend", required_argument, NULL, 'b'},
-    {"profile", required_argument, NULL, 'p'},
-    {"filter", required_argument, NULL, 'f'},
-    {"seed", required_argument, NULL, 's'},
-    {"timeout", required_argument, NULL, 't'},
-    {"fail-fast", no_argument, NULL, 'x'},
-    {"certificate", no_argument, NULL, 'c'},
-    {"json", required_argument, NULL, 'J'},
-    {"xml", required_argument, NULL, 'X'},
-    {"tap", required_argument, NULL, 'T'},
-    {"quiet", no_argument, NULL, 'q'},
-    {"list", no_argument, NULL, 'l'},
-    {"requirements", no_argument, NULL, 'r'},
-    {"version", no_argument, NULL, 'V'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+    {"backend", required_argument, NULL, 'b'}, {"profile", required_argument, NULL, 'p'},
+    {"filter", required_argument, NULL, 'f'},  {"seed", required_argument, NULL, 's'},
+    {"timeout", required_argument, NULL, 't'}, {"fail-fast", no_argument, NULL, 'x'},
+    {"certificate", no_argument, NULL, 'c'},   {"json", required_argument, NULL, 'J'},
+    {"xml", required_argument, NULL, 'X'},     {"tap", required_argument, NULL, 'T'},
+    {"quiet", no_argument, NULL, 'q'},         {"list", no_argument, NULL, 'l'},
+    {"requirements", no_argument, NULL, 'r'},  {"version", no_argument, NULL, 'V'},
+    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
 };
 
 /* The option `ch` sets a string or a flag of `opt`: where, or NULL. */

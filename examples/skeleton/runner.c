@@ -23,7 +23,7 @@ static bool rate_valid(cw_rate r)
 /* Every rate of the storage faults, and a known write mode [RUN-002]. */
 static bool faults_valid(const cw_storage_faults *f)
 {
-    const cw_rate r[] = {f->open,  f->read, f->write,      f->sync,           f->resize,
+    const cw_rate r[] = {f->open,   f->read, f->write,      f->sync,           f->resize,
                          f->remove, f->scan, f->write_kept, f->resize_partial, f->resize_kept};
     for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
         if (!rate_valid(r[i]))

@@ -41,8 +41,8 @@ static struct {
 
 static _Noreturn void fail(const char *what, size_t byte, unsigned bit)
 {
-    fprintf(stderr, "blob_integrity: %s (bit %u of byte %zu flipped, %zu data bytes)\n", what,
-            bit, byte, R.len);
+    fprintf(stderr, "blob_integrity: %s (bit %u of byte %zu flipped, %zu data bytes)\n", what, bit,
+            byte, R.len);
     abort();
 }
 
@@ -154,8 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
     run(b, read_root);
     if (byte < header) {
         if (R.open_rc != CW_ERR_BLOB_CORRUPT)
-            fail("a flipped header bit did not fail the open with CW_ERR_BLOB_CORRUPT", byte,
-                 bit);
+            fail("a flipped header bit did not fail the open with CW_ERR_BLOB_CORRUPT", byte, bit);
         return 0;
     }
     if (R.open_rc != CW_OK || R.size != R.len || R.read_rc != CW_OK)

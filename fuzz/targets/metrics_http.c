@@ -94,8 +94,8 @@ static bool serving(void)
         const cw_backend *b =
             getenv("CW_FUZZ_BACKEND") ? fuzz_candidate(NULL) : cw_backend_native();
         pthread_t t;
-        if (!(b->capabilities & CW_CAP_PARALLEL) || pthread_create(&t, NULL, run_thread,
-                                                                   (void *)b) != 0)
+        if (!(b->capabilities & CW_CAP_PARALLEL) ||
+            pthread_create(&t, NULL, run_thread, (void *)b) != 0)
             state = -1;
         else
             pthread_detach(t);

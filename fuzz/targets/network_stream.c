@@ -52,7 +52,7 @@ typedef struct input {
     size_t n, at;
 } input;
 
-static dir D[2];         /* D[0]: dialer -> accepted, D[1]: accepted -> dialer */
+static dir D[2];             /* D[0]: dialer -> accepted, D[1]: accepted -> dialer */
 static cw_duration wait_all; /* long enough for any byte in flight to arrive */
 
 static _Noreturn void fail(const char *fmt, ...)
@@ -111,8 +111,7 @@ static void check_bytes(const dir *d, const cw_iobufs *got, size_t len)
         for (size_t k = 0; k < c->len; k++, at++)
             if (c->data[k] != byte_of(d->received + at))
                 fail("byte %llu received as %u, sent as %u [NET-009]",
-                     (unsigned long long)(d->received + at), c->data[k],
-                     byte_of(d->received + at));
+                     (unsigned long long)(d->received + at), c->data[k], byte_of(d->received + at));
 }
 
 /* Returns whether the recv waited its whole bound, after which everything
@@ -126,10 +125,10 @@ static bool op_recv(cw_ctx *ctx, dir *d, size_t len)
     cw_wait w = cw_wait_stream_recv(d->stream, len, &got);
     int rc = cw_timeout(ctx, wait_all, &w);
     uint64_t due = d->sent - d->received;
-    int want = d->poisoned              ? CW_ERR_CLOSED
-               : due >= len             ? CW_OK
-               : d->sink_closed         ? CW_ERR_RECV_FAILED
-                                        : CW_ERR_TIMEOUT;
+    int want = d->poisoned      ? CW_ERR_CLOSED
+               : due >= len     ? CW_OK
+               : d->sink_closed ? CW_ERR_RECV_FAILED
+                                : CW_ERR_TIMEOUT;
     if (rc != want)
         fail("recv of %zu with %llu due: %s, expected %s [NET-010, NET-011, NET-014]", len,
              (unsigned long long)due, cw_strerror(rc), cw_strerror(want));

@@ -40,8 +40,8 @@
 #define PORT 7000
 
 typedef struct logrun {
-    uint32_t committed;        /* entries the leader committed */
-    uint32_t found[NODES];     /* intact records, from the first, per node */
+    uint32_t committed;    /* entries the leader committed */
+    uint32_t found[NODES]; /* intact records, from the first, per node */
 } logrun;
 
 static uint32_t crc(const uint8_t *p, size_t n)
@@ -270,7 +270,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const cw_backend *det = fuzz_candidate(NULL);
     if ((det->capabilities & (CW_CAP_DETERMINISTIC | CW_CAP_RECOVER)) !=
         (CW_CAP_DETERMINISTIC | CW_CAP_RECOVER)) {
-        fprintf(stderr, "replicated_log: the backend needs CW_CAP_DETERMINISTIC and CW_CAP_RECOVER\n");
+        fprintf(stderr,
+                "replicated_log: the backend needs CW_CAP_DETERMINISTIC and CW_CAP_RECOVER\n");
         abort();
     }
     cw_checkpoint *cp = NULL;

@@ -143,8 +143,8 @@ static void op_open(cw_ctx *ctx, int name)
     m->exists = m->open = S.partition_made = true;
     m->live = m->durable;
     if (size != m->live.len)
-        fail("an open of %s gave size %llu, the model %zu", names[name],
-             (unsigned long long)size, m->live.len);
+        fail("an open of %s gave size %llu, the model %zu", names[name], (unsigned long long)size,
+             m->live.len);
 }
 
 static void op_sync(int name, bool started)
@@ -229,16 +229,43 @@ static bool step(cw_ctx *ctx)
     S.ops++;
     trace("op %u on %s: %u %u", op, names[name], b, c);
     switch (op) {
-    case 0: if (!open) op_open(ctx, name); break;
-    case 1: if (open) op_close(name); break;
-    case 2: if (open) op_write(name, a, b, c); break;
-    case 3: if (open) read_and_compare(name, (size_t)b * 16, c % 128u + 1); break;
-    case 4: if (open) op_resize(name, b, c); break;
-    case 5: if (open) op_sync(name, false); break;
-    case 6: if (open) op_sync(name, true); break;
-    case 7: if (!open) op_remove(ctx, name); break;
-    case 8: op_scan(ctx); break;
-    default: return false;
+    case 0:
+        if (!open)
+            op_open(ctx, name);
+        break;
+    case 1:
+        if (open)
+            op_close(name);
+        break;
+    case 2:
+        if (open)
+            op_write(name, a, b, c);
+        break;
+    case 3:
+        if (open)
+            read_and_compare(name, (size_t)b * 16, c % 128u + 1);
+        break;
+    case 4:
+        if (open)
+            op_resize(name, b, c);
+        break;
+    case 5:
+        if (open)
+            op_sync(name, false);
+        break;
+    case 6:
+        if (open)
+            op_sync(name, true);
+        break;
+    case 7:
+        if (!open)
+            op_remove(ctx, name);
+        break;
+    case 8:
+        op_scan(ctx);
+        break;
+    default:
+        return false;
     }
     return true;
 }

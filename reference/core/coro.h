@@ -30,33 +30,33 @@
  * same sanitizer options (which any sane build does anyway).
  */
 #if defined(__SANITIZE_ADDRESS__)
-# define CW_CORO_ASAN 1
+#define CW_CORO_ASAN 1
 #elif defined(__has_feature)
-# if __has_feature(address_sanitizer)
-#  define CW_CORO_ASAN 1
-# endif
+#if __has_feature(address_sanitizer)
+#define CW_CORO_ASAN 1
+#endif
 #endif
 #ifndef CW_CORO_ASAN
-# define CW_CORO_ASAN 0
+#define CW_CORO_ASAN 0
 #endif
 
 #if defined(__SANITIZE_THREAD__)
-# define CW_CORO_TSAN 1
+#define CW_CORO_TSAN 1
 #elif defined(__has_feature)
-# if __has_feature(thread_sanitizer)
-#  define CW_CORO_TSAN 1
-# endif
+#if __has_feature(thread_sanitizer)
+#define CW_CORO_TSAN 1
+#endif
 #endif
 #ifndef CW_CORO_TSAN
-# define CW_CORO_TSAN 0
+#define CW_CORO_TSAN 0
 #endif
 
 /* Keep these conditions in step with the guards of coro_*.S. */
-#if !defined(CW_CORO_UCONTEXT) && !defined(__ILP32__) && \
-	(defined(__x86_64__) || defined(__aarch64__))
-# define CW_CORO_USE_UCONTEXT 0
+#if !defined(CW_CORO_UCONTEXT) && !defined(__ILP32__) &&                                           \
+    (defined(__x86_64__) || defined(__aarch64__))
+#define CW_CORO_USE_UCONTEXT 0
 #else
-# define CW_CORO_USE_UCONTEXT 1
+#define CW_CORO_USE_UCONTEXT 1
 #endif
 
 /*
@@ -82,11 +82,11 @@
  * cw_stack_free.
  */
 typedef struct cw_stack {
-	void *map;
-	size_t map_size;
-	void *lo;
-	size_t size;
-	unsigned valgrind_id;
+    void *map;
+    size_t map_size;
+    void *lo;
+    size_t size;
+    unsigned valgrind_id;
 } cw_stack;
 
 /*
@@ -119,8 +119,8 @@ void cw_stack_recycle(cw_stack *s);
  * it (the core: with the runtime's lock).
  */
 typedef struct cw_stack_cache {
-	cw_stack *stacks;
-	size_t n, cap;
+    cw_stack *stacks;
+    size_t n, cap;
 } cw_stack_cache;
 
 /* Room for `cap` stacks: 0, or ENOMEM with nothing allocated. */
@@ -146,29 +146,29 @@ void cw_stack_cache_free(cw_stack_cache *c);
  */
 typedef struct cw_coro cw_coro;
 struct cw_coro {
-	/* Stack pointer of the suspended context.  The registers themselves
-	 * are saved on its own stack, just below this address (with the
-	 * ucontext backend it points at a ucontext_t kept there instead). */
-	void *sp;
+    /* Stack pointer of the suspended context.  The registers themselves
+     * are saved on its own stack, just below this address (with the
+     * ucontext backend it points at a ucontext_t kept there instead). */
+    void *sp;
 #if CW_CORO_ASAN
-	/* Bounds of this context's stack, which ASan has to be given when
-	 * something switches here.  Set by cw_coro_init for coroutines, and
-	 * learnt from ASan at each switch away for foreign stacks. */
-	const void *asan_lo;
-	size_t asan_size;
-	/* The context that switched here, so that on landing we can record
-	 * the bounds of the stack it left; NULL when it has finished. */
-	cw_coro *asan_from;
+    /* Bounds of this context's stack, which ASan has to be given when
+     * something switches here.  Set by cw_coro_init for coroutines, and
+     * learnt from ASan at each switch away for foreign stacks. */
+    const void *asan_lo;
+    size_t asan_size;
+    /* The context that switched here, so that on landing we can record
+     * the bounds of the stack it left; NULL when it has finished. */
+    cw_coro *asan_from;
 #endif
 #if CW_CORO_TSAN
-	/* TSan's own view of this context, created on the first switch to
-	 * a coroutine and freed after it has left for the last time.  It is
-	 * not tied to any OS thread, which is what lets a coroutine move. */
-	void *tsan_fiber;
-	/* Fiber of a coroutine that finished by switching here.  It cannot
-	 * free its own fiber while still running on it, so we do that once
-	 * we have landed. */
-	void *tsan_dead;
+    /* TSan's own view of this context, created on the first switch to
+     * a coroutine and freed after it has left for the last time.  It is
+     * not tied to any OS thread, which is what lets a coroutine move. */
+    void *tsan_fiber;
+    /* Fiber of a coroutine that finished by switching here.  It cannot
+     * free its own fiber while still running on it, so we do that once
+     * we have landed. */
+    void *tsan_dead;
 #endif
 };
 
@@ -229,16 +229,15 @@ _Noreturn void cw_coro_exit_switch(cw_coro *from, cw_coro *to);
  * PLT would cost a visible share of a switch.
  */
 #if defined(__GNUC__)
-# define CW_CORO_HIDDEN __attribute__((visibility("hidden")))
+#define CW_CORO_HIDDEN __attribute__((visibility("hidden")))
 #else
-# define CW_CORO_HIDDEN
+#define CW_CORO_HIDDEN
 #endif
 CW_CORO_HIDDEN void cw__coro_jump(void **save, void *to);
 #if CW_CORO_USE_UCONTEXT
 /* Build a context that calls fn(arg) on the stack [lo, top) and return
  * its saved stack pointer for cw__coro_jump. */
-CW_CORO_HIDDEN void *cw__coro_make(void *lo, void *top,
-				   void (*fn)(void *), void *arg);
+CW_CORO_HIDDEN void *cw__coro_make(void *lo, void *top, void (*fn)(void *), void *arg);
 #endif
 
 #endif

@@ -67,7 +67,7 @@ struct cw_ctx {
     int execution;
     bool exhausted; /* memory ran out making it: spawns resolve CW_ERR_NOMEM */
     cw_task *task;  /* the task whose own context this is, if any */
-    cw_list link;  /* rt->contexts */
+    cw_list link;   /* rt->contexts */
 };
 
 /* Takes the node reference; NULL when memory is exhausted, the node then

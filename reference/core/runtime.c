@@ -17,9 +17,8 @@ bool cw_rate_valid(cw_rate r)
 
 bool cw_storage_faults_valid(const cw_storage_faults *f)
 {
-    const cw_rate rates[] = {f->open,       f->read,       f->write,          f->sync,
-                             f->resize,     f->remove,     f->scan,           f->write_kept,
-                             f->resize_partial, f->resize_kept};
+    const cw_rate rates[] = {f->open,   f->read, f->write,      f->sync,           f->resize,
+                             f->remove, f->scan, f->write_kept, f->resize_partial, f->resize_kept};
     for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++)
         if (!cw_rate_valid(rates[i]))
             return false;
@@ -48,8 +47,9 @@ int cw_config_resolve(const cw_config *in, cw_config *cfg, char *why, size_t why
     }
     if (!cw_rate_valid(cfg->network_dial_failure) || !cw_rate_valid(cfg->network_reset) ||
         !cw_storage_faults_valid(&cfg->storage_faults)) {
-        snprintf(why, whylen, "a rate must be num/den with num <= den and den > 0 unless num is 0, "
-                           "and write_mode CW_KEEP_PREFIX or CW_KEEP_SUBSET");
+        snprintf(why, whylen,
+                 "a rate must be num/den with num <= den and den > 0 unless num is 0, "
+                 "and write_mode CW_KEEP_PREFIX or CW_KEEP_SUBSET");
         return CW_ERR_INVALID;
     }
     if (cfg->blob_layouts.first > cfg->blob_layouts.last ||

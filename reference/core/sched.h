@@ -79,7 +79,7 @@ struct cw_rt {
     cw_config cfg;
     cw_task *root;
     uint64_t next_task_id;
-    size_t ntasks; /* task records not yet freed */
+    size_t ntasks;      /* task records not yet freed */
     atomic_bool ending; /* teardown: blocking calls fail at once, nothing new runs */
 
     /* What a spawn or cw_child gives when memory runs out (made at the

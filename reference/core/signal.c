@@ -13,7 +13,7 @@
 struct cw_signal {
     cw_object hdr;
     cw_rt *rt;
-    bool holds; /* counted in rt->stop_outstanding */
+    bool holds;   /* counted in rt->stop_outstanding */
     cw_list link; /* rt->signals */
 };
 

@@ -50,10 +50,14 @@ static int slot_recover(size_t i, cw_checkpoint *from, cw_task_fn root, void *ar
     return s.origin->recover(s.copy, from, root, arg, out, cp);
 }
 
+/* clang-format finds no layout of this list that it keeps. */
+/* clang-format off */
 #define CW_SLOT_LIST(X)                                                                            \
-    X(0)                                                                                           \
-    X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17)   \
-        X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
+    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)                                                        \
+    X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)                                                  \
+    X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23)                                                \
+    X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
+/* clang-format on */
 
 #define CW_SLOT_ENTRIES(i)                                                                         \
     static int start_##i(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out)     \

@@ -1,7 +1,7 @@
 /*
  * det.h - private to the deterministic backend: its PRNG, audit chain,
- * alarm heap and scheduler state, and its storage, network and recovery. The algorithm is specified in
- * spec/11-deterministic.md, which this folder follows step by step.
+ * alarm heap and scheduler state, and its storage, network and recovery. The algorithm is specified
+ * in spec/11-deterministic.md, which this folder follows step by step.
  */
 #ifndef CW_DET_H
 #define CW_DET_H

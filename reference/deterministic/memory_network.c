@@ -80,8 +80,8 @@ static void halves_free(halves *h)
 }
 
 /* All four halves, with their arrival alarms reserved, or none. */
-static bool halves_new(cw_rt *rt, const cw_backend *b, const cw_addr *dialer,
-                       const cw_addr *target, halves *h)
+static bool halves_new(cw_rt *rt, const cw_backend *b, const cw_addr *dialer, const cw_addr *target,
+                       halves *h)
 {
     if (cw_halves_new(rt, b, target, &h->sink, &h->stream) &&
         cw_halves_new(rt, b, dialer, &h->their_sink, &h->their_stream) &&

@@ -359,7 +359,8 @@ static bool retire_prepare(const mem_storage *ms, retire_plan *r)
         const mem_change *c = &ms->changes[i];
         if (!cut_in_two(r, c))
             continue;
-        r->tails[k] = copy_range(c->data + (r->hi - c->offset), (size_t)(c->offset + c->len - r->hi));
+        r->tails[k] =
+            copy_range(c->data + (r->hi - c->offset), (size_t)(c->offset + c->len - r->hi));
         made = r->tails[k++] != NULL;
     }
     if (!made)
@@ -377,7 +378,7 @@ static void retire_commit(mem_storage *ms, retire_plan *r)
             r->fresh[m++] = c;
             continue;
         }
-        bool head = c.offset < r->lo, tail = end > r->hi;
+        bool head = c.offset<r->lo, tail = end> r->hi;
         if (head) /* a prefix of its own bytes: they stay where they are */
             r->fresh[m++] = (mem_change){c.generation, false, c.offset, r->lo - c.offset, c.data};
         if (head && tail)

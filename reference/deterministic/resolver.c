@@ -110,8 +110,8 @@ int cw_mem_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs
         return CW_ERR_NOMEM;
     cw_rt_lock(rt);
     cw_net *net = cw_net_open(rt);
-    bool room = net && cw_grow(&net->hosts, &net->cap_hosts, net->nhosts + 1,
-                               sizeof *net->hosts, 8);
+    bool room =
+        net && cw_grow(&net->hosts, &net->cap_hosts, net->nhosts + 1, sizeof *net->hosts, 8);
     if (!room || !audit_host(rt, "resolver_register", host, addrs, n)) {
         cw_rt_unlock(rt);
         host_clear(&made);

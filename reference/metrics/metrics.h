@@ -43,8 +43,8 @@ enum cw_metric_role {
 
 struct cw_metric {
     cw_object hdr;
-    int role;              /* enum cw_metric_role */
-    const cw_mtype *type;  /* the registered metric's; shared by its children */
+    int role;             /* enum cw_metric_role */
+    const cw_mtype *type; /* the registered metric's; shared by its children */
     cw_registry *reg;
 
     /* The value of a series (SERIES and CHILD). */
@@ -54,11 +54,11 @@ struct cw_metric {
     atomic_uint_fast64_t *buckets; /* histogram: one per bound, then +Inf; not cumulative */
 
     /* A registered metric (SERIES and FAMILY). */
-    cw_name *name;         /* the name it is registered under */
-    cw_attribute *attrs;   /* the context's attributes, sorted by key */
+    cw_name *name;       /* the name it is registered under */
+    cw_attribute *attrs; /* the context's attributes, sorted by key */
     size_t nattrs;
-    size_t handles;        /* cw_register calls and clones not yet released */
-    cw_mtype own_type;     /* what `type` points at */
+    size_t handles;    /* cw_register calls and clones not yet released */
+    cw_mtype own_type; /* what `type` points at */
 
     /* A family: its children, sorted by label values. */
     cw_metric **children;
@@ -71,9 +71,9 @@ struct cw_metric {
 /* Every metric registered under one full name shares its HELP and TYPE. */
 struct cw_name {
     char *name;
-    char *help;            /* as registered, without the '.' the output adds */
+    char *help; /* as registered, without the '.' the output adds */
     int kind;
-    cw_metric **metrics;   /* sorted by attributes */
+    cw_metric **metrics; /* sorted by attributes */
     size_t nmetrics, cap;
 };
 
@@ -202,7 +202,7 @@ typedef struct cw_rt_metrics {
     cw_metric *tasks_spawned; /* counter family {name, kind, execution} */
     cw_metric *tasks_running; /* gauge family, same labels */
     cw_metric *pool_created[2], *pool_exhausted[2], *pool_oversized[2];
-    char endpoint[64];        /* the HTTP address served, "" when none */
+    char endpoint[64]; /* the HTTP address served, "" when none */
 } cw_rt_metrics;
 
 extern const cw_metric_ops cw_metric_entries;

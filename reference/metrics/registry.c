@@ -62,8 +62,7 @@ static void name_free(cw_name *nm)
 
 /* A name with no metrics yet, inserted at `at`; NULL when memory is
  * exhausted, with nothing inserted. */
-static cw_name *name_new(cw_registry *reg, size_t at, const char *name, const char *help,
-                         int kind)
+static cw_name *name_new(cw_registry *reg, size_t at, const char *name, const char *help, int kind)
 {
     cw_name *nm = calloc(1, sizeof *nm);
     if (!nm)

@@ -26,7 +26,8 @@ cw_metric *cw_rt_metric(cw_rt *rt, const char *name, const char *help, int kind,
 {
     cw_metric_type type = {kind, NULL, 0, labels, nlabels};
     char why[256];
-    cw_metric *m = cw_registry_add(cw_metrics_of(rt)->reg, name, help, &type, NULL, 0, why, sizeof why);
+    cw_metric *m =
+        cw_registry_add(cw_metrics_of(rt)->reg, name, help, &type, NULL, 0, why, sizeof why);
     if (!m && why[0]) /* two of the runtime's own names clash: a bug here */
         cw_fatal("registering the runtime's metric %s: %s", name, why);
     return m;
@@ -160,9 +161,9 @@ int cw_rt_metrics_open(cw_rt *rt)
     cw_rt_observe_tasks(rt, &task_observer);
     rm->tasks_spawned = cw_rt_metric(rt, "runtime_tasks_spawned", "Total number of tasks spawned",
                                      CW_METRIC_COUNTER, task_labels, 3);
-    rm->tasks_running = cw_rt_metric(rt, "runtime_tasks_running",
-                                     "Number of tasks currently running", CW_METRIC_GAUGE,
-                                     task_labels, 3);
+    rm->tasks_running =
+        cw_rt_metric(rt, "runtime_tasks_running", "Number of tasks currently running",
+                     CW_METRIC_GAUGE, task_labels, 3);
     for (int k = 0; k < 2; k++) {
         rm->pool_created[k] =
             pool_metric(rt, k, "buffer_pool_created",

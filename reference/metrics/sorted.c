@@ -28,8 +28,7 @@ size_t cw_sorted_find(const void *base, size_t n, size_t size, const void *key,
     return lo;
 }
 
-bool cw_sorted_insert(void *items, size_t *n, size_t *cap, size_t size, size_t at,
-                      const void *elem)
+bool cw_sorted_insert(void *items, size_t *n, size_t *cap, size_t size, size_t at, const void *elem)
 {
     if (!cw_grow(items, cap, *n + 1, size, 8))
         return false;

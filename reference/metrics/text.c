@@ -53,9 +53,8 @@ static size_t utf8_len(const unsigned char *s)
     }
     if (c >= 0xf0 && c <= 0xf4) {
         unsigned char lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-        return is_cont(s[1], lo, hi) && is_cont(s[2], 0x80, 0xbf) && is_cont(s[3], 0x80, 0xbf)
-                   ? 4
-                   : 0;
+        return is_cont(s[1], lo, hi) && is_cont(s[2], 0x80, 0xbf) && is_cont(s[3], 0x80, 0xbf) ? 4
+                                                                                               : 0;
     }
     return 0;
 }

@@ -16,10 +16,10 @@ typedef struct cw_job cw_job;
 enum cw_job_state { CW_JOB_WAITING, CW_JOB_PARKED, CW_JOB_FINISHED };
 
 struct cw_job {
-    void (*fn)(cw_job *job);  /* runs on an I/O thread */
+    void (*fn)(cw_job *job);   /* runs on an I/O thread */
     void (*done)(cw_job *job); /* after fn, on that thread: NULL for a waiting task */
-    cw_task *task;            /* the task waiting until fn has run */
-    atomic_int state;         /* enum cw_job_state; changed under the offload's lock */
+    cw_task *task;             /* the task waiting until fn has run */
+    atomic_int state;          /* enum cw_job_state; changed under the offload's lock */
     cw_job *next;
 };
 

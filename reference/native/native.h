@@ -100,7 +100,7 @@ struct cw_native {
     bool root_done;
     bool panicked; /* a copy of rt.panicked, readable under this lock */
     cw_reactor reactor;
-    struct cw_uring *uring; /* file storage's io_uring (uring.h); NULL: I/O threads */
+    struct cw_uring *uring;       /* file storage's io_uring (uring.h); NULL: I/O threads */
     struct cw_net_ring *net_ring; /* the network's, with `uring` (net_ring.h) */
     cw_metrics_http http;
     /* The clock: wall time at start, advanced by the monotonic clock, so it

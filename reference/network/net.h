@@ -130,7 +130,7 @@ struct cw_net {
     cw_list lookups; /* native: cw_lookup, system resolutions under way */
     cw_metric *inbound, *outbound, *inbound_bytes, *outbound_bytes;
     const struct cw_net_driver *driver; /* the backend's (cw_ext_driver) */
-    void *transport; /* TCP: the native runtime's state (native/tcp.c) */
+    void *transport;                    /* TCP: the native runtime's state (native/tcp.c) */
 };
 
 /* What a backend's network does (deterministic/memory_network.c,

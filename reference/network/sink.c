@@ -161,7 +161,8 @@ int cw_net_sink_send(cw_sink *s, const cw_iobufs *bufs)
 {
     cw_wait w;
     cw_net_sink_wait_send(&w, s, bufs);
-    int rc = cw_net_wait_bounded(s->rt, &w, s->sock ? cw_rt_config(s->rt)->write_timeout : CW_FOREVER);
+    int rc =
+        cw_net_wait_bounded(s->rt, &w, s->sock ? cw_rt_config(s->rt)->write_timeout : CW_FOREVER);
     if (rc == CW_ERR_TIMEOUT) {
         cw_guard_lock(s->rt, s->guard);
         s->poisoned = true;

@@ -229,7 +229,8 @@ int cw_net_stream_recv(cw_stream *s, size_t len, cw_iobufs **out)
 {
     cw_wait w;
     cw_net_stream_wait_recv(&w, s, len, out);
-    int rc = cw_net_wait_bounded(s->rt, &w, s->sock ? cw_rt_config(s->rt)->read_timeout : CW_FOREVER);
+    int rc =
+        cw_net_wait_bounded(s->rt, &w, s->sock ? cw_rt_config(s->rt)->read_timeout : CW_FOREVER);
     if (rc == CW_ERR_TIMEOUT) {
         cw_guard_lock(s->rt, s->guard);
         s->poisoned = true;

@@ -88,7 +88,7 @@ struct cw_strategy {
     size_t parallelism;
     bool inline_only; /* deterministic backend: no pool at all */
     cw_pool pool;
-    atomic_size_t refs;  /* the owner's claim, and the keeper's while it runs */
+    atomic_size_t refs;   /* the owner's claim, and the keeper's while it runs */
     cw_oneshot *started;  /* the keeper's word that it runs */
     pthread_mutex_t lock; /* guards the two fields below */
     cw_handle *keeper;    /* the task that stops the pool when it unwinds */

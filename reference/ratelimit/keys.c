@@ -98,8 +98,8 @@ cw_key_slot *cw_key_table_find(cw_key_table *t, uint64_t hash, const void *key, 
     }
 }
 
-int cw_key_table_fill(cw_key_table *t, cw_key_slot *s, uint64_t hash, const void *key,
-                      size_t len, cw_time tat)
+int cw_key_table_fill(cw_key_table *t, cw_key_slot *s, uint64_t hash, const void *key, size_t len,
+                      cw_time tat)
 {
     if (len > CW_KEY_INLINE) {
         s->key.heap = malloc(len);

@@ -48,8 +48,8 @@ uint64_t cw_key_hash(const cw_key_table *t, const void *key, size_t len);
 cw_key_slot *cw_key_table_find(cw_key_table *t, uint64_t hash, const void *key, size_t len);
 /* Store the key, with `tat` (> 0), in the empty slot `s` that find gave for
  * it. CW_ERR_NOMEM leaves the table as it was. */
-int cw_key_table_fill(cw_key_table *t, cw_key_slot *s, uint64_t hash, const void *key,
-                      size_t len, cw_time tat);
+int cw_key_table_fill(cw_key_table *t, cw_key_slot *s, uint64_t hash, const void *key, size_t len,
+                      cw_time tat);
 /* Remove every key whose TAT is at most `now`. */
 void cw_key_table_remove_idle(cw_key_table *t, cw_time now);
 /* Move the keys to a table of `capacity` slots (a power of two, at most

@@ -452,7 +452,7 @@ cw_handle *cw_blob_start_sync_entry(cw_blob *b)
     bool started = h != NULL;
     if (started)
         cw_handle_ref(h); /* the sync's own, given back by cw_blob_sync_done */
-    else /* refused, or no handle to report a sync with [STOR-016] */
+    else                  /* refused, or no handle to report a sync with [STOR-016] */
         h = cw_handle_resolved(rt, rc != CW_OK ? rc : CW_ERR_NOMEM);
     cw_rt_unlock(rt);
     if (!started)

@@ -49,7 +49,7 @@ static uint32_t crc_table(uint32_t c, const uint8_t *p, size_t len)
 #include <nmmintrin.h>
 
 __attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t c, const uint8_t *p,
-                                                              size_t len)
+                                                            size_t len)
 {
     uint64_t c64 = c;
     for (; len >= 8; p += 8, len -= 8) {

@@ -73,19 +73,19 @@ int cw_fail_os(cw_storage_error *err, int code, const char *p, const char *h, in
     h = h ? h : "";
     switch (code) {
     case CW_ERR_BLOB_OPEN_FAILED:
-        return cw_storage_fail(err, code, p, h, os_error, "blob open failed: %s/%s error: %s", p,
-                               h, detail);
+        return cw_storage_fail(err, code, p, h, os_error, "blob open failed: %s/%s error: %s", p, h,
+                               detail);
     case CW_ERR_BLOB_RESIZE_FAILED:
-        return cw_storage_fail(err, code, p, h, os_error, "blob resize failed: %s/%s error: %s",
-                               p, h, detail);
-    case CW_ERR_BLOB_SYNC_FAILED:
-        return cw_storage_fail(err, code, p, h, os_error, "blob sync failed: %s/%s error: %s", p,
+        return cw_storage_fail(err, code, p, h, os_error, "blob resize failed: %s/%s error: %s", p,
                                h, detail);
+    case CW_ERR_BLOB_SYNC_FAILED:
+        return cw_storage_fail(err, code, p, h, os_error, "blob sync failed: %s/%s error: %s", p, h,
+                               detail);
     case CW_ERR_PARTITION_CREATION_FAILED:
         return cw_storage_fail(err, code, p, NULL, os_error,
                                "partition creation failed: %s error: %s", p, detail);
     default:
-        return cw_storage_fail(err, code, p, h, os_error, "%s: %s/%s: %s", cw_strerror(code), p,
-                               h, detail);
+        return cw_storage_fail(err, code, p, h, os_error, "%s: %s/%s: %s", cw_strerror(code), p, h,
+                               detail);
     }
 }

@@ -62,13 +62,13 @@ static int fail(cw_storage_error *err, cw_fault_kind kind, const char *partition
         return cw_storage_fail(err, CW_ERR_BLOB_RESIZE_FAILED, p, hex, 0,
                                "blob resize failed: %s/%s error: injected fault", p, n);
     default:
-        return cw_storage_fail(err, CW_ERR_IO, p, hex, 0, "io error: %s%s%s: %s: injected fault",
-                               p, sep, n, kind_names[kind]);
+        return cw_storage_fail(err, CW_ERR_IO, p, hex, 0, "io error: %s%s%s: %s: injected fault", p,
+                               sep, n, kind_names[kind]);
     }
 }
 
-int cw_fault_inject(cw_storage *st, cw_fault_kind kind, const char *partition,
-                    const uint8_t *name, size_t len, cw_storage_error *err)
+int cw_fault_inject(cw_storage *st, cw_fault_kind kind, const char *partition, const uint8_t *name,
+                    size_t len, cw_storage_error *err)
 {
     const cw_storage_faults *f = faults_of(st);
     if (!f || !cw_rt_chance(st->rt, rate_of(f, kind)))

@@ -21,8 +21,8 @@
 static bool register_metrics(cw_storage *st)
 {
     cw_rt *rt = st->rt;
-    st->open_blobs = cw_rt_metric(rt, "runtime_open_blobs", "Number of open blobs",
-                                  CW_METRIC_GAUGE, NULL, 0);
+    st->open_blobs =
+        cw_rt_metric(rt, "runtime_open_blobs", "Number of open blobs", CW_METRIC_GAUGE, NULL, 0);
     st->reads = cw_rt_metric(rt, "runtime_storage_reads", "Total number of disk reads",
                              CW_METRIC_COUNTER, NULL, 0);
     st->read_bytes = cw_rt_metric(rt, "runtime_storage_read_bytes", "Total amount of data read",
@@ -58,7 +58,8 @@ static cw_storage *storage_new(cw_rt *rt)
     cw_list_init(&st->handles);
     st->layouts = cw_rt_config(rt)->blob_layouts;
     /* Metrics made before a failure stay registered until the run ends. */
-    if (!register_metrics(st) || (st->broken = st->driver->init(st, st->why, sizeof st->why)) == ENOMEM) {
+    if (!register_metrics(st) ||
+        (st->broken = st->driver->init(st, st->why, sizeof st->why)) == ENOMEM) {
         storage_free(st);
         return NULL;
     }
@@ -123,8 +124,7 @@ static void audit_open(cw_rt *rt, const char *partition, const void *name, size_
 {
     uint8_t first[2] = {(uint8_t)(v.first >> 8), (uint8_t)v.first};
     uint8_t last[2] = {(uint8_t)(v.last >> 8), (uint8_t)v.last};
-    cw_field fields[4] = {
-        {partition, strlen(partition)}, {name, len}, {first, 2}, {last, 2}};
+    cw_field fields[4] = {{partition, strlen(partition)}, {name, len}, {first, 2}, {last, 2}};
     cw_audit(rt, "open", fields, 4);
 }
 
@@ -160,8 +160,8 @@ static bool name_valid(const void *name, size_t len)
 }
 
 int cw_storage_open_entry(cw_ctx *ctx, const char *partition, const void *name, size_t name_len,
-                          cw_blob_range versions, cw_blob **blob, uint64_t *size,
-                          uint16_t *version, cw_storage_error *err)
+                          cw_blob_range versions, cw_blob **blob, uint64_t *size, uint16_t *version,
+                          cw_storage_error *err)
 {
     cw_rt *rt = cw_ctx_rt(ctx);
     cw_task *t;
@@ -220,8 +220,8 @@ static void audit_remove(cw_rt *rt, const char *partition, const void *name, siz
     cw_audit(rt, "remove", fields, 2);
 }
 
-int cw_storage_remove_entry(cw_ctx *ctx, const char *partition, const void *name,
-                            size_t name_len, cw_storage_error *err)
+int cw_storage_remove_entry(cw_ctx *ctx, const char *partition, const void *name, size_t name_len,
+                            cw_storage_error *err)
 {
     cw_rt *rt = cw_ctx_rt(ctx);
     cw_task *t;

@@ -36,11 +36,11 @@ typedef struct cw_storage_driver cw_storage_driver;
 struct cw_storage {
     cw_rt *rt;
     const cw_storage_driver *driver;
-    void *impl;                /* the driver's state */
-    pthread_mutex_t lock;      /* handles, and every file's handle count */
-    cw_list handles;           /* every cw_blob not yet closed */
-    cw_blob_range layouts;     /* the run's blob_layouts */
-    int broken;                /* errno when the driver could not start: every call fails */
+    void *impl;            /* the driver's state */
+    pthread_mutex_t lock;  /* handles, and every file's handle count */
+    cw_list handles;       /* every cw_blob not yet closed */
+    cw_blob_range layouts; /* the run's blob_layouts */
+    int broken;            /* errno when the driver could not start: every call fails */
     char why[256];
     /* The storage faults in force (faults.c): the run's settings, then
      * those of cw_storage_set_faults; used by deterministic runs only. */
@@ -51,16 +51,16 @@ struct cw_storage {
 
 struct cw_bfile {
     cw_storage *st;
-    size_t handles;            /* open cw_blob on this file, under st->lock */
-    size_t pins;               /* start_syncs not yet done, under st->lock */
+    size_t handles; /* open cw_blob on this file, under st->lock */
+    size_t pins;    /* start_syncs not yet done, under st->lock */
     char *partition;
     uint8_t *name;
     size_t name_len;
     char hex[2 * CW_BLOB_NAME_MAX + 1]; /* the name in lowercase hex */
     uint16_t layout, version;
-    uint64_t data_offset;      /* physical offset of logical byte 0 */
-    atomic_bool sync_failed;   /* a sync failed: so does every later one [STOR-037] */
-    void *impl;                /* the driver's state of this file */
+    uint64_t data_offset;    /* physical offset of logical byte 0 */
+    atomic_bool sync_failed; /* a sync failed: so does every later one [STOR-037] */
+    void *impl;              /* the driver's state of this file */
 };
 
 struct cw_blob {
@@ -82,8 +82,7 @@ struct cw_storage_driver {
     int (*remove)(cw_storage *st, const char *partition, const uint8_t *name, size_t len,
                   cw_storage_error *err);
     /* Add every blob name of the partition to `out` (names.c), in any order. */
-    int (*scan)(cw_storage *st, const char *partition, cw_blob_names *out,
-                cw_storage_error *err);
+    int (*scan)(cw_storage *st, const char *partition, cw_blob_names *out, cw_storage_error *err);
     /* Exactly `total` bytes at `offset` into iov[0 .. n). */
     int (*read)(cw_bfile *f, uint64_t offset, const struct iovec *iov, int n, size_t total,
                 cw_read_options options, cw_storage_error *err);
@@ -125,10 +124,10 @@ int cw_storage_refuse(cw_storage_error *err, int rc, const char *partition, cons
 void cw_bfile_free(cw_bfile *f);
 
 int cw_storage_open_entry(cw_ctx *ctx, const char *partition, const void *name, size_t name_len,
-                          cw_blob_range versions, cw_blob **blob, uint64_t *size,
-                          uint16_t *version, cw_storage_error *err);
-int cw_storage_remove_entry(cw_ctx *ctx, const char *partition, const void *name,
-                            size_t name_len, cw_storage_error *err);
+                          cw_blob_range versions, cw_blob **blob, uint64_t *size, uint16_t *version,
+                          cw_storage_error *err);
+int cw_storage_remove_entry(cw_ctx *ctx, const char *partition, const void *name, size_t name_len,
+                            cw_storage_error *err);
 int cw_storage_scan_entry(cw_ctx *ctx, const char *partition, cw_blob_names **out,
                           cw_storage_error *err);
 
@@ -220,8 +219,8 @@ typedef enum cw_fault_kind {
  * fails: one draw of its rate on a deterministic run, a `fault` event when
  * it does, and then `err` filled and the kind's code returned; CW_OK
  * otherwise, and always on other runs [STOR-030]. */
-int cw_fault_inject(cw_storage *st, cw_fault_kind kind, const char *partition,
-                    const uint8_t *name, size_t len, cw_storage_error *err);
+int cw_fault_inject(cw_storage *st, cw_fault_kind kind, const char *partition, const uint8_t *name,
+                    size_t len, cw_storage_error *err);
 int cw_fault_inject_file(const cw_bfile *f, cw_fault_kind kind, cw_storage_error *err);
 /* Apply to the driver what a failed write keeps of its `len` bytes, as
  * plain unsynced writes (STOR-031). */

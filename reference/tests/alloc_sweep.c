@@ -141,8 +141,8 @@ static int sweep(const cw_sweep_workload *w, bool full, long max_points, long *p
     int bad = o.aborted + o.crashed + o.wrong + o.leaked + o.hung;
     printf("sweep: %-17s %5ld allocations, %4ld failure points at %3zu places: %d passed, "
            "%d aborted, %d crashed, %d wrong, %d leaked, %d hung\n",
-           w->name, count, run, workload_sites.n, o.passed, o.aborted, o.crashed, o.wrong,
-           o.leaked, o.hung);
+           w->name, count, run, workload_sites.n, o.passed, o.aborted, o.crashed, o.wrong, o.leaked,
+           o.hung);
     return bad != 0;
 }
 

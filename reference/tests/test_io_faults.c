@@ -182,8 +182,19 @@ static void faults_install(uint64_t seed)
 {
     real = cw_os;
     prng_state = seed * 0x9E3779B97F4A7C15u + 1;
-    cw_os_calls f = {real.thread_create, f_open, f_preadv2, f_pwritev2, f_fdatasync, f_fsync,
-                     f_ftruncate, f_recv, f_recvmsg, f_sendmsg, f_epoll_wait, f_read, f_write};
+    cw_os_calls f = {real.thread_create,
+                     f_open,
+                     f_preadv2,
+                     f_pwritev2,
+                     f_fdatasync,
+                     f_fsync,
+                     f_ftruncate,
+                     f_recv,
+                     f_recvmsg,
+                     f_sendmsg,
+                     f_epoll_wait,
+                     f_read,
+                     f_write};
     cw_os = f;
 }
 
@@ -321,8 +332,7 @@ static void sync_ended(model *m, int rc)
 {
     ck_assert_msg(rc == CW_OK || (rc == CW_ERR_BLOB_SYNC_FAILED && !atomic_load(&benign)),
                   "a sync failed with %d", rc);
-    ck_assert_msg(rc != CW_OK || !m->sync_failed,
-                  "a sync succeeded after a failed one [STOR-037]");
+    ck_assert_msg(rc != CW_OK || !m->sync_failed, "a sync succeeded after a failed one [STOR-037]");
     m->sync_failed |= rc != CW_OK;
 }
 
@@ -362,9 +372,9 @@ static void opens_under_faults(cw_ctx *ctx)
         uint64_t size;
         cw_storage_error err;
         int rc = cw_storage_open(ctx, "faults", name, strlen(name), &b, &size, &err);
-        ck_assert_msg(rc == CW_OK || (!atomic_load(&benign) && (rc == CW_ERR_BLOB_OPEN_FAILED ||
-                                                                rc == CW_ERR_PARTITION_CREATION_FAILED ||
-                                                                rc == CW_ERR_IO)),
+        ck_assert_msg(rc == CW_OK || (!atomic_load(&benign) &&
+                                      (rc == CW_ERR_BLOB_OPEN_FAILED ||
+                                       rc == CW_ERR_PARTITION_CREATION_FAILED || rc == CW_ERR_IO)),
                       "an open failed with %d: %s", rc, err.message);
         if (b)
             cw_blob_close(b);
@@ -451,9 +461,9 @@ static cw_iobufs *bytes_of(const uint8_t *data, size_t len)
 /* A failed send or recv gives one of its errors; the exchange then ends. */
 static bool net_ok(int rc)
 {
-    ck_assert_msg(rc == CW_OK || (!atomic_load(&benign) && (rc == CW_ERR_SEND_FAILED ||
-                                                            rc == CW_ERR_RECV_FAILED ||
-                                                            rc == CW_ERR_CLOSED)),
+    ck_assert_msg(rc == CW_OK ||
+                      (!atomic_load(&benign) && (rc == CW_ERR_SEND_FAILED ||
+                                                 rc == CW_ERR_RECV_FAILED || rc == CW_ERR_CLOSED)),
                   "a network call failed with %d", rc);
     return rc == CW_OK;
 }

@@ -56,8 +56,11 @@ static op op_at(uint64_t seed, int i)
     uint64_t r = mix(&x);
     op o = {.blob = (int)(mix(&x) % BLOBS), .seed = mix(&x)};
     unsigned pick = (unsigned)(r % 16);
-    o.kind = pick < 8 ? OP_WRITE : pick < 10 ? OP_SYNC_WRITE : pick < 12 ? OP_RESIZE
-             : pick < 15 ? OP_SYNC : OP_RECREATE;
+    o.kind = pick < 8    ? OP_WRITE
+             : pick < 10 ? OP_SYNC_WRITE
+             : pick < 12 ? OP_RESIZE
+             : pick < 15 ? OP_SYNC
+                         : OP_RECREATE;
     o.len = 1 + mix(&x) % MAX_WRITE;
     o.offset = mix(&x) % (MAX_END - o.len);
     if (o.kind == OP_RESIZE)
@@ -116,8 +119,7 @@ static void *child_root(cw_ctx *ctx, void *arg)
         case OP_SYNC_WRITE:
             op_bytes(&o, data);
             rc = cw_blob_write_at(b, o.offset, data, o.len,
-                                  o.kind == OP_SYNC_WRITE ? CW_WRITE_SYNC : CW_WRITE_DEFAULT,
-                                  NULL);
+                                  o.kind == OP_SYNC_WRITE ? CW_WRITE_SYNC : CW_WRITE_DEFAULT, NULL);
             break;
         case OP_RESIZE:
             rc = cw_blob_resize(b, o.len, NULL);
@@ -230,12 +232,10 @@ static void *check_root(cw_ctx *ctx, void *arg)
         uint64_t size;
         cw_storage_error err;
         if (cw_storage_open(ctx, "p", names[i], strlen(names[i]), &b, &size, &err) != CW_OK) {
-            snprintf(c->failure, sizeof c->failure, "%s does not open: %s", names[i],
-                     err.message);
+            snprintf(c->failure, sizeof c->failure, "%s does not open: %s", names[i], err.message);
             break;
         }
-        if (size > MAX_END ||
-            cw_blob_read_into(b, 0, got, size, CW_READ_DEFAULT, &err) != CW_OK) {
+        if (size > MAX_END || cw_blob_read_into(b, 0, got, size, CW_READ_DEFAULT, &err) != CW_OK) {
             snprintf(c->failure, sizeof c->failure, "%s: size %llu unreadable", names[i],
                      (unsigned long long)size);
         } else {
@@ -308,8 +308,8 @@ static int trial(uint64_t seed, unsigned kill_after_us, bool early)
     cfg.worker_threads = 1;
     cw_run_result res;
     ck_assert_int_eq(cw_start(cw_backend_native(), &cfg, check_root, &c, &res), CW_OK);
-    ck_assert_msg(!c.failure[0], "seed %llu, killed after %d calls: %s",
-                  (unsigned long long)seed, done, c.failure);
+    ck_assert_msg(!c.failure[0], "seed %llu, killed after %d calls: %s", (unsigned long long)seed,
+                  done, c.failure);
     free(models);
     free(data);
     ck_assert_int_eq(nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS), 0);

@@ -29,8 +29,8 @@ typedef enum wal_kind { CAREFUL, NO_SYNC, IGNORES_SYNC_ERRORS } wal_kind;
 typedef struct wal_run {
     wal_kind kind;
     uint32_t records; /* how many to append before the crash */
-    uint32_t acked; /* records acknowledged, 0 .. acked-1, before the crash */
-    uint32_t found; /* records read back after it */
+    uint32_t acked;   /* records acknowledged, 0 .. acked-1, before the crash */
+    uint32_t found;   /* records read back after it */
 } wal_run;
 
 static uint32_t crc_of(cw_ctx *ctx, const uint8_t *p, size_t n)
