@@ -148,6 +148,74 @@ CWC_CASE(spawn_abort, "tasks", "TASK-002 TASK-006", 0)
     cwc_run_ok(NULL, abort_root, (void *)(intptr_t)CW_EXEC_DEDICATED);
 }
 
+/* A task aborted while it runs on another thread, between suspension
+ * points, then waits on a channel: it must end there, its cleanup run,
+ * and leave the runtime as it found it (a select that gave up its locks
+ * before the task unwound), so that the run goes on. */
+struct running_abort {
+    atomic_int started, go, cleaned, past;
+    cw_chan *never; /* nothing is sent on it while the task waits */
+};
+
+static void running_abort_cleanup(void *arg)
+{
+    struct running_abort *r = arg;
+    atomic_store(&r->cleaned, 1);
+}
+
+static void *running_abort_task(cw_ctx *ctx, void *arg)
+{
+    struct running_abort *r = arg;
+    CW_CLEANUP_PUSH(ctx, running_abort_cleanup, r);
+    atomic_store(&r->started, 1);
+    while (!atomic_load(&r->go))
+        ; /* no suspension point: the abort finds it running */
+    int value;
+    (void)cw_chan_recv(r->never, &value);
+    atomic_store(&r->past, 1);
+    CW_CLEANUP_POP(ctx, false);
+    return NULL;
+}
+
+static void *running_abort_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static struct running_abort r;
+    atomic_store(&r.started, 0);
+    atomic_store(&r.go, 0);
+    atomic_store(&r.cleaned, 0);
+    atomic_store(&r.past, 0);
+    r.never = cw_chan_new(ctx, sizeof(int), 1);
+    cw_handle *h = cw_spawn(cw_child(ctx, "running"), running_abort_task, &r);
+    while (!atomic_load(&r.started))
+        cw_yield(ctx);
+    cw_abort(h);
+    atomic_store(&r.go, 1);
+    ck_assert_int_eq(cw_join(h, NULL), CW_ERR_CLOSED);
+    cw_handle_release(h);
+    ck_assert_int_eq(atomic_load(&r.cleaned), 1);
+    ck_assert_int_eq(atomic_load(&r.past), 0);
+    /* The run goes on: the channel, and a task spawned and joined. */
+    int sent = 7, got = 0;
+    ck_assert_int_eq(cw_chan_send(r.never, &sent), CW_OK);
+    ck_assert_int_eq(cw_chan_recv(r.never, &got), CW_OK);
+    ck_assert_int_eq(got, 7);
+    void *v = NULL;
+    cw_handle *after = cw_spawn(cw_child(ctx, "after"), cwc_return_42, NULL);
+    ck_assert_int_eq(cw_join(after, &v), CW_OK);
+    ck_assert_ptr_eq(v, (void *)(intptr_t)42);
+    cw_handle_release(after);
+    cw_chan_sender_drop(r.never);
+    cw_chan_receiver_drop(r.never);
+    return NULL;
+}
+
+CWC_CASE(abort_while_running_ends_at_its_next_wait, "tasks", "TASK-002", CW_CAP_PARALLEL)
+{
+    for (int round = 0; round < 20; round++)
+        cwc_run_ok(NULL, running_abort_root, NULL);
+}
+
 static void *spawn_after_abort_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
