@@ -313,7 +313,7 @@ TIMEOUT ?= 120
 mutation: deps
 	$(PYTHON) ci/mutation/run.py --n $(N) --seed $(SEED) --jobs $(JOBS) --timeout $(TIMEOUT) \
 	  $(if $(RERUN),--rerun) $(if $(RESCORE),--rescore) $(if $(FILTER),--filter $(FILTER)) \
-	  $(if $(SINCE),--since $(SINCE))
+	  $(if $(SINCE),--since $(SINCE)) $(if $(TSAN),--tsan)
 
 mutation-selftest:
 	@$(PYTHON) ci/mutation/selftest.py

@@ -20,6 +20,11 @@ and writes rerun.json and rerun.txt instead; --rescore applies the reviewed
 list of equivalent mutants to the last report again, without running.
 --since REV keeps only the mutants of lines changed since the git revision
 REV: with a large N, every mutant of a change, before it is committed.
+--tsan certifies every survivor the native backend can reach once more,
+built with ThreadSanitizer, as make check does: a lock dropped or taken
+wrongly survives a plain run but not that one. The score stays that of
+the plain runs (a certificate is made without a sanitizer); the summary
+says how many survivors the TSan run caught, and each report entry why.
 """
 
 import argparse
@@ -49,6 +54,11 @@ CASE_TIMEOUT = 10
 LIB = "build/release/lib/libcwrt.a"
 # Warnings are not errors here: a wrong implementation need not be warning-free.
 MAKE = ["make", "-s", "CFLAGS=-Wno-error", BIN]
+TSAN_BIN = "build/tsan/bin/cw-conformance"
+TSAN_LIB = "build/tsan/lib/libcwrt.a"
+TSAN_MAKE = ["make", "-s", "CFLAGS=-Wno-error", "VARIANT=tsan", "CC=clang", TSAN_BIN]
+# A case under TSan runs several times slower.
+TSAN_CASE_TIMEOUT = 40
 BACKENDS = ("deterministic", "native")
 MIN_SCORED_SAMPLE = 400
 
@@ -100,10 +110,11 @@ def sync_tree(job):
 class Job:
     """One scratch tree, built once; each mutant is applied, built, run, reverted."""
 
-    def __init__(self, k, timeout):
+    def __init__(self, k, timeout, tsan=False):
         self.dir = os.path.join(OUT, "job%d" % k)
         self.pristine = os.path.join(self.dir, "pristine")
         self.timeout = timeout
+        self.tsan = tsan
 
     def prepare(self):
         """Build the scratch tree; on failure self.error says why (this runs
@@ -115,6 +126,11 @@ class Job:
         if r.returncode != 0:
             self.error = "building %s failed:\n%s%s" % (self.dir, r.stdout, r.stderr)
             return
+        if self.tsan:
+            r = subprocess.run(TSAN_MAKE, cwd=self.dir, capture_output=True, text=True)
+            if r.returncode != 0:
+                self.error = "building %s with TSan failed:\n%s%s" % (self.dir, r.stdout, r.stderr)
+                return
         shutil.rmtree(self.pristine, ignore_errors=True)
         for rel in self.artifacts():
             dst = os.path.join(self.pristine, rel)
@@ -129,6 +145,12 @@ class Job:
         for dirpath, _, names in os.walk(base):
             objs += [os.path.relpath(os.path.join(dirpath, n), self.dir)
                      for n in names if n.endswith(".o")]
+        if self.tsan:
+            base = os.path.join(self.dir, "build/tsan/obj/reference")
+            for dirpath, _, names in os.walk(base):
+                objs += [os.path.relpath(os.path.join(dirpath, n), self.dir)
+                         for n in names if n.endswith(".o")]
+            objs += [TSAN_LIB, TSAN_BIN]
         return objs + [LIB, BIN]
 
     @staticmethod
@@ -143,29 +165,32 @@ class Job:
         with open(src, "w") as f:
             f.write(text)
         os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))
-        for rel in (self.object_of(m["file"]), LIB, BIN):
+        rels = [self.object_of(m["file"]), LIB, BIN]
+        if self.tsan:
+            rels += [self.object_of(m["file"]).replace("/release/", "/tsan/"), TSAN_LIB, TSAN_BIN]
+        for rel in rels:
             shutil.copy2(os.path.join(self.pristine, rel), os.path.join(self.dir, rel))
 
-    def run_backend(self, backend):
+    def run_backend(self, backend, tsan=False):
         env = dict(os.environ)
-        log = os.path.join(self.dir, "run-%s.txt" % backend)
+        log = os.path.join(self.dir, "run-%s%s.txt" % (backend, "-tsan" if tsan else ""))
         # One failing case kills the mutant: the run stops there. A case
         # that hangs fails after CASE_TIMEOUT seconds; `self.timeout` bounds
         # the whole run.
-        args = [os.path.join(self.dir, BIN), "--backend", backend, "--fail-fast",
-                "--timeout", str(CASE_TIMEOUT)]
+        args = [os.path.join(self.dir, TSAN_BIN if tsan else BIN), "--backend", backend,
+                "--fail-fast", "--timeout", str(TSAN_CASE_TIMEOUT if tsan else CASE_TIMEOUT)]
         with open(log, "w") as out:
             p = subprocess.Popen(args,
                                  cwd=self.dir, stdout=out, stderr=subprocess.STDOUT,
                                  start_new_session=True, env=env)
             try:
-                p.wait(timeout=self.timeout)
+                p.wait(timeout=self.timeout * (4 if tsan else 1))
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, 9)
                 p.wait()
-                return "timeout after %ds" % self.timeout
+                return "timeout after %ds" % (self.timeout * (4 if tsan else 1))
             finally:
-                self.kill_strays()
+                self.kill_strays(TSAN_BIN if tsan else BIN)
         if p.returncode == 0:
             return None
         with open(log, errors="replace") as f:
@@ -173,10 +198,10 @@ class Job:
                       if line.startswith("FAILED:") or ":F:" in line or ":E:" in line]
         return (failed[0] if failed else "exit status %d" % p.returncode)[:300]
 
-    def kill_strays(self):
+    def kill_strays(self, binary):
         """End what a run left behind: a case's process may have a process
         group of its own, so only its executable says it is this job's."""
-        exe = os.path.realpath(os.path.join(self.dir, BIN))
+        exe = os.path.realpath(os.path.join(self.dir, binary))
         for pid in os.listdir("/proc"):
             if not pid.isdigit():
                 continue
@@ -210,9 +235,20 @@ class Job:
                 why = self.run_backend(b)
                 if why:
                     return "killed", "%s: %s" % (b, why)
-            return "survived", None
+            return "survived", self.under_tsan(m)
         finally:
             self.restore(m, text, st)
+
+    def under_tsan(self, m):
+        """For a survivor: what the native run built with TSan says of it
+        (None: it passes that too, or --tsan was not asked for)."""
+        if not self.tsan or "native" not in backends_reaching(m["folder"]):
+            return None
+        r = subprocess.run(TSAN_MAKE, cwd=self.dir, capture_output=True, text=True, timeout=900)
+        if r.returncode != 0:
+            return None
+        why = self.run_backend("native", tsan=True)
+        return "caught under TSan: %s" % why if why else None
 
 
 def backends_reaching(folder):
@@ -230,6 +266,9 @@ def baseline(job):
         why = job.run_backend(b)
         if why:
             sys.exit("the suite fails on the unmutated tree (%s): %s" % (b, why))
+    why = job.run_backend("native", tsan=True) if job.tsan else None
+    if why:
+        sys.exit("the suite fails on the unmutated tree (native under TSan): %s" % why)
 
 
 def score(k, s):
@@ -265,8 +304,13 @@ def summary(args, results, elapsed, stale):
     for name, f in folders.items():
         lines.append("%-14s %7d %8d %7s" % (name, f["killed"], f["survived"], fmt(f["score"])))
     surv = [r for r in results if r["status"] == "survived"]
+    caught = [r for r in surv if (r.get("why") or "").startswith("caught under TSan")]
+    if args.tsan:
+        lines += ["", "survivors the native run under TSan caught (as make check runs it): %d of %d"
+                  % (len(caught), len(surv))]
     lines += ["", "survivors (%d):" % len(surv)]
-    lines += ["%s:%d: %s    [%s]" % (r["file"], r["line"], r["mutation"], r["text"]) for r in surv]
+    lines += ["%s:%d: %s    [%s]%s" % (r["file"], r["line"], r["mutation"], r["text"],
+                                        " (TSan)" if r in caught else "") for r in surv]
     if stale:
         lines += ["", "equivalent.txt entries no mutant matches any more (%d):" % len(stale)]
         lines += ["  " + s.replace("\t", " | ") for s in stale]
@@ -303,6 +347,8 @@ def main():
     ap.add_argument("--filter", default="", help="only mutants whose file contains this")
     ap.add_argument("--since", default="", help="only mutants of lines changed since this revision")
     ap.add_argument("--list", action="store_true", help="print the sample and stop")
+    ap.add_argument("--tsan", action="store_true",
+                    help="certify survivors the native backend reaches again, built with TSan")
     ap.add_argument("--rescore", action="store_true",
                     help="apply equivalent.txt to the last report again, without running")
     args = ap.parse_args()
@@ -344,7 +390,7 @@ def main():
 
     start = time.time()
     os.makedirs(OUT, exist_ok=True)
-    jobs = [Job(k, args.timeout) for k in range(max(1, args.jobs))]
+    jobs = [Job(k, args.timeout, args.tsan) for k in range(max(1, args.jobs))]
     threads = [threading.Thread(target=j.prepare) for j in jobs]
     for th in threads:
         th.start()
@@ -378,8 +424,9 @@ def main():
             with lock:
                 results.append(dict(m, status=status, why=why, seconds=round(time.time() - t0, 1)))
                 done = sum(1 for r in results if r.get("seconds"))
-                print("[%d/%d] %-10s %s:%d: %s" % (done, total, status, m["file"], m["line"],
-                                                   m["mutation"]), flush=True)
+                tsan = " (caught under TSan)" if (why or "").startswith("caught under TSan") else ""
+                print("[%d/%d] %-10s %s:%d: %s%s" % (done, total, status, m["file"], m["line"],
+                                                     m["mutation"], tsan), flush=True)
 
     threads = [threading.Thread(target=worker, args=(j,)) for j in jobs]
     for th in threads:
