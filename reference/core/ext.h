@@ -93,6 +93,9 @@ typedef struct cw_lockset {
 } cw_lockset;
 
 void cw_lockset_add(cw_lockset *set, int guard);
+/* The runtime's lock and the lock `guard` names: what closing an object
+ * under a stripe takes, since it also unlinks it from the run's lists. */
+cw_lockset cw_lockset_with_rt(int guard);
 void cw_lockset_lock(cw_rt *rt, const cw_lockset *set);
 void cw_lockset_unlock(cw_rt *rt, const cw_lockset *set);
 

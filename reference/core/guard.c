@@ -55,6 +55,13 @@ void cw_lockset_add(cw_lockset *set, int guard)
         set->stripes |= (uint64_t)1 << guard;
 }
 
+cw_lockset cw_lockset_with_rt(int guard)
+{
+    cw_lockset set = {true, 0};
+    cw_lockset_add(&set, guard);
+    return set;
+}
+
 void cw_lockset_lock(cw_rt *rt, const cw_lockset *set)
 {
     if (set->rt)

@@ -22,14 +22,21 @@ static cw_lockset guards_of(const cw_wait *waits, size_t n)
     return set;
 }
 
-/* The task may not suspend: aborted (it unwinds here, never to return),
- * unwinding, or the run ending (CW_ERR_CLOSED). False when it may. */
-static bool may_not_park(cw_task *t, int *rc)
+/* An aborted task ends here, never to return, with the select's locks
+ * given back first. */
+static void end_if_aborted(cw_task *t)
 {
     if (t->aborted && !t->unwinding) {
         cw_lockset_unlock(t->rt, &t->held);
         cw_task_unwind(t, CW_ERR_CLOSED);
     }
+}
+
+/* The task may not suspend: aborted (it unwinds here), unwinding, or the
+ * run ending (CW_ERR_CLOSED). False when it may. */
+static bool may_not_park(cw_task *t, int *rc)
+{
+    end_if_aborted(t);
     /* A task being unwound, or a runtime being torn down, cannot
      * suspend: its blocking calls fail instead. */
     if (t->unwinding || t->rt->ending) {
@@ -96,10 +103,7 @@ int cw_core_select(cw_wait *waits, size_t n, bool block)
         disarm_all(waits, n);
         /* Aborted while parked: end here, even if a wait could now
          * complete, so the task never runs past this suspension point. */
-        if (t->aborted && !t->unwinding) {
-            cw_lockset_unlock(rt, &t->held);
-            cw_task_unwind(t, CW_ERR_CLOSED);
-        }
+        end_if_aborted(t);
     }
 out:
     cw_lockset_unlock(rt, &t->held);

@@ -184,8 +184,7 @@ static sys_call sock_sendmsg(cw_sock *k, const struct msghdr *m)
  * yields the CPU until it is over. */
 static void sock_quiesce(cw_sock *k)
 {
-    cw_lockset both = {true, 0};
-    cw_lockset_add(&both, k->guard);
+    cw_lockset both = cw_lockset_with_rt(k->guard);
     while (k->calls > 0) {
         cw_lockset_unlock(k->rt, &both);
         sched_yield();

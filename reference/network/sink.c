@@ -174,8 +174,7 @@ int cw_net_sink_send(cw_sink *s, const cw_iobufs *bufs)
 void cw_net_sink_close(cw_sink *s)
 {
     cw_rt *rt = s->rt;
-    cw_lockset both = {true, 0}; /* the run's lists, and the half's own guard */
-    cw_lockset_add(&both, s->guard);
+    cw_lockset both = cw_lockset_with_rt(s->guard);
     cw_lockset_lock(rt, &both);
     cw_sink_free(s);
     cw_lockset_unlock(rt, &both);

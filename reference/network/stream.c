@@ -255,8 +255,7 @@ size_t cw_net_stream_peek(cw_stream *s, size_t max, uint8_t *dst)
 void cw_net_stream_close(cw_stream *s)
 {
     cw_rt *rt = s->rt;
-    cw_lockset both = {true, 0}; /* the run's lists, and the half's own guard */
-    cw_lockset_add(&both, s->guard);
+    cw_lockset both = cw_lockset_with_rt(s->guard);
     cw_lockset_lock(rt, &both);
     cw_stream_free(s);
     cw_lockset_unlock(rt, &both);
