@@ -174,12 +174,10 @@ int cw_task_prepare(cw_task *t)
     return CW_OK;
 }
 
+/* No lock: `aborted` is an atomic, which an abort sets once and for all. */
 bool cw_task_aborted(cw_task *t)
 {
-    cw_rt_lock(t->rt);
-    bool aborted = t->aborted;
-    cw_rt_unlock(t->rt);
-    return aborted;
+    return atomic_load(&t->aborted);
 }
 
 void cw_task_main(void *arg)
@@ -209,12 +207,12 @@ void cw_task_unwind(cw_task *t, int result)
     __builtin_unreachable();
 }
 
+/* On the task itself, at every suspension point and storage call, so it
+ * takes no lock: `unwinding` is only ever written by the task, and
+ * `aborted` is an atomic. */
 void cw_task_check_abort(cw_task *t)
 {
-    cw_rt_lock(t->rt);
-    bool unwind = t->aborted && !t->unwinding;
-    cw_rt_unlock(t->rt);
-    if (unwind)
+    if (atomic_load(&t->aborted) && !t->unwinding)
         cw_task_unwind(t, CW_ERR_CLOSED);
 }
 

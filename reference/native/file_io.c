@@ -12,14 +12,15 @@
  * has.
  *
  * A read tries the page cache first, on the calling thread, with RWF_NOWAIT
- * (see read_cached): a cached read costs what pread costs. The rest of a
- * read, and every write and sync, goes through the run's io_uring when it
- * has one (uring.c: the task parks until the kernel completes it), else to
- * an I/O thread: file systems such as ext4 refuse RWF_NOWAIT on buffered
- * writes, and a buffered write can wait on writeback. Either way the calls
- * are the same, and so are their flags, retries and errors: only `move`
- * and `datasync` below differ. Resizes stay on the I/O threads (they are
- * rare), and so does start_sync, which nobody waits for.
+ * (see read_cached): a cached read costs what pread costs. A small write
+ * with no option is made on the calling thread too (see write_here): it
+ * only copies into the page cache, in about the time a hand-off takes. The
+ * rest of a read, and every other write and sync, goes through the run's
+ * io_uring when it has one (uring.c: the task parks until the kernel
+ * completes it), else to an I/O thread. Either way the calls are the same,
+ * and so are their flags, retries and errors: only `move` and `datasync`
+ * below differ. Resizes stay on the I/O threads (they are rare), and so
+ * does start_sync, which nobody waits for.
  *
  * The DONT_CACHE options ask for RWF_DONTCACHE (uncached buffered I/O,
  * Linux 6.14). A kernel or file system without it says EOPNOTSUPP: the
@@ -254,6 +255,49 @@ static size_t read_cached(file_file *ff, const struct iovec *iov, int n, uint64_
     return r > 0 ? (size_t)r : 0;
 }
 
+/* Writes made on the calling thread: at most this long, with no option.
+ * A sync or DSYNC write waits for the disk, and an uncached one starts
+ * writeback, so those go where waiting costs no worker. ext4 refuses
+ * RWF_NOWAIT on buffered writes, so unlike a read the kernel cannot say
+ * in advance that a write would wait: the copy into the page cache
+ * normally takes microseconds, but a kernel holding back writers of dirty
+ * pages (balance_dirty_pages) puts the writer to sleep for up to hundreds
+ * of milliseconds. So a write seen to take longer than WRITE_SLOW_NS sends
+ * the storage's writes back to the threads or the ring for WRITE_PAUSE_NS,
+ * until the throttling has likely passed. */
+enum { WRITE_HERE_MAX = 64 * 1024 };
+#define WRITE_SLOW_NS (1000 * 1000)
+#define WRITE_PAUSE_NS (1000 * 1000 * 1000)
+
+static bool write_here(file_storage *fs, size_t total, int options, uint64_t now)
+{
+    return total <= WRITE_HERE_MAX && options == CW_WRITE_DEFAULT &&
+           now >= atomic_load_explicit(&fs->inline_from, memory_order_relaxed);
+}
+
+/* The write on this thread, and the pause when it was slow. */
+static void write_on_caller(file_storage *fs, io_job *j, uint64_t began)
+{
+    write_fn(&j->job);
+    uint64_t now = cw_native_mono_ns();
+    if (now - began >= WRITE_SLOW_NS)
+        atomic_store_explicit(&fs->inline_from, now + WRITE_PAUSE_NS, memory_order_relaxed);
+}
+
+/* A write or the rest of a read: on this thread when write_here says so,
+ * else through the ring or an I/O thread. */
+static void dispatch(cw_bfile *f, io_job *j, bool write)
+{
+    file_storage *fs = f->st->impl;
+    uint64_t began = write ? cw_native_mono_ns() : 0;
+    if (write && write_here(fs, j->total, j->options, began)) {
+        j->f = f;
+        write_on_caller(fs, j, began);
+        return;
+    }
+    run_io(f, j, write ? write_fn : read_fn);
+}
+
 /* Run a transfer on a copy of the caller's iovecs: a read first takes what
  * the page cache has, and only the rest (usually nothing) goes to an I/O
  * thread. Uncached reads go straight there: they mean to skip the cache. */
@@ -279,7 +323,7 @@ static int transfer_job(cw_bfile *f, bool write, uint64_t offset, const struct i
                     .total = total - done,
                     .options = options,
                     .err = err};
-        run_io(f, &j, write ? write_fn : read_fn);
+        dispatch(f, &j, write);
         rc = j.rc;
     }
     if (copy != &one)

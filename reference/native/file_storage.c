@@ -385,6 +385,7 @@ static int file_init(cw_storage *st, char *why, size_t whylen)
     }
     st->impl = fs;
     pthread_mutex_init(&fs->lock, NULL);
+    atomic_init(&fs->inline_from, 0);
     if (cfg->storage_directory)
         return 0;
     if (!mkdtemp(fs->root)) {

@@ -17,6 +17,9 @@ typedef struct file_storage {
     pthread_mutex_t lock; /* open, remove and scan run one at a time */
     cw_offload *io;       /* where the system calls run ... */
     cw_uring *ring;       /* ... but transfers and syncs, when not NULL (the run's) */
+    /* No write is made on the calling thread before this cw_native_mono_ns
+     * time (file_io.c: write_here). */
+    _Atomic uint64_t inline_from;
 } file_storage;
 
 /* An open blob: one descriptor that every handle on it shares. */
