@@ -52,8 +52,9 @@
 /* One direction's readiness, as the half making calls sees it. */
 typedef struct readiness {
     uint64_t events;  /* the reactor's events for this direction, counted */
-    uint64_t stalled; /* `events` before the call that said EAGAIN */
-    bool blocked;     /* the last call said EAGAIN */
+    uint64_t stalled; /* `events` before the call that left it blocked */
+    bool blocked;     /* the last call said EAGAIN, or moved fewer bytes than asked */
+    bool ended;       /* an event said the peer closed or the socket failed */
 } readiness;
 
 /* A listener's accept through the ring: the connection the kernel took
@@ -99,6 +100,8 @@ static void wake_waiters(cw_sock *k, uint32_t ev)
     bool out = ev & (EPOLLOUT | EPOLLHUP | EPOLLERR);
     k->in.events += in;
     k->out.events += out;
+    k->in.ended |= (ev & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
+    k->out.ended |= (ev & (EPOLLHUP | EPOLLERR)) != 0;
     if (k->readers && in && !k->ring) /* through a ring, its completion wakes them */
         cw_waiters_wake(k->rt, k->readers);
     if (k->writers && out)
@@ -122,8 +125,8 @@ static void sock_ready(cw_reactor_source *src, uint32_t ev)
 
 /* ---- System calls without the lock ---------------------------------------------------- */
 
-/* With k's guard held: false when the last call in this direction said
- * EAGAIN and no event came since, so another would say it again. */
+/* With k's guard held: false when the last call in this direction left
+ * it drained and no event came since, so another would say EAGAIN. */
 static bool may_progress(const readiness *r)
 {
     return !r->blocked || r->events != r->stalled;
@@ -149,33 +152,56 @@ static uint64_t call_begin(cw_sock *k, const readiness *r)
     return seen;
 }
 
+/* Whether the socket is known to be drained in direction `r` after a
+ * call asked for `asked` bytes: it said EAGAIN, or it moved some bytes but
+ * fewer. A TCP recv copies all the socket holds up to what is asked, and a
+ * non-blocking send queues all there is room for, so a short one found the
+ * queue empty (or the buffer full), as EAGAIN would have: the next call
+ * would say EAGAIN unless an event came since. Counting it so saves that
+ * call, one per message a task waits for; the reactor's edge for what
+ * comes later is counted as for EAGAIN. Not once the peer closed or the
+ * socket failed: the next call then says so, and the edge that told of it
+ * may have been counted already. */
+static bool drained(const readiness *r, sys_call c, size_t asked)
+{
+    return would_block(c) || (c.result > 0 && (size_t)c.result < asked && !r->ended);
+}
+
 /* End it: the locks taken back, the readiness noted. */
-static sys_call call_end(cw_sock *k, readiness *r, uint64_t seen, ssize_t result)
+static sys_call call_end(cw_sock *k, readiness *r, uint64_t seen, ssize_t result, size_t asked)
 {
     sys_call c = {result, result < 0 ? errno : 0};
     cw_rt_relock_in_try(k->rt);
     k->calls--;
-    r->blocked = would_block(c);
+    r->blocked = drained(r, c, asked);
     r->stalled = seen;
     return c;
+}
+
+static size_t iov_len(const struct msghdr *m)
+{
+    size_t len = 0;
+    for (size_t i = 0; i < m->msg_iovlen; i++)
+        len += m->msg_iov[i].iov_len;
+    return len;
 }
 
 static sys_call sock_recv(cw_sock *k, void *buf, size_t len)
 {
     uint64_t seen = call_begin(k, &k->in);
-    return call_end(k, &k->in, seen, cw_os.recv(k->src.fd, buf, len, 0));
+    return call_end(k, &k->in, seen, cw_os.recv(k->src.fd, buf, len, 0), len);
 }
 
 static sys_call sock_recvmsg(cw_sock *k, struct msghdr *m)
 {
     uint64_t seen = call_begin(k, &k->in);
-    return call_end(k, &k->in, seen, cw_os.recvmsg(k->src.fd, m, 0));
+    return call_end(k, &k->in, seen, cw_os.recvmsg(k->src.fd, m, 0), iov_len(m));
 }
 
 static sys_call sock_sendmsg(cw_sock *k, const struct msghdr *m)
 {
     uint64_t seen = call_begin(k, &k->out);
-    return call_end(k, &k->out, seen, cw_os.sendmsg(k->src.fd, m, MSG_NOSIGNAL));
+    return call_end(k, &k->out, seen, cw_os.sendmsg(k->src.fd, m, MSG_NOSIGNAL), iov_len(m));
 }
 
 /* With rt->lock and k's guard held (a half closing): wait until no call
