@@ -153,15 +153,15 @@ static uint64_t call_begin(cw_sock *k, const readiness *r)
 }
 
 /* Whether the socket is known to be drained in direction `r` after a
- * call asked for `asked` bytes: it said EAGAIN, or it moved some bytes but
- * fewer. A TCP recv copies all the socket holds up to what is asked, and a
- * non-blocking send queues all there is room for, so a short one found the
- * queue empty (or the buffer full), as EAGAIN would have: the next call
- * would say EAGAIN unless an event came since. Counting it so saves that
- * call, one per message a task waits for; the reactor's edge for what
- * comes later is counted as for EAGAIN. Not once the peer closed or the
- * socket failed: the next call then says so, and the edge that told of it
- * may have been counted already. */
+ * call: it said EAGAIN or, for a receive that asked for `asked` bytes
+ * (0: a send, below), it got some but fewer. A non-blocking TCP recv
+ * copies all the socket holds up to what is asked, so a short one found
+ * the queue empty, as EAGAIN would have: the next would say EAGAIN unless
+ * an event came since. Counting it so saves that call, one per message a
+ * task waits for; the reactor's edge for bytes that come later is counted
+ * as for EAGAIN. Not once the peer closed or the socket failed: the next
+ * call then says so, and the edge that told of it may have been counted
+ * already. */
 static bool drained(const readiness *r, sys_call c, size_t asked)
 {
     return would_block(c) || (c.result > 0 && (size_t)c.result < asked && !r->ended);
@@ -198,10 +198,13 @@ static sys_call sock_recvmsg(cw_sock *k, struct msghdr *m)
     return call_end(k, &k->in, seen, cw_os.recvmsg(k->src.fd, m, 0), iov_len(m));
 }
 
+/* A short send is left to the EAGAIN of the next: it comes only when the
+ * socket's buffer is full, not once per message, so counting it would
+ * save little. */
 static sys_call sock_sendmsg(cw_sock *k, const struct msghdr *m)
 {
     uint64_t seen = call_begin(k, &k->out);
-    return call_end(k, &k->out, seen, cw_os.sendmsg(k->src.fd, m, MSG_NOSIGNAL), iov_len(m));
+    return call_end(k, &k->out, seen, cw_os.sendmsg(k->src.fd, m, MSG_NOSIGNAL), 0);
 }
 
 /* With rt->lock and k's guard held (a half closing): wait until no call
