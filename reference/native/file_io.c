@@ -269,10 +269,14 @@ enum { WRITE_HERE_MAX = 64 * 1024 };
 #define WRITE_SLOW_NS (1000 * 1000)
 #define WRITE_PAUSE_NS (1000 * 1000 * 1000)
 
-static bool write_here(file_storage *fs, size_t total, int options, uint64_t now)
+/* Whether this write is made on the calling thread; if so, `*began` is
+ * when. The clock is read only for a write that qualifies otherwise. */
+static bool write_here(const file_storage *fs, const io_job *j, uint64_t *began)
 {
-    return total <= WRITE_HERE_MAX && options == CW_WRITE_DEFAULT &&
-           now >= atomic_load_explicit(&fs->inline_from, memory_order_relaxed);
+    if (j->total > WRITE_HERE_MAX || j->options != CW_WRITE_DEFAULT)
+        return false;
+    *began = cw_native_mono_ns();
+    return *began >= atomic_load_explicit(&fs->inline_from, memory_order_relaxed);
 }
 
 /* The write on this thread, and the pause when it was slow. */
@@ -289,8 +293,8 @@ static void write_on_caller(file_storage *fs, io_job *j, uint64_t began)
 static void dispatch(cw_bfile *f, io_job *j, bool write)
 {
     file_storage *fs = f->st->impl;
-    uint64_t began = write ? cw_native_mono_ns() : 0;
-    if (write && write_here(fs, j->total, j->options, began)) {
+    uint64_t began;
+    if (write && write_here(fs, j, &began)) {
         j->f = f;
         write_on_caller(fs, j, began);
         return;
