@@ -53,6 +53,29 @@ struct duplex_side {
     int conn;
 };
 
+/* Send message `seq` of its connection on the side's sink. */
+static void send_message(const struct duplex_side *d, int seq)
+{
+    uint8_t bytes[DUPLEX_LEN];
+    duplex_msg(d->conn, seq, bytes);
+    int rc = duplex_send(d->halves.sink, bytes);
+    CWC_REQUIRE(rc == CW_OK, "connection %d, message %d: send gave %d", d->conn, seq, rc);
+}
+
+/* Receive the next message on the side's stream: it must be message
+ * `seq` of its connection, whole. */
+static void expect_message(const struct duplex_side *d, int seq)
+{
+    uint8_t want[DUPLEX_LEN];
+    duplex_msg(d->conn, seq, want);
+    cw_iobufs *got = NULL;
+    int rc = cw_stream_recv(d->halves.stream, DUPLEX_LEN, &got);
+    CWC_REQUIRE(rc == CW_OK, "connection %d, message %d: recv gave %d", d->conn, seq, rc);
+    CWC_REQUIRE(cw_iobufs_equal_bytes(got, want, DUPLEX_LEN),
+                "connection %d, message %d: other bytes came", d->conn, seq);
+    cw_iobufs_release(got);
+}
+
 /* Echoing side, receiving: each message within a generous timeout (a
  * select of the stream and a sleep), then one select of the stream and a
  * channel that stays empty, so both kinds of wait share selects with a
@@ -110,10 +133,7 @@ static void *dial_sender(cw_ctx *ctx, void *arg)
 {
     struct duplex_side *d = arg;
     for (int seq = 0; seq < DUPLEX_MSGS; seq++) {
-        uint8_t bytes[DUPLEX_LEN];
-        duplex_msg(d->conn, seq, bytes);
-        int rc = duplex_send(d->halves.sink, bytes);
-        CWC_REQUIRE(rc == CW_OK, "connection %d, message %d: send gave %d", d->conn, seq, rc);
+        send_message(d, seq);
         if (seq % 16 == 0)
             cw_yield(ctx); /* let the echo interleave with the sends */
     }
@@ -125,16 +145,8 @@ static void *dial_receiver(cw_ctx *ctx, void *arg)
 {
     (void)ctx;
     struct duplex_side *d = arg;
-    for (int seq = 0; seq < DUPLEX_MSGS; seq++) {
-        uint8_t want[DUPLEX_LEN];
-        duplex_msg(d->conn, seq, want);
-        cw_iobufs *got = NULL;
-        int rc = cw_stream_recv(d->halves.stream, DUPLEX_LEN, &got);
-        CWC_REQUIRE(rc == CW_OK, "connection %d, message %d: recv gave %d", d->conn, seq, rc);
-        CWC_REQUIRE(cw_iobufs_equal_bytes(got, want, DUPLEX_LEN),
-                    "connection %d, message %d: other bytes came back", d->conn, seq);
-        cw_iobufs_release(got);
-    }
+    for (int seq = 0; seq < DUPLEX_MSGS; seq++)
+        expect_message(d, seq);
     return NULL;
 }
 
@@ -211,10 +223,7 @@ static void *closing_sender(cw_ctx *ctx, void *arg)
     struct closing_half *c = arg;
     struct duplex_side *d = c->side;
     for (int i = 0; i < c->sends; i++) {
-        uint8_t bytes[DUPLEX_LEN];
-        duplex_msg(d->conn, c->first + i, bytes);
-        int rc = duplex_send(d->halves.sink, bytes);
-        CWC_REQUIRE(rc == CW_OK, "connection %d, message %d: send gave %d", d->conn, i, rc);
+        send_message(d, c->first + i);
         if (i % 8 == 7)
             cw_yield(ctx);
     }
@@ -229,16 +238,8 @@ static void *closing_receiver(cw_ctx *ctx, void *arg)
     struct closing_half *c = arg;
     struct duplex_side *d = c->side;
     int from = c->first == 0 ? HALF_TO_DIALER : 0;
-    for (int i = 0; i < c->receives; i++) {
-        uint8_t want[DUPLEX_LEN];
-        duplex_msg(d->conn, from + i, want);
-        cw_iobufs *got = NULL;
-        int rc = cw_stream_recv(d->halves.stream, DUPLEX_LEN, &got);
-        CWC_REQUIRE(rc == CW_OK, "connection %d, message %d: recv gave %d", d->conn, i, rc);
-        CWC_REQUIRE(cw_iobufs_equal_bytes(got, want, DUPLEX_LEN),
-                    "connection %d, message %d: other bytes came", d->conn, i);
-        cw_iobufs_release(got);
-    }
+    for (int i = 0; i < c->receives; i++)
+        expect_message(d, from + i);
     cw_iobufs *more = NULL;
     int rc = cw_stream_recv(d->halves.stream, 1, &more);
     CWC_REQUIRE(rc == CW_ERR_RECV_FAILED, "connection %d: a recv past the end gave %d", d->conn,
