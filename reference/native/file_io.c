@@ -58,20 +58,40 @@ static void advance(struct iovec *iov, int n, int *i, size_t done)
     }
 }
 
+/* Whether the ring gave up a call it never made. Nothing here cancels a
+ * storage call, but the kernel answers ECANCELED when it cannot start the
+ * io-wq thread that would make it: thread creation fails while a signal
+ * is pending, and after a few tries the kernel cancels the work queued
+ * for that thread. A program that signals its threads often meets this.
+ * The call did nothing, so it is made again, as a system call on this
+ * thread: a retry through the ring could meet the same refusal. */
+static bool ring_gave_up(ssize_t r)
+{
+    return r < 0 && errno == ECANCELED;
+}
+
 /* One positioned call: through the ring when there is one (NULL: the
  * system call itself, on this thread). */
 static ssize_t move(cw_uring *ring, int fd, bool write, const struct iovec *iov, int n,
                     uint64_t offset, int flags)
 {
-    if (ring)
-        return cw_uring_rw(ring, fd, write, iov, n, offset, flags);
+    if (ring) {
+        ssize_t r = cw_uring_rw(ring, fd, write, iov, n, offset, flags);
+        if (!ring_gave_up(r))
+            return r;
+    }
     return write ? cw_os.pwritev2(fd, iov, n, (off_t)offset, flags)
                  : cw_os.preadv2(fd, iov, n, (off_t)offset, flags);
 }
 
 static int datasync(cw_uring *ring, int fd)
 {
-    return ring ? cw_uring_datasync(ring, fd) : cw_file_datasync(fd);
+    if (ring) {
+        int rc = cw_uring_datasync(ring, fd);
+        if (!ring_gave_up(rc))
+            return rc;
+    }
+    return cw_file_datasync(fd);
 }
 
 /* Move every byte of iov[0 .. n) at `offset`. 0, an errno, or -1 when

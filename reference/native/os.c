@@ -12,6 +12,11 @@ static int open_file(const char *path, int flags, mode_t mode)
     return open(path, flags, mode);
 }
 
+static int ring_result(int res)
+{
+    return res;
+}
+
 cw_os_calls cw_os = {
     .thread_create = pthread_create,
     .open = open_file,
@@ -26,4 +31,5 @@ cw_os_calls cw_os = {
     .epoll_wait = epoll_wait,
     .read = read,
     .write = write,
+    .ring_result = ring_result,
 };

@@ -4,7 +4,8 @@
  * holds the real calls unless a test in reference/tests/ swaps some for
  * failing stand-ins before a run (test_threadless.c makes thread creation
  * fail; test_io_faults.c makes the I/O calls fail, be interrupted or
- * transfer less, as disks and networks do).
+ * transfer less, as disks and networks do; test_ring_canceled.c makes
+ * the kernel give up io_uring storage calls).
  *
  * Each entry has the signature and the errno convention of the call it
  * stands for. Only the calls whose failures the backend has to survive
@@ -39,6 +40,10 @@ typedef struct cw_os_calls {
     int (*epoll_wait)(int epfd, struct epoll_event *events, int max, int timeout);
     ssize_t (*read)(int fd, void *buf, size_t len);
     ssize_t (*write)(int fd, const void *buf, size_t len);
+    /* The result the kernel posts for one of the run's io_uring storage
+     * calls (uring.c): bytes, or -errno. The real entry returns it as it
+     * is; a test's stand-in answers what the kernel may answer instead. */
+    int (*ring_result)(int res);
 } cw_os_calls;
 
 /* Read by every run; written only by tests, between runs. */

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "native/os.h"
 #include "native/uring.h"
 
 #ifdef CW_HAVE_LIBURING
@@ -88,7 +89,7 @@ static void reap(cw_uring *u)
     unsigned head, seen = 0;
     io_uring_for_each_cqe(&u->ring, head, cqe)
     {
-        finish(u, io_uring_cqe_get_data(cqe), cqe->res);
+        finish(u, io_uring_cqe_get_data(cqe), cw_os.ring_result(cqe->res));
         seen++;
     }
     io_uring_cq_advance(&u->ring, seen);
