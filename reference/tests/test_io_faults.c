@@ -192,7 +192,8 @@ static void faults_install(uint64_t seed)
                      f_sendmsg,
                      f_epoll_wait,
                      f_read,
-                     f_write};
+                     f_write,
+                     real.ring_result};
     cw_os = f;
 }
 
