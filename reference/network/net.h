@@ -57,6 +57,7 @@ struct cw_stream {
     bool eof;            /* nothing more will arrive */
     bool poisoned;       /* every later recv is CW_ERR_CLOSED */
     uint64_t busy;       /* the ticket of the recv that waited and has not completed */
+    uint64_t live;       /* the ticket of the recv waiting or under way now, else 0 */
     uint64_t tickets;
     cw_list waiters; /* recv waits */
     cw_list link;    /* net->streams */
@@ -84,10 +85,10 @@ struct cw_sink {
     cw_addr remote;
     int guard; /* as for streams */
     bool poisoned;
-    uint64_t busy, tickets; /* as for streams */
-    size_t sent;            /* TCP: bytes of the current send already written */
-    cw_list waiters;        /* send waits */
-    cw_list link;           /* net->sinks */
+    uint64_t busy, live, tickets; /* as for streams */
+    size_t sent;                  /* TCP: bytes of the current send already written */
+    cw_list waiters;              /* send waits */
+    cw_list link;                 /* net->sinks */
 };
 
 /* A dialed connection waiting in a memory listener's queue. */

@@ -84,9 +84,18 @@ static bool finish(cw_wait *w, cw_sink *s, int rc)
         s->poisoned = true;
     else
         cw_metric_counter_add(cw_net_of(s->rt)->outbound_bytes, cw_iobufs_len(bufs));
-    s->busy = 0;
+    s->busy = s->live = 0;
     s->sent = 0;
     w->result = rc;
+    return true;
+}
+
+/* Another task's send is waiting or under way: this one is turned away
+ * and changes nothing, that one's included [NET-035]. Only TCP sends
+ * wait, so only they meet this. */
+static bool refuse(cw_wait *w)
+{
+    w->result = CW_ERR_INVALID;
     return true;
 }
 
@@ -117,6 +126,8 @@ static bool send_try(cw_wait *w)
     if (s->poisoned)
         return settle(w, s, CW_ERR_CLOSED);
     cw_waitv *v = cw_waitv_of(w);
+    if (s->live && s->live != v->ticket)
+        return refuse(w);
     if (s->busy && s->busy != v->ticket)
         return settle(w, s, CW_ERR_CLOSED); /* an earlier send was abandoned midway */
     if (!v->ticket)
@@ -125,12 +136,13 @@ static bool send_try(cw_wait *w)
         return settle(w, s, CW_OK);
     /* Under way while the transport lets the lock go (tcp.c): a send made
      * by another task meanwhile finds it as it would an armed one. */
-    uint64_t busy = s->busy;
-    s->busy = v->ticket;
+    uint64_t busy = s->busy, live = s->live;
+    s->busy = s->live = v->ticket;
     int rc = cw_net_of(s->rt)->driver->write(s, bufs);
     if (rc == CW_ERR_WOULD_BLOCK) {
         if (s->sent == 0)
             s->busy = busy; /* none of it went: giving up now changes nothing */
+        s->live = live;
         return false;
     }
     return finish(w, s, rc);
@@ -139,8 +151,18 @@ static bool send_try(cw_wait *w)
 static void send_arm(cw_wait *w, cw_task *t)
 {
     cw_sink *s = w->object;
-    s->busy = cw_waitv_of(w)->ticket;
+    s->busy = s->live = cw_waitv_of(w)->ticket;
     cw_waiters_add(&s->waiters, w, t);
+}
+
+/* Completed or given up: the sink takes the next send. One given up
+ * midway leaves its ticket in `busy`, for that next send to find. */
+static void send_disarm(cw_wait *w)
+{
+    cw_sink *s = w->object;
+    if (s->live == cw_waitv_of(w)->ticket)
+        s->live = 0;
+    cw_waiters_remove(w);
 }
 
 static int send_guard(const cw_wait *w)
@@ -149,7 +171,7 @@ static int send_guard(const cw_wait *w)
     return s->guard;
 }
 
-static const cw_wait_ops send_ops = {send_try, send_arm, cw_waiters_remove, send_guard};
+static const cw_wait_ops send_ops = {send_try, send_arm, send_disarm, send_guard};
 
 void cw_net_sink_wait_send(cw_wait *w, cw_sink *s, const cw_iobufs *bufs)
 {

@@ -160,10 +160,20 @@ static void audit_recv(cw_stream *s, size_t len, int rc, const cw_iobufs *got)
 static bool fail(cw_wait *w, cw_stream *s, int rc)
 {
     s->poisoned = true;
-    s->busy = 0;
+    s->busy = s->live = 0;
     *(cw_iobufs **)w->out = NULL;
     w->result = rc;
     audit_recv(s, (size_t)cw_waitv_of(w)->value, rc, NULL);
+    return true;
+}
+
+/* Another task's recv is waiting or under way: this one is turned away
+ * and changes nothing, that one's included [NET-035]. */
+static bool refuse(cw_wait *w, cw_stream *s)
+{
+    *(cw_iobufs **)w->out = NULL;
+    w->result = CW_ERR_INVALID;
+    audit_recv(s, (size_t)cw_waitv_of(w)->value, CW_ERR_INVALID, NULL);
     return true;
 }
 
@@ -174,14 +184,16 @@ static bool recv_try(cw_wait *w)
     if (s->poisoned)
         return fail(w, s, CW_ERR_CLOSED);
     cw_waitv *v = cw_waitv_of(w);
+    if (s->live && s->live != v->ticket)
+        return refuse(w, s);
     if (s->busy && s->busy != v->ticket)
         return fail(w, s, CW_ERR_CLOSED); /* an earlier recv was abandoned */
     if (!v->ticket)
         v->ticket = ++s->tickets;
     /* Under way while the transport lets the lock go (tcp.c): a recv made
      * by another task meanwhile finds it as it would an armed one. */
-    uint64_t busy = s->busy;
-    s->busy = v->ticket;
+    uint64_t busy = s->busy, live = s->live;
+    s->busy = s->live = v->ticket;
     if (s->sock && s->len < len && !fill(s, len))
         return fail(w, s, CW_ERR_NOMEM);
     bool direct = s->direct.data && s->direct.len == len;
@@ -189,7 +201,7 @@ static bool recv_try(cw_wait *w)
         cw_iobufs *got = direct ? take_direct(s) : take(s, len);
         if (!got)
             return fail(w, s, CW_ERR_NOMEM);
-        s->busy = 0;
+        s->busy = s->live = 0;
         *(cw_iobufs **)w->out = got;
         w->result = CW_OK;
         audit_recv(s, len, CW_OK, got);
@@ -199,14 +211,25 @@ static bool recv_try(cw_wait *w)
     if (s->eof)
         return fail(w, s, CW_ERR_RECV_FAILED); /* what came is not returned as if complete */
     s->busy = busy; /* a recv that never waits changes nothing [NET-010] */
+    s->live = live;
     return false;
 }
 
 static void recv_arm(cw_wait *w, cw_task *t)
 {
     cw_stream *s = w->object;
-    s->busy = cw_waitv_of(w)->ticket;
+    s->busy = s->live = cw_waitv_of(w)->ticket;
     cw_waiters_add(&s->waiters, w, t);
+}
+
+/* Completed or given up: the stream takes the next recv. A recv given up
+ * leaves its ticket in `busy`, for that next recv to find. */
+static void recv_disarm(cw_wait *w)
+{
+    cw_stream *s = w->object;
+    if (s->live == cw_waitv_of(w)->ticket)
+        s->live = 0;
+    cw_waiters_remove(w);
 }
 
 static int recv_guard(const cw_wait *w)
@@ -215,7 +238,7 @@ static int recv_guard(const cw_wait *w)
     return s->guard;
 }
 
-static const cw_wait_ops recv_ops = {recv_try, recv_arm, cw_waiters_remove, recv_guard};
+static const cw_wait_ops recv_ops = {recv_try, recv_arm, recv_disarm, recv_guard};
 
 void cw_net_stream_wait_recv(cw_wait *w, cw_stream *s, size_t len, cw_iobufs **out)
 {

@@ -1,0 +1,204 @@
+/*
+ * network_one_call.c - a half carries one send or recv at a time
+ * (NET-035): while one task's call waits on a half, another task's send
+ * or recv there, a poll included, is refused with CW_ERR_INVALID and
+ * changes nothing. The waiting call then completes with exactly its own
+ * bytes, and the half takes the next call, unpoisoned.
+ *
+ * The refused calls are made with the half in the state where a wrong
+ * answer shows: the stream holds part of what the waiting recv asked for
+ * (a refused recv that took some of it would cut that recv's bytes), and
+ * the sink's waiting send is midway through (a refused send that went out
+ * would land inside it, or after it where the next piece should be).
+ */
+#include <stdatomic.h>
+
+#include "cases/network_util.h"
+
+/* ---- A recv waits ---------------------------------------------------------------------- */
+
+struct waiting_recv {
+    cw_stream *stream;
+    cw_iobufs *got;
+};
+
+static void *recv_ten(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    struct waiting_recv *r = arg;
+    ck_assert_int_eq(cw_stream_recv(r->stream, 10, &r->got), CW_OK);
+    return NULL;
+}
+
+/* A recv of `len` on `s`, by this task and as a poll: each refused. */
+static void expect_recv_refused(cw_stream *s, size_t len)
+{
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(s, len, &got), CW_ERR_INVALID);
+    ck_assert_ptr_null(got);
+    cw_wait w = cw_wait_stream_recv(s, len, &got);
+    ck_assert_int_eq(cw_poll(&w, 1), 0);
+    ck_assert_int_eq(w.result, CW_ERR_INVALID);
+    ck_assert_ptr_null(got);
+}
+
+static void expect_bytes(cw_stream *s, const char *want, size_t len)
+{
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(s, len, &got), CW_OK);
+    ck_assert(cw_iobufs_equal_bytes(got, want, len));
+    cw_iobufs_release(got);
+}
+
+static void *one_recv_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct half_pair a, b;
+    cw_listener *l = connect_halves(ctx, &a, &b);
+    ck_assert_int_eq(send_text(a.sink, "01234"), CW_OK);
+    cw_sleep(ctx, 5 * CW_MSEC); /* the five bytes are there */
+    struct waiting_recv r = {b.stream, NULL};
+    cw_handle *h = cw_spawn(cw_child(ctx, "reader"), recv_ten, &r);
+    cw_sleep(ctx, 5 * CW_MSEC); /* the reader waits for five more */
+
+    expect_recv_refused(b.stream, 3);  /* fewer than are held */
+    expect_recv_refused(b.stream, 10); /* as many as the reader asked */
+    uint8_t seen[16];
+    ck_assert_uint_eq(cw_stream_peek(b.stream, sizeof seen, seen), 5);
+    ck_assert(memcmp(seen, "01234", 5) == 0);
+
+    ck_assert_int_eq(send_text(a.sink, "56789"), CW_OK);
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+    ck_assert(cw_iobufs_equal_bytes(r.got, "0123456789", 10));
+    cw_iobufs_release(r.got);
+
+    /* The stream was not poisoned: it takes the next recv. */
+    ck_assert_int_eq(send_text(a.sink, "abc"), CW_OK);
+    expect_bytes(b.stream, "abc", 3);
+    close_halves(&a);
+    close_halves(&b);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_one_recv_at_a_time, "network", "NET-035 NET-011 NET-012", 0)
+{
+    cwc_run_ok(NULL, one_recv_root, NULL);
+}
+
+/* ---- A send waits (TCP: a memory send never does) ----------------------------------------- */
+
+/* A sender sends pieces until told to stop; nobody reads yet, so once the
+ * kernel's buffers on both sides are full (how large they grow is the
+ * host's setting) its send waits. */
+enum { PIECE = 1 << 20, MAX_PIECES = 1024 };
+
+struct sender {
+    cw_sink *sink;
+    atomic_int started, done; /* sends begun, sends completed */
+    atomic_bool stop;
+};
+
+static uint8_t piece_byte(int piece, size_t i)
+{
+    return (uint8_t)((size_t)piece * 7 + i * 131 + (i >> 12));
+}
+
+static void fill_piece(uint8_t *bytes, int piece)
+{
+    for (size_t i = 0; i < PIECE; i++)
+        bytes[i] = piece_byte(piece, i);
+}
+
+static void *send_pieces(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    struct sender *sd = arg;
+    uint8_t *bytes = malloc(PIECE);
+    ck_assert_ptr_nonnull(bytes);
+    for (int i = 0; !atomic_load(&sd->stop); i++) {
+        fill_piece(bytes, i);
+        atomic_store(&sd->started, i + 1);
+        ck_assert_int_eq(send_data(sd->sink, bytes, PIECE), CW_OK);
+        atomic_store(&sd->done, i + 1);
+    }
+    free(bytes);
+    return NULL;
+}
+
+/* Until the sender is inside a send that has made no progress for three
+ * looks in a row: it waits for the peer to read. */
+static void until_send_waits(cw_ctx *ctx, struct sender *sd)
+{
+    int last = -1, still = 0;
+    while (still < 3) {
+        cw_sleep(ctx, 20 * CW_MSEC);
+        int done = atomic_load(&sd->done);
+        bool inside = atomic_load(&sd->started) > done;
+        still = inside && done == last ? still + 1 : 0;
+        last = done;
+        ck_assert_int_lt(done, MAX_PIECES);
+    }
+}
+
+static void expect_send_refused(cw_sink *s)
+{
+    ck_assert_int_eq(send_text(s, "x"), CW_ERR_INVALID);
+    cw_iobufs *l = cw_iobufs_new(cwc_backend);
+    cw_iobuf one;
+    ck_assert_int_eq(cw_iobuf_copy(cwc_backend, "y", 1, &one), CW_OK);
+    ck_assert_int_eq(cw_iobufs_append(l, &one), CW_OK);
+    cw_wait w = cw_wait_sink_send(s, l);
+    ck_assert_int_eq(cw_poll(&w, 1), 0);
+    ck_assert_int_eq(w.result, CW_ERR_INVALID);
+    cw_iobufs_release(l);
+}
+
+/* Every piece sent, in order, and nothing inside them. */
+static void expect_pieces(cw_stream *s, int pieces)
+{
+    uint8_t *want = malloc(PIECE);
+    ck_assert_ptr_nonnull(want);
+    for (int p = 0; p < pieces; p++) {
+        cw_iobufs *l = NULL;
+        ck_assert_int_eq(cw_stream_recv(s, PIECE, &l), CW_OK);
+        fill_piece(want, p);
+        ck_assert_msg(cw_iobufs_equal_bytes(l, want, PIECE), "piece %d of %d wrong", p, pieces);
+        cw_iobufs_release(l);
+    }
+    free(want);
+}
+
+static void *one_send_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct half_pair a, b;
+    cw_listener *l = connect_halves(ctx, &a, &b);
+    struct sender sd = {.sink = a.sink};
+    atomic_init(&sd.started, 0);
+    atomic_init(&sd.done, 0);
+    atomic_init(&sd.stop, false);
+    cw_handle *h = cw_spawn(cw_child(ctx, "sender"), send_pieces, &sd);
+    until_send_waits(ctx, &sd);
+    expect_send_refused(a.sink);
+    /* The waiting send completes once read, and is the last. */
+    atomic_store(&sd.stop, true);
+    expect_pieces(b.stream, atomic_load(&sd.started));
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+    ck_assert_int_eq(atomic_load(&sd.done), atomic_load(&sd.started));
+    /* The sink was not poisoned: it takes the next send. */
+    ck_assert_int_eq(send_text(a.sink, "end"), CW_OK);
+    expect_bytes(b.stream, "end", 3);
+    close_halves(&a);
+    close_halves(&b);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_one_send_at_a_time, "network", "NET-035 NET-008",
+         CWC_NEEDS_NETWORK | CWC_UNLESS_DETERMINISTIC)
+{
+    cwc_run_ok(NULL, one_send_root, NULL);
+}
