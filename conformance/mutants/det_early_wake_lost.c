@@ -1,0 +1,67 @@
+/* A wake that comes before its task parks is lost: cw_park then waits for
+ * another wake, where it must return at once (TASK-009). */
+#define CWM_BASE "deterministic"
+#include "mutant.h"
+
+enum { REMEMBERED = 4096 };
+static struct {
+    cw_waker *waker;
+    cw_ctx *ctx;
+} seen[REMEMBERED];
+static size_t nseen;
+static cw_ctx *parked[REMEMBERED]; /* the contexts in cw_park now */
+static size_t nparked;
+
+static bool is_parked(const cw_ctx *ctx)
+{
+    for (size_t i = 0; i < nparked; i++)
+        if (parked[i] == ctx)
+            return true;
+    return false;
+}
+
+static cw_waker *noting_waker(cw_ctx *ctx)
+{
+    cw_waker *w = cwm_base->waker_current(ctx);
+    if (w && nseen < REMEMBERED)
+        seen[nseen].waker = w, seen[nseen++].ctx = ctx;
+    return w;
+}
+
+static cw_ctx *ctx_of(const cw_waker *w)
+{
+    for (size_t i = nseen; i-- > 0;)
+        if (seen[i].waker == w)
+            return seen[i].ctx;
+    return NULL;
+}
+
+static void forgetful_wake(cw_waker *w)
+{
+    cw_ctx *ctx = ctx_of(w);
+    if (ctx && !is_parked(ctx))
+        return; /* not parked yet: dropped */
+    cwm_base->waker_wake(w);
+}
+
+static void noting_park(cw_ctx *ctx)
+{
+    if (nparked == REMEMBERED) {
+        cwm_base->park(ctx);
+        return;
+    }
+    parked[nparked++] = ctx;
+    cwm_base->park(ctx);
+    for (size_t i = 0; i < nparked; i++)
+        if (parked[i] == ctx) {
+            parked[i] = parked[--nparked];
+            break;
+        }
+}
+
+static void mutate(void)
+{
+    cwm.waker_current = noting_waker;
+    cwm.waker_wake = forgetful_wake;
+    cwm.park = noting_park;
+}
