@@ -168,6 +168,33 @@ CWC_CASE(shutdown_multiple_stop_calls, "signals", "SIG-004 SIG-006", 0)
     cwc_run_ok(NULL, multiple_stop_calls_root, NULL);
 }
 
+/* A stop is made when its wait is first tried, not when the wait is made
+ * (SIG-006): a signal taken between the two is held before the stop, so
+ * it resolves only at the try, and the stop waits for its release
+ * (SIG-002). Had the stop been made with the wait, the signal would have
+ * been taken after it: resolved at once, holding nothing back (SIG-003). */
+static void *made_at_try_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_wait stop = cw_wait_stop(ctx, 7);
+    cw_signal *sig = cw_stopped(ctx);
+    int32_t value = 0;
+    cw_wait held = cw_wait_signal(sig, &value);
+    ck_assert_int_eq(cw_poll(&held, 1), CW_ERR_WOULD_BLOCK); /* no stop yet */
+    ck_assert_int_eq(cw_poll(&stop, 1), CW_ERR_WOULD_BLOCK); /* made now; `sig` holds it */
+    ck_assert_int_eq(cw_poll(&held, 1), 0);
+    ck_assert_int_eq(value, 7);
+    cw_signal_release(sig);
+    ck_assert_int_eq(cw_poll(&stop, 1), 0);
+    ck_assert_int_eq(stop.result, CW_OK);
+    return NULL;
+}
+
+CWC_CASE(stop_is_made_at_its_first_try, "signals", "SIG-006 SIG-002", 0)
+{
+    cwc_run_ok(NULL, made_at_try_root, NULL);
+}
+
 static void *never_stopped(cw_ctx *ctx, void *arg)
 {
     (void)arg;
