@@ -799,3 +799,46 @@ CWC_CASE(completing_calls_are_not_suspension_points, "tasks", "TASK-002 PAN-005"
     ck_assert_int_eq(s.cleanup_sleep0, CW_OK);
     ck_assert_int_eq(s.cleanup_recv, CW_ERR_CLOSED);
 }
+
+/* Aborting a task that already ended does nothing (TASK-002): its joins
+ * still give its own result and value, whether it was joined before the
+ * abort or not (TASK-008). */
+static void *mark_and_return_42(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    atomic_store((atomic_int *)arg, 1); /* no suspension after this: it ends */
+    return (void *)(intptr_t)42;
+}
+
+static void expect_42(cw_handle *h)
+{
+    void *v = NULL;
+    ck_assert_int_eq(cw_join(h, &v), CW_OK);
+    ck_assert_int_eq((intptr_t)v, 42);
+}
+
+static void *abort_after_end_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    atomic_int ended = 0;
+    cw_handle *joined = cw_spawn(cw_child(ctx, "joined"), mark_and_return_42, &ended);
+    expect_42(joined);
+    cw_abort(joined);
+    expect_42(joined);
+    cw_handle_release(joined);
+
+    atomic_store(&ended, 0);
+    cw_handle *unjoined = cw_spawn(cw_child(ctx, "unjoined"), mark_and_return_42, &ended);
+    while (!atomic_load(&ended))
+        cw_yield(ctx);
+    cw_sleep(ctx, CW_MSEC); /* past its return */
+    cw_abort(unjoined);
+    expect_42(unjoined);
+    cw_handle_release(unjoined);
+    return NULL;
+}
+
+CWC_CASE(abort_after_end_changes_nothing, "tasks", "TASK-002 TASK-008", 0)
+{
+    cwc_run_ok(NULL, abort_after_end_root, NULL);
+}
