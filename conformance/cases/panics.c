@@ -376,3 +376,43 @@ CWC_CASE(suspending_outside_a_task_ends_the_process, "panics", "PAN-006", 0)
     ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
                   "a suspending call from a foreign thread did not end the process");
 }
+
+/* Handlers still registered when a task returns normally are not run
+ * (PAN-004): a task, and the root, push one and return without popping
+ * it. Nothing unwinds them, now or when the run ends. */
+static void count_run(void *arg)
+{
+    atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+struct left_registered {
+    cw_cleanup node;
+    atomic_int *runs;
+};
+
+static void *returns_with_a_handler(cw_ctx *ctx, void *arg)
+{
+    struct left_registered *l = arg;
+    cw_cleanup_push(ctx, &l->node, count_run, l->runs);
+    return NULL;
+}
+
+static void *left_registered_root(cw_ctx *ctx, void *arg)
+{
+    atomic_int *runs = arg;
+    static struct left_registered task_side, root_side;
+    task_side.runs = root_side.runs = runs;
+    cw_handle *h = cw_spawn(cw_child(ctx, "returner"), returns_with_a_handler, &task_side);
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+    ck_assert_int_eq(atomic_load(runs), 0);
+    cw_cleanup_push(ctx, &root_side.node, count_run, runs);
+    return NULL;
+}
+
+CWC_CASE(cleanup_handlers_left_at_return_do_not_run, "panics", "PAN-004", 0)
+{
+    atomic_int runs = 0;
+    cwc_run_ok(NULL, left_registered_root, &runs);
+    ck_assert_int_eq(atomic_load(&runs), 0);
+}
