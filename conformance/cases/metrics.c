@@ -464,3 +464,43 @@ CWC_CASE(family_with_attributes, "metrics", "MET-009 MET-012", 0)
 {
     cwc_run_ok(NULL, family_with_attributes_root, NULL);
 }
+
+/* A child context starts at CW_EXEC_SHARED whatever its parent was set to
+ * (CTX-001): tasks spawned from a child of a dedicated context, or of a
+ * blocking one, are counted as Shared, and those spawned from the parents
+ * themselves as what they asked for (MET-014). */
+/* Spawn from `ctx` (consumed) and join: the task returns at once. */
+static void spawn_and_join(cw_ctx *ctx)
+{
+    cw_handle *h = cw_spawn(ctx, cwc_return_42, NULL);
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+}
+
+static void *execution_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_ctx *dedicated = cw_dedicated(cw_child(ctx, "dedicated"));
+    cw_ctx *blocking = cw_shared(cw_child(ctx, "blocking"), true);
+    /* The children first: a task spawned from a parent supervises them. */
+    spawn_and_join(cw_child(dedicated, "inner"));
+    spawn_and_join(cw_child(blocking, "inner"));
+    spawn_and_join(dedicated);
+    spawn_and_join(blocking);
+    char *text = cwc_encode(ctx);
+    CWC_HAS(text, "runtime_tasks_spawned_total{name=\"dedicated_inner\",kind=\"Task\","
+                  "execution=\"Shared\"} 1");
+    CWC_HAS(text, "runtime_tasks_spawned_total{name=\"blocking_inner\",kind=\"Task\","
+                  "execution=\"Shared\"} 1");
+    CWC_HAS(text, "runtime_tasks_spawned_total{name=\"dedicated\",kind=\"Task\","
+                  "execution=\"Dedicated\"} 1");
+    CWC_HAS(text, "runtime_tasks_spawned_total{name=\"blocking\",kind=\"Task\","
+                  "execution=\"SharedBlocking\"} 1");
+    free(text);
+    return NULL;
+}
+
+CWC_CASE(metrics_child_context_starts_shared, "metrics", "CTX-001 MET-014", 0)
+{
+    cwc_run_ok(NULL, execution_root, NULL);
+}
