@@ -842,3 +842,57 @@ CWC_CASE(abort_after_end_changes_nothing, "tasks", "TASK-002 TASK-008", 0)
 {
     cwc_run_ok(NULL, abort_after_end_root, NULL);
 }
+
+/* An abort reaches the aborted task's subtree only (TASK-005): its
+ * sibling, spawned from a child of the same context, and that sibling's
+ * own child go on and end as they would have. */
+struct siblings {
+    cw_oneshot *go_sibling, *go_nephew;
+    atomic_int nephew_started;
+};
+
+static void *nephew(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    struct siblings *s = arg;
+    atomic_store(&s->nephew_started, 1);
+    cwc_await(s->go_nephew);
+    return (void *)(intptr_t)7;
+}
+
+static void *sibling(cw_ctx *ctx, void *arg)
+{
+    struct siblings *s = arg;
+    cw_handle *n = cw_spawn(cw_child(ctx, "nephew"), nephew, s);
+    cwc_await(s->go_sibling);
+    void *v = NULL;
+    ck_assert_int_eq(cw_join(n, &v), CW_OK);
+    ck_assert_int_eq((intptr_t)v, 7);
+    cw_handle_release(n);
+    return (void *)(intptr_t)42;
+}
+
+static void *siblings_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct siblings s = {cw_oneshot_new(ctx, 1), cw_oneshot_new(ctx, 1), 0};
+    cw_ctx *parent = cw_child(ctx, "parent");
+    cw_handle *aborted = cw_spawn(cw_child(parent, "aborted"), cwc_pending_task, NULL);
+    cw_handle *kept = cw_spawn(cw_child(parent, "kept"), sibling, &s);
+    while (!atomic_load(&s.nephew_started))
+        cw_yield(ctx);
+    cw_abort(aborted);
+    ck_assert_int_eq(cw_join(aborted, NULL), CW_ERR_CLOSED);
+    cwc_notify(s.go_nephew);
+    cwc_notify(s.go_sibling);
+    expect_42(kept);
+    cw_handle_release(aborted);
+    cw_handle_release(kept);
+    cw_ctx_release(parent);
+    return NULL;
+}
+
+CWC_CASE(abort_leaves_siblings_and_their_children, "tasks", "TASK-005", 0)
+{
+    cwc_run_ok(NULL, siblings_root, NULL);
+}
