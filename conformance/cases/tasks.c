@@ -830,7 +830,7 @@ static void *abort_after_end_root(cw_ctx *ctx, void *arg)
     atomic_store(&ended, 0);
     cw_handle *unjoined = cw_spawn(cw_child(ctx, "unjoined"), mark_and_return_42, &ended);
     while (!atomic_load(&ended))
-        cw_yield(ctx);
+        cw_sleep(ctx, CW_MSEC);
     cw_sleep(ctx, CW_MSEC); /* past its return */
     cw_abort(unjoined);
     expect_42(unjoined);
@@ -880,7 +880,7 @@ static void *siblings_root(cw_ctx *ctx, void *arg)
     cw_handle *aborted = cw_spawn(cw_child(parent, "aborted"), cwc_pending_task, NULL);
     cw_handle *kept = cw_spawn(cw_child(parent, "kept"), sibling, &s);
     while (!atomic_load(&s.nephew_started))
-        cw_yield(ctx);
+        cw_sleep(ctx, CW_MSEC);
     cw_abort(aborted);
     ck_assert_int_eq(cw_join(aborted, NULL), CW_ERR_CLOSED);
     cwc_notify(s.go_nephew);
