@@ -22,11 +22,19 @@ struct waiting_recv {
     cw_iobufs *got;
 };
 
+/* The recv waits in a select, behind a channel that never delivers: a
+ * recv waiting there holds the stream as much as cw_stream_recv does. */
 static void *recv_ten(cw_ctx *ctx, void *arg)
 {
-    (void)ctx;
     struct waiting_recv *r = arg;
-    ck_assert_int_eq(cw_stream_recv(r->stream, 10, &r->got), CW_OK);
+    cw_chan *never = cw_chan_new(ctx, sizeof(int), 1);
+    ck_assert_ptr_nonnull(never);
+    int unused;
+    cw_wait w[2] = {cw_wait_recv(never, &unused), cw_wait_stream_recv(r->stream, 10, &r->got)};
+    ck_assert_int_eq(cw_select(w, 2), 1);
+    ck_assert_int_eq(w[1].result, CW_OK);
+    cw_chan_sender_drop(never);
+    cw_chan_receiver_drop(never);
     return NULL;
 }
 
