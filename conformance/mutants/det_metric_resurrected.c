@@ -33,7 +33,7 @@ static cw_metric *resurrecting_register(cw_ctx *ctx, const char *name, const cha
         }
     if (nlive < REMEMBERED) {
         live[nlive].m = m, live[nlive].ctx = ctx;
-        strcpy(live[nlive++].name, name);
+        memcpy(live[nlive++].name, name, strlen(name) + 1); /* fits: checked above */
     }
     return m;
 }
@@ -45,7 +45,7 @@ static void remembering_release(cw_metric *m)
             uint64_t count = cwm_base_metrics->counter_get(m);
             if (count > 0 && ngone < REMEMBERED) {
                 gone[ngone].ctx = live[i].ctx, gone[ngone].count = count;
-                strcpy(gone[ngone++].name, live[i].name);
+                memcpy(gone[ngone++].name, live[i].name, sizeof live[i].name);
             }
             live[i] = live[--nlive];
             break;
