@@ -4,18 +4,8 @@
 #define CWM_BASE "deterministic"
 #include "mutant.h"
 
-enum { REMEMBERED = 1024 };
-static const void *ended_then_aborted[REMEMBERED]; /* the join waits' objects */
-static size_t nmarked;
+static cwm_set ended_then_aborted; /* the join waits' objects */
 static cwm_ops_seen join_kind;
-
-static bool marked(const void *object)
-{
-    for (size_t i = 0; i < nmarked; i++)
-        if (ended_then_aborted[i] == object)
-            return true;
-    return false;
-}
 
 static void marking_abort(cw_handle *h)
 {
@@ -23,15 +13,16 @@ static void marking_abort(cw_handle *h)
     void *value;
     cwm_base->wait_join(&probe, h, &value);
     cwm_learn(&probe, &join_kind);
-    if (cwm_base->select(&probe, 1, false) == 0 && nmarked < REMEMBERED)
-        ended_then_aborted[nmarked++] = probe.object; /* it had ended */
+    if (cwm_base->select(&probe, 1, false) == 0)
+        cwm_set_add(&ended_then_aborted, probe.object); /* it had ended */
     cwm_base->abort(h);
 }
 
 static int rewriting_select(cw_wait *waits, size_t n, bool block)
 {
     int won = cwm_base->select(waits, n, block);
-    if (won >= 0 && cwm_is(&waits[won], &join_kind) && marked(waits[won].object))
+    if (won >= 0 && cwm_is(&waits[won], &join_kind) &&
+        cwm_set_has(&ended_then_aborted, waits[won].object))
         waits[won].result = CW_ERR_CLOSED;
     return won;
 }

@@ -9,16 +9,7 @@ static struct {
     cw_ctx *ctx;
 } seen[REMEMBERED];
 static size_t nseen;
-static cw_ctx *parked[REMEMBERED]; /* the contexts in cw_park now */
-static size_t nparked;
-
-static bool is_parked(const cw_ctx *ctx)
-{
-    for (size_t i = 0; i < nparked; i++)
-        if (parked[i] == ctx)
-            return true;
-    return false;
-}
+static cwm_set parked; /* the contexts in cw_park now */
 
 static cw_waker *noting_waker(cw_ctx *ctx)
 {
@@ -39,24 +30,16 @@ static cw_ctx *ctx_of(const cw_waker *w)
 static void forgetful_wake(cw_waker *w)
 {
     cw_ctx *ctx = ctx_of(w);
-    if (ctx && !is_parked(ctx))
+    if (ctx && !cwm_set_has(&parked, ctx))
         return; /* not parked yet: dropped */
     cwm_base->waker_wake(w);
 }
 
 static void noting_park(cw_ctx *ctx)
 {
-    if (nparked == REMEMBERED) {
-        cwm_base->park(ctx);
-        return;
-    }
-    parked[nparked++] = ctx;
+    cwm_set_add(&parked, ctx);
     cwm_base->park(ctx);
-    for (size_t i = 0; i < nparked; i++)
-        if (parked[i] == ctx) {
-            parked[i] = parked[--nparked];
-            break;
-        }
+    cwm_set_remove(&parked, ctx);
 }
 
 static void mutate(void)

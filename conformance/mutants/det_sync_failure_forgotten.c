@@ -4,27 +4,16 @@
 #define CWM_BASE "deterministic"
 #include "mutant.h"
 
-enum { REMEMBERED = 64 };
-static const cw_blob *failed[REMEMBERED];
-static size_t nfailed;
-
-static bool failed_before(const cw_blob *b)
-{
-    for (size_t i = 0; i < nfailed; i++)
-        if (failed[i] == b)
-            return true;
-    return false;
-}
+static cwm_set failed;
 
 static int forgetful_sync(cw_blob *b, cw_storage_error *err)
 {
     int rc = cwm_base_storage->blob_sync(b, err);
     if (rc != CW_ERR_BLOB_SYNC_FAILED)
         return rc;
-    if (failed_before(b))
+    if (cwm_set_has(&failed, b))
         return CW_OK;
-    if (nfailed < REMEMBERED)
-        failed[nfailed++] = b;
+    cwm_set_add(&failed, b);
     return rc;
 }
 

@@ -55,6 +55,40 @@ static inline void cwm_learn(const cw_wait *w, cwm_ops_seen *kind)
     atomic_store_explicit(kind, w->ops, memory_order_relaxed);
 }
 
+/* Objects a mutant remembers (handles, streams, contexts): when the set
+ * is full, what does not fit is forgotten, which only makes the mutant
+ * wrong less often. Cases run one per process, so a set never outlives
+ * its case. */
+enum { CWM_SET_MAX = 4096 };
+typedef struct cwm_set {
+    const void *items[CWM_SET_MAX];
+    size_t n;
+} cwm_set;
+
+static inline bool cwm_set_has(const cwm_set *s, const void *p)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->items[i] == p)
+            return true;
+    return false;
+}
+
+static inline void cwm_set_add(cwm_set *s, const void *p)
+{
+    if (s->n < CWM_SET_MAX)
+        s->items[s->n++] = p;
+}
+
+/* Remove one copy of `p`, if there is one. */
+static inline void cwm_set_remove(cwm_set *s, const void *p)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->items[i] == p) {
+            s->items[i] = s->items[--s->n];
+            return;
+        }
+}
+
 const cw_backend *cw_backend_entry(void)
 {
     if (cwm_base)

@@ -4,25 +4,15 @@
 #define CWM_BASE "native"
 #include "mutant.h"
 
-enum { REMEMBERED = 64 };
-static cw_sink *poisoned[REMEMBERED];
-static size_t npoisoned;
-
-static bool is_poisoned(const cw_sink *s)
-{
-    for (size_t i = 0; i < npoisoned; i++)
-        if (poisoned[i] == s)
-            return true;
-    return false;
-}
+static cwm_set poisoned;
 
 static int poisoning_send(cw_sink *s, const cw_iobufs *bufs)
 {
-    if (is_poisoned(s))
+    if (cwm_set_has(&poisoned, s))
         return CW_ERR_CLOSED;
     int rc = cwm_base_network->sink_send(s, bufs);
-    if (rc == CW_ERR_INVALID && npoisoned < REMEMBERED)
-        poisoned[npoisoned++] = s;
+    if (rc == CW_ERR_INVALID)
+        cwm_set_add(&poisoned, s);
     return rc;
 }
 
