@@ -12,6 +12,9 @@
  *              the client for the CPUs; native_ring is the default with
  *              io_backend CW_IO_URING, whose connections receive through
  *              the network's ring (reference/native/net_ring.c).
+ *   bulk       1 MiB sends on one connection to a reader that keeps up as
+ *              it can: the native sender over epoll and through the ring,
+ *              against a plain thread's blocking sends
  *   simulated  messages per second through the deterministic backend's
  *              in-memory network: the mock channel, and a dialed
  *              connection without latency and with 1 ms latency and 1 ms
@@ -20,7 +23,7 @@
  * The client is one thread with epoll: each connection sends a message,
  * reads the whole echo back, and sends the next, for a fixed time.
  *
- * usage: network [echo|simulated ...]   (default: both)
+ * usage: network [echo|bulk|simulated ...]   (default: all)
  *        network server native|native1|native_ring|epoll|libuv|io_uring CONNS SIZE
  *              one server alone, for a profiler
  */
@@ -649,6 +652,142 @@ static void echo(void)
         }
 }
 
+/* ---- Bulk: one connection, the runtime sending ------------------------------------------------
+ *
+ * A sender writes BULK_MESSAGES sends of 1 MiB to one connection, and a
+ * plain thread reads them with blocking recvs as fast as it can. The
+ * socket fills and a send waits for the reader again and again: over
+ * epoll the sending task wakes and sends once each time the reader makes
+ * room; through the ring (native_ring) the kernel sends the rest of each
+ * send and completes it once. The baseline is a plain thread sending
+ * the same with blocking sends. */
+#define BULK_MESSAGE (1 << 20)
+#define BULK_MESSAGES 2048
+
+typedef struct bulk_reader {
+    int lfd;
+    double seconds; /* from the accept to the end of the stream */
+    size_t bytes;
+} bulk_reader;
+
+static void *bulk_read(void *arg)
+{
+    bulk_reader *br = arg;
+    int fd = accept(br->lfd, NULL, NULL);
+    if (fd < 0)
+        die("accept");
+    double t0 = now_s();
+    static char buf[256 * 1024];
+    ssize_t n;
+    while ((n = recv(fd, buf, sizeof buf, 0)) > 0)
+        br->bytes += (size_t)n;
+    br->seconds = now_s() - t0;
+    close(fd);
+    return NULL;
+}
+
+/* A reader on a blocking listener of its own; its port in `*port`. */
+static void bulk_reader_start(bulk_reader *br, pthread_t *t, uint16_t *port)
+{
+    memset(br, 0, sizeof *br);
+    br->lfd = listen_loopback(port);
+    if (fcntl(br->lfd, F_SETFL, fcntl(br->lfd, F_GETFL) & ~O_NONBLOCK) != 0)
+        die("fcntl");
+    pthread_create(t, NULL, bulk_read, br);
+}
+
+/* Bytes per second the reader saw, once the sender is done. */
+static double bulk_reader_rate(bulk_reader *br, pthread_t t)
+{
+    pthread_join(t, NULL);
+    close(br->lfd);
+    if (br->bytes != (size_t)BULK_MESSAGE * BULK_MESSAGES) {
+        fprintf(stderr, "bench: bulk: %zu bytes arrived\n", br->bytes);
+        exit(1);
+    }
+    return (double)br->bytes / br->seconds;
+}
+
+static double bulk_plain(void)
+{
+    bulk_reader br;
+    pthread_t t;
+    uint16_t port;
+    bulk_reader_start(&br, &t, &port);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {
+        .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK), .sin_port = htons(port)};
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0)
+        die("connect");
+    static char msg[BULK_MESSAGE];
+    for (int i = 0; i < BULK_MESSAGES; i++)
+        for (size_t off = 0; off < sizeof msg;) {
+            ssize_t n = send(fd, msg + off, sizeof msg - off, MSG_NOSIGNAL);
+            if (n < 0)
+                die("send");
+            off += (size_t)n;
+        }
+    close(fd);
+    return bulk_reader_rate(&br, t);
+}
+
+static void *bulk_root(cw_ctx *ctx, void *arg)
+{
+    cw_addr to = cw_addr_loopback4(*(uint16_t *)arg);
+    cw_sink *sink;
+    cw_stream *stream;
+    if (cw_dial(ctx, &to, &sink, &stream) != CW_OK)
+        return NULL;
+    static uint8_t bytes[BULK_MESSAGE];
+    cw_iobufs *msg = cw_iobufs_new(cw_backend_native());
+    cw_iobuf chunk;
+    if (!msg || cw_iobuf_static(cw_backend_native(), bytes, sizeof bytes, &chunk) != CW_OK ||
+        cw_iobufs_append(msg, &chunk) != CW_OK)
+        return NULL;
+    for (int i = 0; i < BULK_MESSAGES; i++)
+        if (cw_sink_send(sink, msg) != CW_OK)
+            break;
+    cw_iobufs_release(msg);
+    cw_sink_close(sink);
+    cw_stream_close(stream);
+    return NULL;
+}
+
+static double bulk_native(cw_io_backend io)
+{
+    bulk_reader br;
+    pthread_t t;
+    uint16_t port;
+    bulk_reader_start(&br, &t, &port);
+    cw_config cfg;
+    cw_config_default(&cfg);
+    cfg.read_timeout = cfg.write_timeout = CW_FOREVER;
+    cfg.io_backend = io;
+    cw_run_result res;
+    if (cw_start(cw_backend_native(), &cfg, bulk_root, &port, &res) != CW_OK) {
+        fprintf(stderr, "bench: native run failed: %s\n", res.message);
+        exit(1);
+    }
+    return bulk_reader_rate(&br, t);
+}
+
+/* Each sender three times, in turn, and the median of each. */
+static void bulk(void)
+{
+    double r[3][3];
+    for (int k = 0; k < 3; k++) {
+        r[0][k] = bulk_native(CW_IO_THREADS);
+        r[1][k] = bulk_native(CW_IO_URING);
+        r[2][k] = bulk_plain();
+    }
+    double native = median3(r[0][0], r[0][1], r[0][2]), ring = median3(r[1][0], r[1][1], r[1][2]);
+    double plain = median3(r[2][0], r[2][1], r[2][2]);
+    printf("bulk 1 MiB sends native %.2f GB/s native_ring %.2f GB/s plain %.2f GB/s  "
+           "native/plain=%.2f native_ring/plain=%.2f\n",
+           native / 1e9, ring / 1e9, plain / 1e9, native / plain, ring / plain);
+    fflush(stdout);
+}
+
 /* ---- Simulated network
  * ------------------------------------------------------------------------------ */
 
@@ -803,6 +942,8 @@ int main(int argc, char **argv)
         const char *what = all ? NULL : argv[i];
         if (all || strcmp(what, "echo") == 0)
             echo();
+        if (all || strcmp(what, "bulk") == 0)
+            bulk();
         if (all || strcmp(what, "simulated") == 0)
             simulated();
         if (all)

@@ -1,7 +1,8 @@
 /*
  * net_ring.c - the network's io_uring: the kernel receives for a
- * connection's stream, into the stream's own buffer, accepts for a
- * listener and connects for a dial (tcp.c).
+ * connection's stream, into the stream's own buffer, sends the rest of a
+ * send the socket could not take at once, accepts for a listener and
+ * connects for a dial (tcp.c).
  *
  * Over epoll, every message a task waits for costs a recv that says
  * EAGAIN, a wait, and a recv that gets the bytes. Here the task queues one
@@ -142,6 +143,16 @@ void cw_net_ring_recv(cw_net_ring *q, cw_net_op *op, int fd, void *buf, size_t l
     queued(q, sqe, op);
 }
 
+/* MSG_WAITALL: one completion for the whole rest, however many times
+ * the socket's buffer fills meanwhile (an older kernel that does not
+ * retry a send completes it short; the caller queues the rest again). */
+void cw_net_ring_send(cw_net_ring *q, cw_net_op *op, int fd, const struct msghdr *msg)
+{
+    struct io_uring_sqe *sqe = entry_for(q);
+    io_uring_prep_sendmsg(sqe, fd, msg, MSG_NOSIGNAL | MSG_WAITALL);
+    queued(q, sqe, op);
+}
+
 void cw_net_ring_accept(cw_net_ring *q, cw_net_op *op, int fd, struct sockaddr *peer,
                         socklen_t *peer_len)
 {
@@ -270,6 +281,12 @@ void cw_net_ring_close(cw_net_ring *q)
 void cw_net_ring_recv(cw_net_ring *q, cw_net_op *op, int fd, void *buf, size_t len, bool all)
 {
     (void)q, (void)fd, (void)buf, (void)len, (void)all;
+    op->done(op, -ENOSYS);
+}
+
+void cw_net_ring_send(cw_net_ring *q, cw_net_op *op, int fd, const struct msghdr *msg)
+{
+    (void)q, (void)fd, (void)msg;
     op->done(op, -ENOSYS);
 }
 

@@ -1,7 +1,8 @@
 /*
  * net_ring.h - the network's io_uring (net_ring.c): a connection's
- * receives, a listener's accepts and a dial's connect are made by the
- * kernel, which posts the result, instead of by calls that poll the socket.
+ * receives, the rest of its sends that the socket could not take at once,
+ * a listener's accepts and a dial's connect are made by the kernel,
+ * which posts the result, instead of by calls that poll the socket.
  * A run has one when it has file storage's ring (cfg.io_backend, NAT-008).
  */
 #ifndef CW_NATIVE_NET_RING_H
@@ -39,6 +40,11 @@ void cw_net_ring_close(cw_net_ring *q);
  * end of the stream or an error did (with what came before it). The
  * kernel sees it at the next cw_net_ring_flush. */
 void cw_net_ring_recv(cw_net_ring *q, cw_net_op *op, int fd, void *buf, size_t len, bool all);
+/* With rt->lock held: queue a send of the bytes `msg` names to `fd`,
+ * completing once all of them went, or with the count that did before an
+ * error (or, on a kernel that cannot wait for all, with a short count).
+ * `msg`, its iovecs and the bytes must stay until the op settles. */
+void cw_net_ring_send(cw_net_ring *q, cw_net_op *op, int fd, const struct msghdr *msg);
 /* With rt->lock held: queue an accept on the listening socket `fd`; the
  * connection's descriptor, non-blocking and close-on-exec, is the result,
  * its peer's address written to `peer` (room for `*peer_len` bytes). */

@@ -28,6 +28,9 @@
  * Nothing moves the buffer while a receive is in flight (a recv takes
  * bytes from the front, which leaves where the kernel writes alone), and
  * closing the stream cancels it and waits for the kernel to let go.
+ * A send goes out by calls as over epoll until the socket has taken part
+ * of it and is full: the rest then goes to the ring, which completes it
+ * as the peer reads (ring_send).
  * A listener accepts and a dial connects through the same ring: an
  * accept call that finds nothing queues one accept, whose connection
  * waits in the listener for the next call (or is closed with the
@@ -68,6 +71,27 @@ typedef struct ring_accept {
     socklen_t peer_len;
 } ring_accept;
 
+enum { SEND_IOV = 64 }; /* chunks one send hands over; the rest go in the next */
+
+/* A sink's send through the ring: the rest of a send already under way
+ * that the socket could not take at once. The kernel sends it as room
+ * comes and completes once, where over epoll the task would wake and
+ * send again each time the socket drained a little. A send that has sent
+ * nothing waits for room as over epoll instead, since giving it up must
+ * then change nothing (NET-010), which bytes handed to the kernel would.
+ * The send holds references to the chunks it names: one given up may have
+ * its bytes released by its caller while the kernel still reads them. */
+typedef struct ring_send {
+    cw_net_op op;
+    cw_sock *sock;
+    struct msghdr msg;
+    struct iovec iov[SEND_IOV];
+    cw_iobuf held[SEND_IOV];
+    size_t nheld;
+    int res;     /* what the kernel posted, until the write it serves takes it */
+    bool landed; /* `res` waits to be taken */
+} ring_send;
+
 struct cw_sock {
     cw_reactor_source src; /* first: the reactor hands it back */
     cw_rt *rt;
@@ -77,6 +101,7 @@ struct cw_sock {
     cw_net_ring *ring; /* a connection's receives go through it; NULL: recv calls */
     cw_net_op rx;      /* the receive in flight, through `ring` */
     cw_stream *rx_to;  /* the stream it fills */
+    ring_send *tx;     /* the sink's sends through `ring`, made at the first; NULL: none yet */
     ring_accept *acc;  /* a listener's accepts through `ring`; NULL: accept calls */
     int guard;         /* the lock of its halves (core/guard.c): a stripe, or rt->lock */
     int calls;         /* system calls under way without its lock */
@@ -282,9 +307,18 @@ static void release_stream(cw_sock *k)
     sock_unref(k);
 }
 
+static void ring_send_unhold(ring_send *tx);
+
 static void release_sink(cw_sock *k)
 {
     k->writers = NULL;
+    ring_send *tx = k->tx;
+    if (tx) {
+        cw_net_ring_settle(k->ring, &tx->op); /* before the chunks go */
+        ring_send_unhold(tx);
+        free(tx);
+        k->tx = NULL;
+    }
     if (k->refs > 1)
         shutdown(k->src.fd, SHUT_WR); /* the peer sees the end while we still read */
     sock_unref(k);
@@ -719,31 +753,103 @@ static bool tcp_fill_direct(cw_stream *s, size_t want)
     return true;
 }
 
+/* The chunks of `bufs` after its first `skip` bytes, SEND_IOV at the
+ * most, into `iov`, and where `from` is not NULL the chunk of each. */
+static size_t gather(const cw_iobufs *bufs, size_t skip, struct iovec *iov, const cw_iobuf **from)
+{
+    size_t n = 0;
+    const cw_iobuf *c;
+    for (size_t i = 0; n < SEND_IOV && (c = cw_iobufs_chunk(bufs, i)); i++) {
+        if (c->len <= skip) {
+            skip -= c->len;
+            continue;
+        }
+        iov[n].iov_base = (void *)(uintptr_t)(c->data + skip);
+        iov[n].iov_len = c->len - skip;
+        if (from)
+            from[n] = c;
+        skip = 0;
+        n++;
+    }
+    return n;
+}
+
+/* The kernel is done with a send: with rt->lock held, which guards a
+ * connection that has a ring (make_halves). */
+static void ring_sent(cw_net_op *op, int res)
+{
+    ring_send *tx = cw_container_of(op, ring_send, op);
+    tx->res = res;
+    tx->landed = true;
+    if (tx->sock->writers)
+        cw_waiters_wake(tx->sock->rt, tx->sock->writers);
+}
+
+static void ring_send_unhold(ring_send *tx)
+{
+    for (size_t i = 0; i < tx->nheld; i++)
+        cw_iobuf_release(&tx->held[i]);
+    tx->nheld = 0;
+}
+
+/* Count what the landed send sent: CW_OK to go on with any rest, or
+ * CW_ERR_SEND_FAILED. The socket took bytes, so it is worth a call. */
+static int ring_send_take(cw_sink *s, ring_send *tx)
+{
+    tx->landed = false;
+    ring_send_unhold(tx);
+    if (tx->res >= 0) {
+        s->sent += (size_t)tx->res;
+        s->sock->out.blocked = false;
+        return CW_OK;
+    }
+    return tx->res == -EINTR || tx->res == -EAGAIN ? CW_OK : CW_ERR_SEND_FAILED;
+}
+
+/* Hand what is left of a send under way to the kernel, when the
+ * connection has a ring and memory for it allows; the task waits for the
+ * completion then, and for room in the socket otherwise. */
+static void ring_send_rest(cw_sink *s, const cw_iobufs *bufs)
+{
+    cw_sock *k = s->sock;
+    if (!k->ring || s->sent == 0 || (!k->tx && !(k->tx = calloc(1, sizeof *k->tx))))
+        return;
+    ring_send *tx = k->tx;
+    const cw_iobuf *from[SEND_IOV];
+    size_t n = gather(bufs, s->sent, tx->iov, from);
+    for (size_t i = 0; i < n; i++)
+        tx->held[i] = cw_iobuf_clone(from[i]);
+    tx->nheld = n;
+    tx->sock = k;
+    tx->op.done = ring_sent;
+    tx->msg = (struct msghdr){.msg_iov = tx->iov, .msg_iovlen = n};
+    cw_net_ring_send(k->ring, &tx->op, k->src.fd, &tx->msg);
+}
+
+static int write_blocked(cw_sink *s, const cw_iobufs *bufs)
+{
+    ring_send_rest(s, bufs);
+    return CW_ERR_WOULD_BLOCK;
+}
+
 static int tcp_write(cw_sink *s, const cw_iobufs *bufs)
 {
+    ring_send *tx = s->sock->tx;
+    if (tx && tx->op.in_flight)
+        return CW_ERR_WOULD_BLOCK; /* its completion wakes the task */
+    if (tx && tx->landed && ring_send_take(s, tx) != CW_OK)
+        return CW_ERR_SEND_FAILED;
     size_t total = cw_iobufs_len(bufs);
     while (s->sent < total) {
         if (!may_progress(&s->sock->out))
-            return CW_ERR_WOULD_BLOCK;
-        struct iovec iov[64];
-        size_t n = 0, skip = s->sent;
-        const cw_iobuf *c;
-        for (size_t i = 0; n < 64 && (c = cw_iobufs_chunk(bufs, i)); i++) {
-            if (c->len <= skip) {
-                skip -= c->len;
-                continue;
-            }
-            iov[n].iov_base = (void *)(uintptr_t)(c->data + skip);
-            iov[n].iov_len = c->len - skip;
-            skip = 0;
-            n++;
-        }
-        struct msghdr m = {.msg_iov = iov, .msg_iovlen = n};
+            return write_blocked(s, bufs);
+        struct iovec iov[SEND_IOV];
+        struct msghdr m = {.msg_iov = iov, .msg_iovlen = gather(bufs, s->sent, iov, NULL)};
         sys_call call = sock_sendmsg(s->sock, &m);
         if (call.result >= 0)
             s->sent += (size_t)call.result;
         else if (would_block(call))
-            return CW_ERR_WOULD_BLOCK;
+            return write_blocked(s, bufs);
         else if (call.error != EINTR)
             return CW_ERR_SEND_FAILED;
     }

@@ -1,0 +1,131 @@
+/*
+ * network_given_up.c - what arrives of a send that ran past the run's
+ * write timeout (NET-036): a prefix of its bytes, unchanged, and nothing
+ * after it, though its caller released the bytes as soon as the send
+ * returned.
+ *
+ * Nobody reads until a send waits past the timeout, so that send is
+ * given up midway. Each piece is adopted memory whose release function
+ * writes it over before freeing it: a backend that goes on sending the
+ * given-up piece (an io_uring send still in the kernel) from the caller's
+ * bytes, without a reference of its own, delivers the scribble. The
+ * reader then takes every whole piece, lets the kernel go on for a
+ * while, and reads what came of the given-up one.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "cases/network_util.h"
+
+enum { PIECE = 1 << 20, MAX_PIECES = 1024, TAIL_READ = 4096, SCRIBBLE = 0xEE };
+
+static uint8_t piece_byte(int piece, size_t i)
+{
+    return (uint8_t)((size_t)piece * 13 + i * 151 + (i >> 11) + 1);
+}
+
+/* Write the bytes over before freeing them: read after this, they are
+ * not the piece's. */
+static void scribble_free(void *data, void *arg)
+{
+    (void)arg;
+    memset(data, SCRIBBLE, PIECE);
+    free(data);
+}
+
+/* Piece `p` as a list of one adopted chunk, the list's the only reference. */
+static cw_iobufs *piece_list(int p)
+{
+    uint8_t *bytes = malloc(PIECE);
+    ck_assert_ptr_nonnull(bytes);
+    for (size_t i = 0; i < PIECE; i++)
+        bytes[i] = piece_byte(p, i);
+    cw_iobuf chunk;
+    ck_assert_int_eq(cw_iobuf_adopt(cwc_backend, bytes, PIECE, scribble_free, NULL, &chunk), CW_OK);
+    cw_iobufs *l = cw_iobufs_new(cwc_backend);
+    ck_assert_ptr_nonnull(l);
+    ck_assert_int_eq(cw_iobufs_append(l, &chunk), CW_OK);
+    return l;
+}
+
+/* Send pieces until one times out: its number. The next send finds the
+ * sink poisoned (NET-010). */
+static int send_until_given_up(cw_sink *sink)
+{
+    int rc = CW_OK, p;
+    for (p = 0; p < MAX_PIECES; p++) {
+        cw_iobufs *l = piece_list(p);
+        rc = cw_sink_send(sink, l);
+        cw_iobufs_release(l); /* the backend may hold its own references, no more */
+        if (rc != CW_OK)
+            break;
+    }
+    ck_assert_int_eq(rc, CW_ERR_TIMEOUT);
+    cw_iobufs *l = piece_list(p + 1);
+    ck_assert_int_eq(cw_sink_send(sink, l), CW_ERR_CLOSED);
+    cw_iobufs_release(l);
+    return p;
+}
+
+static void expect_whole_piece(cw_stream *s, int p)
+{
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(s, PIECE, &got), CW_OK);
+    uint8_t *bytes = calloc(1, PIECE); /* zeroed: a byte copy_out missed is seen */
+    ck_assert_ptr_nonnull(bytes);
+    ck_assert_int_eq(cw_iobufs_copy_out(got, bytes, PIECE), CW_OK);
+    for (size_t i = 0; i < PIECE; i++)
+        CWC_REQUIRE(bytes[i] == piece_byte(p, i), "piece %d, byte %zu: %#x, sent %#x", p, i,
+                    bytes[i], piece_byte(p, i));
+    free(bytes);
+    cw_iobufs_release(got);
+}
+
+/* What came of the given-up piece `p`, read in small recvs until the
+ * stream ends (the last, short, one fails): each byte is the piece's own,
+ * and none lies beyond it. */
+static size_t expect_prefix(cw_stream *s, int p)
+{
+    size_t at = 0;
+    cw_iobufs *got = NULL;
+    while (cw_stream_recv(s, TAIL_READ, &got) == CW_OK) {
+        uint8_t bytes[TAIL_READ] = {0};
+        ck_assert_int_eq(cw_iobufs_copy_out(got, bytes, TAIL_READ), CW_OK);
+        cw_iobufs_release(got);
+        got = NULL;
+        CWC_REQUIRE(at + TAIL_READ <= PIECE, "bytes beyond the given-up piece %d (at %zu)", p, at);
+        for (size_t i = 0; i < TAIL_READ; i++, at++)
+            CWC_REQUIRE(bytes[i] == piece_byte(p, at),
+                        "given-up piece %d, byte %zu: %#x, sent %#x%s", p, at, bytes[i],
+                        piece_byte(p, at),
+                        bytes[i] == SCRIBBLE ? " (released bytes were sent)" : "");
+    }
+    return at;
+}
+
+static void *given_up_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct half_pair a, b;
+    cw_listener *l = connect_halves(ctx, &a, &b);
+    int given_up = send_until_given_up(a.sink);
+    for (int p = 0; p < given_up; p++)
+        expect_whole_piece(b.stream, p);
+    /* Room again: what the backend still sends of the given-up piece goes. */
+    cw_sleep(ctx, 100 * CW_MSEC);
+    cw_sink_close(a.sink);
+    a.sink = NULL;
+    (void)expect_prefix(b.stream, given_up);
+    close_halves(&a);
+    close_halves(&b);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_given_up_send_arrives_as_a_prefix, "network", "NET-036 NET-010 NET-019",
+         CWC_NEEDS_NETWORK | CWC_UNLESS_DETERMINISTIC)
+{
+    cw_config cfg = cwc_config();
+    cfg.write_timeout = 300 * CW_MSEC;
+    cwc_run_ok(&cfg, given_up_root, NULL);
+}
