@@ -29,6 +29,18 @@ typedef struct cw_net cw_net;
 typedef struct cw_sock cw_sock;
 typedef struct cw_lookup cw_lookup;
 
+/* Whose call a half carries (turn.c) [NET-035, NET-010]. */
+typedef struct cw_turn {
+    uint64_t busy;    /* the ticket of the call that waited and has not completed */
+    uint64_t live;    /* the ticket of the call waiting or under way now, else 0 */
+    uint64_t tickets; /* the last ticket handed out */
+} cw_turn;
+
+/* What a call's try found, to put back when it neither completes nor waits. */
+typedef struct cw_turn_mark {
+    uint64_t busy, live;
+} cw_turn_mark;
+
 /* Bytes of one send in flight to a memory stream [NET-027]: they become
  * visible to recv and peek at `at` on the virtual clock. */
 typedef struct cw_segment {
@@ -56,11 +68,9 @@ struct cw_stream {
     int guard;           /* its lock (core/ext.h): a stripe over TCP, else the runtime's */
     bool eof;            /* nothing more will arrive */
     bool poisoned;       /* every later recv is CW_ERR_CLOSED */
-    uint64_t busy;       /* the ticket of the recv that waited and has not completed */
-    uint64_t live;       /* the ticket of the recv waiting or under way now, else 0 */
-    uint64_t tickets;
-    cw_list waiters; /* recv waits */
-    cw_list link;    /* net->streams */
+    cw_turn turn;        /* whose recv it carries */
+    cw_list waiters;     /* recv waits */
+    cw_list link;        /* net->streams */
     /* memory, a dialed connection's stream: its bytes take the run's
      * network latency and jitter (pipe.c). Those in flight follow the
      * ones that arrived, in buf[off + len .. off + len + flying): arriving
@@ -85,10 +95,10 @@ struct cw_sink {
     cw_addr remote;
     int guard; /* as for streams */
     bool poisoned;
-    uint64_t busy, live, tickets; /* as for streams */
-    size_t sent;                  /* TCP: bytes of the current send already written */
-    cw_list waiters;              /* send waits */
-    cw_list link;                 /* net->sinks */
+    cw_turn turn;    /* whose send it carries */
+    size_t sent;     /* TCP: bytes of the current send already written */
+    cw_list waiters; /* send waits */
+    cw_list link;    /* net->sinks */
 };
 
 /* A dialed connection waiting in a memory listener's queue. */
@@ -187,6 +197,21 @@ void cw_net_wait_init(cw_wait *w, cw_rt *rt, const cw_backend *b, const cw_wait_
 /* Wait for `w`, bounded by `timeout` (CW_FOREVER: none); CW_ERR_TIMEOUT
  * when the time ran out first. */
 int cw_net_wait_bounded(cw_rt *rt, cw_wait *w, cw_duration timeout);
+
+/* turn.c. A call with `*ticket` (0 at its first try: it is given one)
+ * tries on a half: CW_OK, and it is under way, with what to put back in
+ * `*was`; CW_ERR_INVALID when another call waits or is under way there
+ * [NET-035]; CW_ERR_CLOSED when one was given up there [NET-010]. */
+int cw_turn_begin(cw_turn *t, uint64_t *ticket, cw_turn_mark *was);
+/* The call neither completed nor waits: the half as before its try,
+ * but still `busy` with it if part of it happened (`started`). */
+void cw_turn_pause(cw_turn *t, cw_turn_mark was, bool started);
+/* The call completed, either way: the half takes the next. */
+void cw_turn_end(cw_turn *t);
+/* The call waits (its wait armed), or no longer (disarmed: completed or
+ * given up, in which case it stays `busy` for the next call to find). */
+void cw_turn_arm(cw_turn *t, uint64_t ticket);
+void cw_turn_disarm(cw_turn *t, uint64_t ticket);
 
 /* stream.c and sink.c: halves with no transport yet; the caller links
  * them. NULL when memory is exhausted. */

@@ -84,7 +84,7 @@ static bool finish(cw_wait *w, cw_sink *s, int rc)
         s->poisoned = true;
     else
         cw_metric_counter_add(cw_net_of(s->rt)->outbound_bytes, cw_iobufs_len(bufs));
-    s->busy = s->live = 0;
+    cw_turn_end(&s->turn);
     s->sent = 0;
     w->result = rc;
     return true;
@@ -125,24 +125,20 @@ static bool send_try(cw_wait *w)
     const cw_iobufs *bufs = w->out;
     if (s->poisoned)
         return settle(w, s, CW_ERR_CLOSED);
-    cw_waitv *v = cw_waitv_of(w);
-    if (s->live && s->live != v->ticket)
-        return refuse(w);
-    if (s->busy && s->busy != v->ticket)
-        return settle(w, s, CW_ERR_CLOSED); /* an earlier send was abandoned midway */
-    if (!v->ticket)
-        v->ticket = ++s->tickets;
-    if (!s->sock)
-        return settle(w, s, CW_OK);
     /* Under way while the transport lets the lock go (tcp.c): a send made
      * by another task meanwhile finds it as it would an armed one. */
-    uint64_t busy = s->busy, live = s->live;
-    s->busy = s->live = v->ticket;
+    cw_turn_mark was;
+    int turn = cw_turn_begin(&s->turn, &cw_waitv_of(w)->ticket, &was);
+    if (turn == CW_ERR_INVALID)
+        return refuse(w);
+    if (turn != CW_OK)
+        return settle(w, s, turn); /* an earlier send was abandoned midway */
+    if (!s->sock)
+        return settle(w, s, CW_OK);
     int rc = cw_net_of(s->rt)->driver->write(s, bufs);
     if (rc == CW_ERR_WOULD_BLOCK) {
-        if (s->sent == 0)
-            s->busy = busy; /* none of it went: giving up now changes nothing */
-        s->live = live;
+        /* Unless some of it went, giving up now changes nothing. */
+        cw_turn_pause(&s->turn, was, s->sent > 0);
         return false;
     }
     return finish(w, s, rc);
@@ -151,7 +147,7 @@ static bool send_try(cw_wait *w)
 static void send_arm(cw_wait *w, cw_task *t)
 {
     cw_sink *s = w->object;
-    s->busy = s->live = cw_waitv_of(w)->ticket;
+    cw_turn_arm(&s->turn, cw_waitv_of(w)->ticket);
     cw_waiters_add(&s->waiters, w, t);
 }
 
@@ -160,8 +156,7 @@ static void send_arm(cw_wait *w, cw_task *t)
 static void send_disarm(cw_wait *w)
 {
     cw_sink *s = w->object;
-    if (s->live == cw_waitv_of(w)->ticket)
-        s->live = 0;
+    cw_turn_disarm(&s->turn, cw_waitv_of(w)->ticket);
     cw_waiters_remove(w);
 }
 

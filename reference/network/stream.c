@@ -160,7 +160,7 @@ static void audit_recv(cw_stream *s, size_t len, int rc, const cw_iobufs *got)
 static bool fail(cw_wait *w, cw_stream *s, int rc)
 {
     s->poisoned = true;
-    s->busy = s->live = 0;
+    cw_turn_end(&s->turn);
     *(cw_iobufs **)w->out = NULL;
     w->result = rc;
     audit_recv(s, (size_t)cw_waitv_of(w)->value, rc, NULL);
@@ -183,17 +183,14 @@ static bool recv_try(cw_wait *w)
     size_t len = (size_t)cw_waitv_of(w)->value;
     if (s->poisoned)
         return fail(w, s, CW_ERR_CLOSED);
-    cw_waitv *v = cw_waitv_of(w);
-    if (s->live && s->live != v->ticket)
-        return refuse(w, s);
-    if (s->busy && s->busy != v->ticket)
-        return fail(w, s, CW_ERR_CLOSED); /* an earlier recv was abandoned */
-    if (!v->ticket)
-        v->ticket = ++s->tickets;
     /* Under way while the transport lets the lock go (tcp.c): a recv made
      * by another task meanwhile finds it as it would an armed one. */
-    uint64_t busy = s->busy, live = s->live;
-    s->busy = s->live = v->ticket;
+    cw_turn_mark was;
+    int turn = cw_turn_begin(&s->turn, &cw_waitv_of(w)->ticket, &was);
+    if (turn == CW_ERR_INVALID)
+        return refuse(w, s);
+    if (turn != CW_OK)
+        return fail(w, s, turn); /* an earlier recv was abandoned */
     if (s->sock && s->len < len && !fill(s, len))
         return fail(w, s, CW_ERR_NOMEM);
     bool direct = s->direct.data && s->direct.len == len;
@@ -201,7 +198,7 @@ static bool recv_try(cw_wait *w)
         cw_iobufs *got = direct ? take_direct(s) : take(s, len);
         if (!got)
             return fail(w, s, CW_ERR_NOMEM);
-        s->busy = s->live = 0;
+        cw_turn_end(&s->turn);
         *(cw_iobufs **)w->out = got;
         w->result = CW_OK;
         audit_recv(s, len, CW_OK, got);
@@ -210,15 +207,14 @@ static bool recv_try(cw_wait *w)
     }
     if (s->eof)
         return fail(w, s, CW_ERR_RECV_FAILED); /* what came is not returned as if complete */
-    s->busy = busy; /* a recv that never waits changes nothing [NET-010] */
-    s->live = live;
+    cw_turn_pause(&s->turn, was, false); /* a recv that never waits changes nothing [NET-010] */
     return false;
 }
 
 static void recv_arm(cw_wait *w, cw_task *t)
 {
     cw_stream *s = w->object;
-    s->busy = s->live = cw_waitv_of(w)->ticket;
+    cw_turn_arm(&s->turn, cw_waitv_of(w)->ticket);
     cw_waiters_add(&s->waiters, w, t);
 }
 
@@ -227,8 +223,7 @@ static void recv_arm(cw_wait *w, cw_task *t)
 static void recv_disarm(cw_wait *w)
 {
     cw_stream *s = w->object;
-    if (s->live == cw_waitv_of(w)->ticket)
-        s->live = 0;
+    cw_turn_disarm(&s->turn, cw_waitv_of(w)->ticket);
     cw_waiters_remove(w);
 }
 
