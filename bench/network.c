@@ -26,6 +26,8 @@
  * usage: network [echo|bulk|simulated ...]   (default: all)
  *        network server native|native1|native_ring|epoll|libuv|io_uring CONNS SIZE
  *              one server alone, for a profiler
+ *        network sender native|native_ring|plain
+ *              one bulk sender alone, likewise
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -762,6 +764,7 @@ static double bulk_native(cw_io_backend io)
     cw_config cfg;
     cw_config_default(&cfg);
     cfg.read_timeout = cfg.write_timeout = CW_FOREVER;
+    cfg.zero_linger = false; /* closing must not reset what the reader has yet to take */
     cfg.io_backend = io;
     cw_run_result res;
     if (cw_start(cw_backend_native(), &cfg, bulk_root, &port, &res) != CW_OK) {
@@ -933,10 +936,28 @@ static int one_server(const char *which, int conns, size_t size)
     return 0;
 }
 
+/* One bulk sender alone, for a profiler. */
+static int one_bulk(const char *which)
+{
+    double rate;
+    if (strcmp(which, "native") == 0)
+        rate = bulk_native(CW_IO_THREADS);
+    else if (strcmp(which, "native_ring") == 0)
+        rate = bulk_native(CW_IO_URING);
+    else if (strcmp(which, "plain") == 0)
+        rate = bulk_plain();
+    else
+        return 2;
+    printf("bulk %s %.2f GB/s\n", which, rate / 1e9);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 5 && strcmp(argv[1], "server") == 0)
         return one_server(argv[2], atoi(argv[3]), (size_t)atol(argv[4]));
+    if (argc == 3 && strcmp(argv[1], "sender") == 0)
+        return one_bulk(argv[2]);
     bool all = argc < 2;
     for (int i = 1; i < argc || all; i++) {
         const char *what = all ? NULL : argv[i];
