@@ -123,6 +123,8 @@ static int sweep(const cw_sweep_workload *w, bool full, long max_points, long *p
         fprintf(stderr, "sweep: %s fails without any allocation failing\n", w->name);
         return 1;
     }
+    if (w->max_points && w->max_points < max_points)
+        max_points = w->max_points;
     long step = full || count <= max_points ? 1 : (count + max_points - 1) / max_points;
     long only_at = env_long("CW_SWEEP_AT", 0);
     outcome o = {0};

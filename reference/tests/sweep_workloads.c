@@ -19,16 +19,22 @@ static int run_ok(int rc)
 /* The backend of the run going on, whose buffers a workload uses. */
 static const cw_backend *running;
 
-static int start_on(const cw_backend *b, cw_sweep_root root)
+static int start_with(const cw_backend *b, cw_io_backend io, cw_sweep_root root)
 {
     running = b;
     cw_config cfg;
     cw_config_default(&cfg);
+    cfg.io_backend = io;
     cw_run_result res;
     int rc = cw_start(b, &cfg, root, NULL, &res);
     if (rc != res.status)
         return 1;
     return run_ok(rc);
+}
+
+static int start_on(const cw_backend *b, cw_sweep_root root)
+{
+    return start_with(b, CW_IO_AUTO, root);
 }
 
 static int start_deterministic(cw_sweep_root root)
@@ -42,6 +48,14 @@ static int start_deterministic(cw_sweep_root root)
 static int start_native(cw_sweep_root root)
 {
     return start_on(cw_backend_native(), root);
+}
+
+/* With the network's and storage's io_uring: a kernel without one makes
+ * every run end with CW_ERR_NOMEM, the counting one included, and the
+ * sweep then has nothing to fail. */
+static int start_native_ring(cw_sweep_root root)
+{
+    return start_with(cw_backend_native(), CW_IO_URING, root);
 }
 
 /* ---- An empty run ----------------------------------------------------------- */
@@ -351,6 +365,118 @@ static void *network_root(cw_ctx *ctx, void *arg)
     return *bad_flag(ctx) ? NULL : ctx;
 }
 
+/* ---- TCP through the network's ring ------------------------------------------ */
+
+/* More than a loopback socket takes before its reader reads (its
+ * receive buffer may grow to 32 MiB): the send goes out in part by calls,
+ * and the rest through the ring (native/tcp.c). */
+enum { BULK = 64 << 20, BULK_READ = 4 << 20 };
+
+static const uint8_t *bulk_bytes(void)
+{
+    static uint8_t bytes[BULK];
+    if (!bytes[1])
+        for (size_t i = 0; i < BULK; i++)
+            bytes[i] = (uint8_t)(i * 31 + (i >> 16) + 1);
+    return bytes;
+}
+
+/* The accepted side and what its reader saw: CW_OK once every byte came
+ * right, else the error of the recv that failed. */
+typedef struct bulk_side {
+    cw_conn c;
+    int rc;
+} bulk_side;
+
+/* Every byte, checked, in recvs of BULK_READ; then both halves closed, so
+ * that a sender still waiting for room fails rather than waits for ever. */
+static void *bulk_read(cw_ctx *ctx, void *arg)
+{
+    bulk_side *b = arg;
+    /* Late, so that the socket fills and the send is left waiting for room. */
+    (void)cw_sleep(ctx, 2 * CW_MSEC);
+    for (size_t at = 0; at < BULK && b->rc == CW_OK; at += BULK_READ) {
+        cw_iobufs *got = NULL;
+        b->rc = cw_stream_recv(b->c.stream, BULK_READ, &got);
+        if (b->rc == CW_OK && !cw_iobufs_equal_bytes(got, bulk_bytes() + at, BULK_READ))
+            *bad_flag(ctx) = 1;
+        cw_iobufs_release(got);
+    }
+    close_halves(b->c.sink, b->c.stream);
+    return NULL;
+}
+
+/* The send of BULK bytes, racing the reader's end: its result, or
+ * CW_ERR_CLOSED when the reader ended first (it never started, or failed),
+ * which gives the send up. */
+static int bulk_send(cw_sink *sink, cw_handle *reader, int *joined)
+{
+    *joined = 1; /* not yet */
+    cw_iobufs *l = cw_iobufs_new(running);
+    cw_iobuf buf;
+    if (!l || cw_iobuf_static(running, bulk_bytes(), BULK, &buf) != CW_OK ||
+        cw_iobufs_append(l, &buf) != CW_OK) {
+        cw_iobufs_release(l);
+        return CW_ERR_NOMEM;
+    }
+    void *v;
+    cw_wait w[2] = {cw_wait_sink_send(sink, l), cw_wait_join(reader, &v)};
+    int rc = cw_select(w, 2) == 0 ? w[0].result : CW_ERR_CLOSED;
+    if (rc == CW_ERR_CLOSED)
+        *joined = w[1].result;
+    cw_iobufs_release(l);
+    return rc;
+}
+
+/* BULK bytes in one send to a task that reads them. Each side succeeds,
+ * or finds no memory, or fails because the other did. */
+static void bulk_through(cw_ctx *ctx, cw_sink *sink, bulk_side *b)
+{
+    b->rc = CW_OK;
+    cw_handle *reader = cw_spawn(cw_child(ctx, "reader"), bulk_read, b);
+    int joined;
+    int rc = bulk_send(sink, reader, &joined);
+    cw_sink_close(sink); /* after its bytes: a reader still reading sees them, then the end */
+    if (joined == 1)
+        joined = cw_join(reader, NULL);
+    cw_handle_release(reader);
+    if (joined == CW_ERR_NOMEM) /* the reader never ran */
+        close_halves(b->c.sink, b->c.stream);
+    /* The reader never ran, or failed: the send may fail for it. */
+    bool reader_failed = joined == CW_ERR_NOMEM || b->rc != CW_OK;
+    *bad_flag(ctx) |= joined != CW_OK && joined != CW_ERR_NOMEM;
+    *bad_flag(ctx) |= !nomem_or(rc, CW_OK) &&
+                      !(reader_failed && (rc == CW_ERR_CLOSED || rc == CW_ERR_SEND_FAILED));
+    *bad_flag(ctx) |= !nomem_or(b->rc, CW_OK) && !(b->rc == CW_ERR_RECV_FAILED && rc != CW_OK);
+}
+
+static void *ring_network_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_listener *l = NULL;
+    cw_addr any = cw_addr_loopback4(0), at;
+    int rc = cw_bind(ctx, &any, &l);
+    *bad_flag(ctx) |= !nomem_or(rc, CW_OK);
+    if (rc != CW_OK)
+        return *bad_flag(ctx) ? NULL : ctx;
+    cw_sink *sink = NULL;
+    cw_stream *stream = NULL;
+    bulk_side b;
+    rc = cw_listener_local_addr(l, &at);
+    if (rc == CW_OK)
+        rc = cw_dial(ctx, &at, &sink, &stream);
+    *bad_flag(ctx) |= !nomem_or(rc, CW_OK);
+    if (rc == CW_OK && (rc = cw_listener_accept(l, &b.c)) == CW_OK)
+        bulk_through(ctx, sink, &b);
+    *bad_flag(ctx) |= !nomem_or(rc, CW_OK);
+    if (rc != CW_OK && sink)
+        cw_sink_close(sink);
+    if (stream)
+        cw_stream_close(stream);
+    cw_listener_close(l);
+    return *bad_flag(ctx) ? NULL : ctx;
+}
+
 /* ---- Crash and recovery ------------------------------------------------------ */
 
 static const char synced_bytes[] = "synced before the crash";
@@ -520,19 +646,21 @@ static void *strategy_root(cw_ctx *ctx, void *arg)
 }
 
 const cw_sweep_workload cw_sweep_workloads[] = {
-    {"empty_run", returns_arg, start_deterministic},
-    {"spawn_tree", tree_root, start_deterministic},
-    {"channels", chan_root, start_deterministic},
-    {"metrics", metrics_root, start_deterministic},
-    {"storage", storage_root, start_deterministic},
-    {"network", network_root, start_deterministic},
-    {"recover", after_crash, start_recovered},
-    {"buffers", buffers_root, start_deterministic},
-    {"strategies", strategy_root, start_deterministic},
-    {"native_strategies", strategy_root, start_native},
-    {"native_network", network_root, start_native},
-    {"native_storage", storage_root, start_native},
-    {NULL, NULL, NULL},
+    {"empty_run", returns_arg, start_deterministic, 0},
+    {"spawn_tree", tree_root, start_deterministic, 0},
+    {"channels", chan_root, start_deterministic, 0},
+    {"metrics", metrics_root, start_deterministic, 0},
+    {"storage", storage_root, start_deterministic, 0},
+    {"network", network_root, start_deterministic, 0},
+    {"recover", after_crash, start_recovered, 0},
+    {"buffers", buffers_root, start_deterministic, 0},
+    {"strategies", strategy_root, start_deterministic, 0},
+    {"native_strategies", strategy_root, start_native, 0},
+    {"native_network", network_root, start_native, 0},
+    {"native_storage", storage_root, start_native, 0},
+    /* Each run moves 64 MiB: a sample of its points. */
+    {"native_ring_network", ring_network_root, start_native_ring, 32},
+    {NULL, NULL, NULL, 0},
 };
 
 int cw_sweep_run(const cw_sweep_workload *w)

@@ -17,6 +17,9 @@ typedef struct cw_sweep_workload {
     cw_sweep_root root; /* the run's root task */
     /* How the root is run: 0 when the run ended as the workload allows. */
     int (*start)(cw_sweep_root root);
+    /* The failure points a sampled sweep makes of it at the most, for a
+     * workload whose runs are long; 0: as many as the others. */
+    long max_points;
 } cw_sweep_workload;
 
 /* Ends with an entry whose name is NULL. */
