@@ -34,6 +34,29 @@ CWC_CASE(panic_aborts_root, "panics", "RUN-004 PAN-001", 0)
     expect_panic(&cfg, panic_now, "blah", "blah");
 }
 
+/* A message longer than the run's result can hold reaches it whole up to
+ * that size, through whichever panic entry the backend fills: `panic`
+ * receives it formatted and cut to CW_PANIC_MESSAGE_MAX - 1 bytes, and a
+ * backend has room for all of them (PAN-007, PAN-001). */
+static void *panic_long(cw_ctx *ctx, void *arg)
+{
+    cw_panic(ctx, "%s|end", (const char *)arg);
+}
+
+CWC_CASE(panic_message_through_either_entry, "panics", "PAN-007 PAN-001", 0)
+{
+    ck_assert_msg(CW_BACKEND_HAS(cwc_backend, panic) || cwc_backend->vpanic,
+                  "the table fills neither panic nor vpanic");
+    char text[601], expect[CW_PANIC_MESSAGE_MAX];
+    memset(text, 'x', 600), text[600] = '\0';
+    memcpy(expect, text, sizeof expect - 1), expect[sizeof expect - 1] = '\0';
+    cw_config cfg = cwc_config();
+    cw_run_result res;
+    ck_assert_int_eq(cwc_run(&cfg, panic_long, text, &res), CW_ERR_PANICKED);
+    ck_assert_uint_eq(strlen(res.message), CW_PANIC_MESSAGE_MAX - 1);
+    ck_assert_str_eq(res.message, expect);
+}
+
 static void *sleep_forever(cw_ctx *ctx)
 {
     for (;;)

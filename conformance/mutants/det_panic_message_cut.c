@@ -3,27 +3,19 @@
 #define CWM_BASE "deterministic"
 #include "mutant.h"
 
-#include <stdarg.h>
-#include <stdio.h>
+#include <string.h>
 
-static void forward_panic(cw_ctx *ctx, const char *fmt, ...)
+static void cutting_panic(cw_ctx *ctx, const char *message)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    cwm_base->vpanic(ctx, fmt, ap);
-    va_end(ap);
-}
-
-static void cutting_vpanic(cw_ctx *ctx, const char *fmt, va_list ap)
-{
-    char msg[512];
-    int n = vsnprintf(msg, sizeof msg, fmt, ap);
-    if (n > 0 && (size_t)n < sizeof msg)
+    char msg[CW_PANIC_MESSAGE_MAX];
+    size_t n = strlen(message);
+    memcpy(msg, message, n + 1);
+    if (n > 0)
         msg[n - 1] = '\0';
-    forward_panic(ctx, "%s", msg);
+    cwm_base->panic(ctx, msg);
 }
 
 static void mutate(void)
 {
-    cwm.vpanic = cutting_vpanic;
+    cwm.panic = cutting_panic;
 }

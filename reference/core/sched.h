@@ -211,7 +211,7 @@ void cw_core_with_attribute(cw_ctx *ctx, const char *key, const char *value);
 void cw_core_set_execution(cw_ctx *ctx, int execution);
 void cw_core_ctx_release(cw_ctx *ctx);
 cw_handle *cw_core_spawn(cw_ctx *ctx, cw_task_fn fn, void *arg);
-void cw_core_vpanic(cw_ctx *ctx, const char *fmt, va_list ap);
+void cw_core_panic(cw_ctx *ctx, const char *message);
 void cw_core_cleanup_push(cw_ctx *ctx, cw_cleanup *node);
 void cw_core_cleanup_pop(cw_ctx *ctx, cw_cleanup *node, bool execute);
 void cw_core_yield(cw_ctx *ctx);
@@ -269,7 +269,7 @@ typedef struct cw_origin {
     .spawn = cw_core_spawn, .handle_ready = cw_core_handle_ready, .abort = cw_core_abort,          \
     .handle_release = cw_core_handle_release, .yield = cw_core_yield,                              \
     .waker_current = cw_core_waker_current, .waker_wake = cw_core_waker_wake,                      \
-    .waker_release = cw_core_waker_release, .park = cw_core_park, .vpanic = cw_core_vpanic,        \
+    .waker_release = cw_core_waker_release, .park = cw_core_park, .panic = cw_core_panic,          \
     .cleanup_push = cw_core_cleanup_push, .cleanup_pop = cw_core_cleanup_pop,                      \
     .current = cw_core_current, .select = cw_core_select, .wait_join = cw_core_wait_join,          \
     .wait_sleep_until = cw_core_wait_sleep_until, .wait_ready = cw_core_wait_ready,                \

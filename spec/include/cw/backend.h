@@ -23,7 +23,7 @@ extern "C" {
 /* The ABI version this header describes. A backend whose abi_version differs
  * in the major part (high 16 bits) must be refused by its loader; the minor
  * part counts appended entries (spec/10-backend.md lists what each added). */
-#define CW_ABI_VERSION 0x00010005u
+#define CW_ABI_VERSION 0x00010006u
 #define CW_ABI_MAJOR(v) ((v) >> 16)
 
 /* Capability flags: what a backend can do beyond the always-required core. */
@@ -138,6 +138,12 @@ struct cw_backend {
     int (*recover)(cw_checkpoint *cp, cw_task_fn root, void *arg, cw_run_result *out,
                    cw_checkpoint **next);
     void (*checkpoint_free)(cw_checkpoint *cp);
+
+    /* Panics with the message already formatted (ABI 1.6), an entry any
+     * language can fill: vpanic takes C's va_list, which Rust, Go and Zig
+     * cannot receive. cw_panic formats the message and calls this entry when
+     * the backend has it, vpanic otherwise (spec/06-panics.md). */
+    void (*panic)(cw_ctx *ctx, const char *message);
 };
 
 /* True when `b` provides the entry at `field` (it was built with a table at

@@ -10,6 +10,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cw/backend.h"
@@ -26,16 +27,28 @@ struct cw_cleanup {
     void *arg;
 };
 
+/* The longest message cw_panic hands the `panic` entry, its NUL included:
+ * the size of cw_run_result.message, so nothing the run reports is lost. */
+#define CW_PANIC_MESSAGE_MAX 512
+
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
 static inline _Noreturn void cw_panic(cw_ctx *ctx, const char *fmt, ...)
 {
+    const cw_backend *b = cw__backend_of(ctx);
     va_list ap;
     va_start(ap, fmt);
-    cw__backend_of(ctx)->vpanic(ctx, fmt, ap);
-    va_end(ap);
-    abort(); /* unreachable: vpanic does not return */
+    if (CW_BACKEND_HAS(b, panic)) {
+        char message[CW_PANIC_MESSAGE_MAX];
+        vsnprintf(message, sizeof message, fmt, ap);
+        va_end(ap);
+        b->panic(ctx, message);
+    } else {
+        b->vpanic(ctx, fmt, ap);
+        va_end(ap);
+    }
+    abort(); /* unreachable: neither entry returns */
 }
 
 static inline void cw_cleanup_push(cw_ctx *ctx, cw_cleanup *node, void (*fn)(void *), void *arg)
