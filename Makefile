@@ -1,8 +1,13 @@
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 # cwrt - build, test and certify.
 #
 #   make            libraries (static and shared) and cw-conformance
-#   make check      every test: unit tests, the suite on each backend (plain and
-#                   under ASan+UBSan), fuzz corpus replay, requirement coverage
+#   make check      the tests before every commit (5 minutes on 2 cores): unit
+#                   tests, the suite on each backend and the skeleton, reports,
+#                   the kit, a sample of the negative corpus, fuzz corpus replay
+#   make check-all  every test (what CI runs): make check, the whole negative
+#                   corpus, ASan+UBSan, TSan, valgrind, allocation sweeps, a
+#                   fresh clone following the README, cross-check
 #   make certify    run the suite against every reference backend, print certificates
 #   make negative   certify every wrong backend of conformance/mutants/: all must be refused
 #   make cross-check the library and the suite built for aarch64 and s390x (big-endian),
@@ -60,6 +65,20 @@ ALL_CFLAGS += $(if $(strip $(URING_LIBS)),-DCW_HAVE_LIBURING)
 LIBS := -lcrypto -lpthread -ldl $(URING_LIBS)
 JSON_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
+# The configuration a build was made with: the compiler, its flags and the
+# libraries found (liburing or not). Every object depends on this stamp,
+# which is rewritten only when its text changes, so a build configured
+# another way (a package installed or removed since, CC=clang) rebuilds
+# everything it compiled, as the kernel's .cmd files and SQLite's
+# configure make it do.
+CONFIG_TEXT := $(CC) $(ALL_CFLAGS) | $(LIBS) | $(SAN_LD)
+CONFIG_STAMP := $(B)/config.stamp
+$(CONFIG_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@printf '%s\n' '$(CONFIG_TEXT)' | cmp -s - $@ 2>/dev/null || \
+	  { printf '%s\n' '$(CONFIG_TEXT)' > $@; echo "  CONFIG $(VARIANT): $(if $(strip $(URING_LIBS)),with,without) liburing"; }
+FORCE:
+
 LIB_SRC := $(sort $(wildcard reference/core/*.c reference/cwrt/*.c reference/deterministic/*.c reference/native/*.c reference/buffers/*.c reference/metrics/*.c reference/parallel/*.c reference/ratelimit/*.c reference/storage/*.c reference/network/*.c))
 LIB_ASM := $(sort $(wildcard reference/core/*.S))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o) $(LIB_ASM:%.S=$(B)/obj/%.o)
@@ -72,7 +91,7 @@ UNIT_BIN := $(UNIT_SRC:reference/tests/%.c=$(B)/bin/%)
 SPEC_MD := $(sort $(wildcard spec/*.md))
 SPEC_H := $(sort $(wildcard spec/include/cw/*.h))
 
-.PHONY: all libs check certify fuzz coverage bench lint install clean deps \
+.PHONY: FORCE all libs check check-all certify certify-run fuzz-replay fuzz-candidates spdx config-check fresh-check negative-sample fuzz coverage bench lint install clean deps \
         unit conformance-run plugin-run negative requirements format valgrind report-check \
         kit-check cross-check layers format-check mutation mutation-selftest alloc-sweep alloc-sweep-full fuzz-ci \
         oss-fuzz-check
@@ -87,11 +106,11 @@ SONAME := libcwrt.so.$(ABI_MAJOR)
 
 libs: $(B)/lib/libcwrt.a $(B)/lib/libcwrt.so $(B)/lib/libcwconformance.a
 
-$(B)/obj/%.o: %.c
+$(B)/obj/%.o: %.c $(CONFIG_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
-$(B)/obj/%.o: %.S
+$(B)/obj/%.o: %.S $(CONFIG_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -253,6 +272,18 @@ negative: $(B)/bin/cw-conformance $(B)/lib/cwrt-wrap.so $(MUTANT_SO)
 	@sh ci/negative.sh $(B)/bin/cw-conformance $(B)/negative $(NEGATIVE_JOBS) \
 	  $(B)/lib/cwrt-wrap.so $(MUTANT_SO)
 
+# A sample of the corpus for make check: NEGATIVE_SAMPLE of the wrong
+# backends, evenly spaced in name order (so the same ones on every run of
+# a tree), and the control on both backends.
+NEGATIVE_SAMPLE ?= 12
+NEGATIVE_PICK = $(shell echo $(MUTANT_SO) | tr ' ' '\n' | awk -v n=$(NEGATIVE_SAMPLE) \
+  -v total=$(words $(MUTANT_SO)) 'NR == 1 { step = total / n } NR - 1 >= pick { print; pick += step }')
+negative-sample: export CWC_ALLOC_PLACES = $(REPEAT_PLACES)
+negative-sample: $(B)/bin/cw-conformance $(B)/lib/cwrt-wrap.so $(NEGATIVE_PICK)
+	@echo "== the negative corpus, $(words $(NEGATIVE_PICK)) of $(words $(MUTANT_SO)) wrong backends: every one refused"
+	@sh ci/negative.sh $(B)/bin/cw-conformance $(B)/negative-sample $(NEGATIVE_JOBS) \
+	  $(B)/lib/cwrt-wrap.so $(NEGATIVE_PICK)
+
 # The harness itself: verdicts, exit statuses, and every report format read
 # back by independent readers.
 report-check: $(B)/bin/cw-conformance $(B)/bin/cw-conformance-power $(B)/lib/cwc-odd.so
@@ -269,24 +300,55 @@ requirements: $(B)/bin/cw-conformance
 # sample of them.
 ASAN_SWEEP_POINTS := 60
 
+# Two tiers. `make check` is the loop before every commit, within five
+# minutes on two cores: the reference's two backends and the skeleton
+# certified, the unit tests, the reports read back, the installed kit, a
+# sample of the negative corpus, the fuzz corpus replayed, the build's
+# configuration. `make check-all` (what .ci/run runs) is everything: the
+# whole negative corpus, the sanitizers and valgrind, the allocation sweeps,
+# a fresh clone following the README, the other architectures. Each prints
+# the time of each of its stages at the end (ci/stages.sh).
+CHECK_STAGES := "-j2 all" layers spdx unit requirements conformance-run skeleton-run report-check \
+  kit-check negative-sample mutation-selftest sweep-check trace-check config-check fuzz-replay
+
+check: deps
+	@rm -f build/*/reports/*.json
+	@sh ci/stages.sh check $(CHECK_STAGES)
+	@sh ci/summary.sh $$(sed -n 's/^fuzz replay: \([0-9]*\) passed.*/\1/p' build/fuzz-replay.txt)
+
 # The ASan unit tests, sweep and skeleton suite, and the two suites under
 # valgrind, run two targets at once (-O keeps each one's output together):
 # each keeps about one core busy. The native suites run alone: their cases
 # time threads and sockets, which a core taken by another run would slow
 # without testing anything more.
+check-all: deps
+	@rm -f build/*/reports/*.json
+	@sh ci/stages.sh check-all $(CHECK_STAGES) plugin-run negative skeleton-kit-check \
+	  oss-fuzz-check alloc-sweep "VARIANT=asan conformance-run" \
+	  "-j2 -O VARIANT=asan CW_SWEEP_POINTS=$(ASAN_SWEEP_POINTS) unit skeleton-run alloc-sweep" \
+	  "VARIANT=tsan CC=clang BACKENDS=native conformance-run skeleton-run" \
+	  "-j2 -O valgrind skeleton-valgrind" fuzz-candidates fresh-check cross-check
+	@sh ci/summary.sh $$(sed -n 's/^fuzz replay: \([0-9]*\) passed.*/\1/p' build/fuzz-replay.txt)
 
-check: deps
-	rm -f build/*/reports/*.json
-	$(MAKE) all layers unit requirements conformance-run plugin-run report-check kit-check negative \
-	  skeleton-kit-check mutation-selftest sweep-check trace-check oss-fuzz-check alloc-sweep
-	$(MAKE) VARIANT=asan conformance-run
-	$(MAKE) -j2 -O VARIANT=asan CW_SWEEP_POINTS=$(ASAN_SWEEP_POINTS) unit skeleton-run alloc-sweep
-	$(MAKE) VARIANT=tsan CC=clang BACKENDS=native conformance-run skeleton-run
-	$(MAKE) -j2 -O valgrind skeleton-valgrind
+fuzz-replay:
 	@$(MAKE) -s -C fuzz replay > build/fuzz-replay.txt || { cat build/fuzz-replay.txt; exit 1; }
 	@cat build/fuzz-replay.txt
+
+fuzz-candidates:
 	@$(MAKE) -s -C fuzz candidates
-	@sh ci/summary.sh $$(sed -n 's/^fuzz replay: \([0-9]*\) passed.*/\1/p' build/fuzz-replay.txt)
+
+spdx:
+	@sh ci/spdx.sh
+
+# A build follows the machine: liburing hidden, then visible, in a scratch
+# copy of the tree (ci/config-test.sh).
+config-check:
+	@sh ci/config-test.sh $(abspath build/config-test)
+
+# The README's promise: a fresh clone, its commands in its order
+# (ci/fresh.sh).
+fresh-check:
+	@sh ci/fresh.sh $(abspath build/fresh)
 
 # Other architectures, through Debian's cross compilers and qemu-user
 # (ci/cross-check.sh; what cannot run under emulation: ci/README.md).
@@ -332,7 +394,12 @@ alloc-sweep-full:
 	$(MAKE) CW_SWEEP=full alloc-sweep
 	$(MAKE) VARIANT=asan CW_SWEEP=full alloc-sweep
 
-certify: deps all
+# Packages first, then a make that reads the configuration they give: a
+# make that parsed before the install would build without them.
+certify: deps
+	@$(MAKE) --no-print-directory certify-run
+
+certify-run: all
 	@mkdir -p $(B)/reports
 	@for b in $(BACKENDS); do \
 	  $(B)/bin/cw-conformance --backend $$b --certificate --json $(B)/reports/$$b.json \
@@ -403,6 +470,9 @@ install: all
 	  $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
 	  $(DESTDIR)$(PREFIX)/share/cwrt $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 spec/include/cw/*.h $(DESTDIR)$(PREFIX)/include/cw/
+	install -m 644 LICENSE LICENSE-APACHE LICENSE-MIT $(DESTDIR)$(PREFIX)/include/cw/
+	install -d $(DESTDIR)$(PREFIX)/share/doc/cwrt
+	install -m 644 LICENSE LICENSE-APACHE LICENSE-MIT $(DESTDIR)$(PREFIX)/share/doc/cwrt/
 	install -m 644 reference/include/cwrt/*.h $(DESTDIR)$(PREFIX)/include/cwrt/
 	install -m 644 conformance/include/cwconformance.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(B)/lib/libcwrt.a $(B)/lib/libcwconformance.a $(DESTDIR)$(PREFIX)/lib/

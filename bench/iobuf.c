@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * iobuf.c - costs of buffers and pools, each next to a baseline measured in
  * the same run:

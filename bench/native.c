@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * native.c - the native backend next to plain pthreads, in one run:
  *

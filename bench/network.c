@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * network.c - TCP echo on loopback: the native backend's server against a
  * plain epoll server in C, a plain io_uring server in C when built with

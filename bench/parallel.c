@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * parallel.c - a strategy's fold next to the same sum done by a plain loop
  * and by OpenMP, on the same array of 10^8 integers, in one run:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * ratelimit.c - limiter checks per second next to a plain token bucket,
  * on the same sequence of times (and keys), in one run:

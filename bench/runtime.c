@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * runtime.c - the cost of a task switch: a yield round trip between two
  * tasks on the deterministic backend (with and without the audit digest)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * storage.c - costs of storage, each next to a baseline measured in the
  * same run on the same file system:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 """The table printed at the end of `make bench`: the figures the native and
 deterministic backends are held to, each a ratio measured in the same run,
 next to its target. Reads the benchmarks' output (bench/README.md says what

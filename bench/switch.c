@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * Cost of a coroutine switch: round trips between two coroutines, with
  * cw_coro_switch and with swapcontext(3) for comparison.  A round trip is

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 """Read back what cw-conformance wrote, with independent readers, and check
 that the reports agree with each other and with their schema.
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 # Build the library and the suite for other architectures with Debian's
 # cross compilers, run the suite there under qemu-user, and require every
 # golden digest to be the one the host computes. Installed by

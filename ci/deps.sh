@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 # Install the Debian packages the build and tests need, once: idempotent, and
 # quiet when everything is there. As root it runs apt-get; otherwise it
 # prints the command to run.

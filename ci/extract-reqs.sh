@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 # Print one CWC_REQ("ID", "section") line per numbered requirement of the
 # spec files given, in file order. A requirement is a line holding **[ABC-123]**.
 for f in "$@"; do

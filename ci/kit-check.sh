@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 # The installed kit as a third party uses it: pkg-config only, no
 # LD_LIBRARY_PATH, nothing from the source tree but examples/.
 #   sh ci/kit-check.sh KIT_PREFIX PYTHON

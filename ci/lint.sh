@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 # Static analysis: clang-tidy over every C file of the library, the suite,
 # the skeleton backend and the tools, then cppcheck. Fails on any finding.
 set -eu

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 # The negative corpus (conformance/mutants/): every deliberately wrong
 # backend is certified by cw-conformance and must be refused, that is exit
 # status 1 (NOT CONFORMANT) with at least one "not ok" case in its TAP

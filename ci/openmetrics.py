@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 """Check the OpenMetrics texts the conformance suite kept, with an
 independent parser (Debian's python3-prometheus-client).
 

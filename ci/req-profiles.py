@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 """Give every requirement of the spec its conformance profile, read from the
 profile table of spec/10-backend.md, so that the suite and the spec cannot
 disagree.

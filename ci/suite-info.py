@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 """Write the C header the conformance suite quotes in its certificate: the
 spec's version and digest, and the suite's power from the last mutation run.
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 # The closing line of `make check`: the cases of every conformance report
 # written by this check (all variants, all backends) and the fuzz inputs
 # replayed, added up. Not applicable and not run cases count as skipped.

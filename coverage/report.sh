@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 # Turn the gcov data of a coverage build into gcovr reports for reference/:
 # HTML, JSON and Cobertura XML in coverage/out/, and fail under the gate.
 #   sh coverage/report.sh build/coverage

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * own_suite.c - the conformance suite linked into a test binary of one's
  * own, as a third party does to certify a backend it builds in: the binary

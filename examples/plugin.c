@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * plugin.c - the smallest backend shared object: it exports the symbol the
  * conformance suite looks for and hands out one of the reference's

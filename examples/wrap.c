@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * wrap.c - a backend that is one of the reference's with one entry
  * replaced: it counts the tasks spawned, and prints the count when the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 """Carry ci/mutation/equivalent.txt over a change that moves no token.
 
 An entry names its mutant by the text of its line, so reformatting a file

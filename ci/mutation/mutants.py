@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 """Mutant generation: one-operator mutants of the reference's C sources.
 
 A source file is first masked: comments, string and character literals and

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 """Mutation testing of the conformance suite: how many wrong references it rejects.
 
     run.py [--n N] [--seed S] [--jobs J] [--timeout SECONDS] [--rerun] [--filter SUBSTR]

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 """A fast self-test of the mutant generator (no build): which mutants a small
 C text yields, and that nothing inside comments, literals or directives is
 ever touched."""

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * alloc_faults.c - every place a workload allocates, refused in turn
  * (RUN-007 and the rules of exhausted memory each section states).

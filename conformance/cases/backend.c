@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * backend.c - the backend table itself (spec/10-backend.md).
  */

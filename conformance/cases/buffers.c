@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * buffers.c - buffers, chunk lists and the builder (spec/12-buffers.md,
  * BUF-001 .. BUF-018). Pools are in bufpools.c, the vector in

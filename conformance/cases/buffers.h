@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * buffers.h - helpers shared by the buffer and pool case files.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * buffers_empty.c - what an empty handle is (spec/12-buffers.md, BUF-029
  * to BUF-031): the empty handles a backend hands back still name it, an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * buffers_vector.c - the buffer conformance vector (spec/12-buffers.md,
  * BUF-028): generated operation sequences whose observable results are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * bufpool_limits.c - pools at their edges (spec/12-buffers.md): prefill
  * (BUF-032), a buffer parked by a thread that has exited (BUF-020,

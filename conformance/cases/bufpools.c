@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * bufpools.c - buffer pools and the run's two pools (spec/12-buffers.md,
  * BUF-019 .. BUF-027), with test_buffer_pooler of the original interface.

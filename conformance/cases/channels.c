@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * channels.c - mpsc channels and oneshots (spec/09-channels.md).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * clock.c - the runtime clock, sleeping and timeouts (spec/07-clock.md).
  */

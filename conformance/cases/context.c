@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * context.c - labels, attributes and their rules (spec/03-context.md).
  */

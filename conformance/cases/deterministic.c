@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * deterministic.c - what a deterministic backend promises: reproducible
  * schedules and digests, virtual time, stall and timeout detection

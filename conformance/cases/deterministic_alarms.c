@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * deterministic_alarms.c - many alarms at once on a deterministic backend
  * (DET-005): with every task asleep the clock jumps to the earliest alarm,

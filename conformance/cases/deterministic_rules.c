@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * deterministic_rules.c - the choices of spec/11-deterministic.md a second
  * implementation could make differently without changing a golden digest

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * event_log.c - the event log of a deterministic backend (DET-016): every
  * event the digest takes in, handed to cfg.event_log as it is hashed. The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * fds.h - the descriptors a process has open, for the cases that check a
  * run (or a refused one) gives back every descriptor it opened (NAT-006,

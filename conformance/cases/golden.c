@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * golden.c - golden digests and an independent audit chain (golden.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * golden.h - what the cases with golden digests share: comparing a digest
  * with the value spec/ fixes (and logging it, so that runs on other

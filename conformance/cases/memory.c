@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * memory.c - a backend whose memory runs out (TASK-011, CTX-006, CLK-008,
  * MET-019): the call that needed memory reports it, nothing is lost

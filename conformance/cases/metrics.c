@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * metrics.c - the original interface's metrics tests, under their names
  * (spec/16-metrics.md). The rules one by one are in metrics_rules.c.

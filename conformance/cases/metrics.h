@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * metrics.h - helpers shared by the metrics case files (spec/16-metrics.md).
  *

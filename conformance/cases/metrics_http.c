@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * metrics_http.c - the /metrics endpoint of a parallel backend
  * ([MET-017]), scraped over loopback by a plain socket client and, when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * metrics_labels.c - label values at the edges of UTF-8 (MET-009): every
  * well-formed sequence of RFC 3629 passes unchanged, and each byte that

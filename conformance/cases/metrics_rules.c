@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * metrics_rules.c - the rules of spec/16-metrics.md one by one, on every
  * backend: naming, handles, conflicts, the exact text, values, families,

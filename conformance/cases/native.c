@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * native.c - what a parallel backend promises about threads and time
  * (spec/13-native.md). Skipped on backends without CW_CAP_PARALLEL.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * native_descriptors.c - a parallel backend gives back every descriptor a
  * run opened (NAT-006): sockets, files, its poller and timers, the metrics

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * native_signals.c - a parallel backend in a process that receives
  * signals (NAT-005): a program's handler, installed without SA_RESTART,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * native_threads.c - a parallel backend when the process can start no
  * more threads (TASK-011, RUN-006, spec/13-native.md): the calls that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * network.c - listeners, connections, the resolver and the mock channel
  * (spec/18-network.md), on every backend: in memory on a deterministic

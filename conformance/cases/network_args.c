@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * network_args.c - arguments a network call can check and must refuse
  * (NET-020): an error code, never a crash or a made-up answer.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * network_backends.c - what each kind of backend adds to the network
  * (spec/18-network.md): the deterministic network's ports and replay, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * network_duplex.c - many connections, each used by several tasks at once
  * (spec/18-network.md): both halves busy at once, and halves closed while

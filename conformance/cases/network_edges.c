@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * network_edges.c - over TCP, a recv that runs past the run's read timeout
  * fails with CW_ERR_TIMEOUT and poisons its half (NET-019, NET-010); a

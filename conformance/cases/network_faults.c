@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * network_faults.c - the faults of a deterministic network
  * (18-network.md, NET-028 to NET-033): partitions that refuse dials and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * network_given_up.c - what arrives of a send that ran past the run's
  * write timeout (NET-036): a prefix of its bytes, unchanged, and nothing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * network_one_call.c - a half carries one send or recv at a time
  * (NET-035): while one task's call waits on a half, another task's send

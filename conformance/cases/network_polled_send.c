@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * network_polled_send.c - a send polled on a sink whose socket is full
  * (NET-010): one that found nothing to do changes nothing. Its bytes never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * network_util.h - helpers the network cases share: text sends and
  * receives, and a connection made through a listener.

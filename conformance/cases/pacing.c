@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * pacing.c - cw_pace (07-clock.md, CLK-006, CLK-007): outside work seen to
  * complete `latency` after the call on a deterministic backend, the whole

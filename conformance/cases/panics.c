@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * panics.c - panics, catch_panics, cleanup handlers and how a run ends
  * (spec/06-panics.md, spec/02-runner.md).

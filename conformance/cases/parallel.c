@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * parallel.c - strategies: fold, map, jobs, and where the work runs
  * (spec/14-parallel.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * park_early_wake.c - a wake is never lost to the park that follows it
  * (TASK-009): a task takes its waker, the waker is woken while the task

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * random_bytes.c - a deterministic run whose random stream comes from the
  * caller's bytes first (11-deterministic.md, DET-017): what a fuzzer uses

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * ratelimit.c - quotas, GCRA decisions, keyed limiters and eviction
  * (spec/15-ratelimit.md). Exact times come from the `_at` functions, or

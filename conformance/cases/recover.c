@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * recover.c - crash and recovery (spec/11-deterministic.md, DET-008 to
  * DET-011): a run that ends in a checkpoint, and the runs that start from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * runner.c - rules of the run as a whole (spec/02-runner.md) that any
  * backend obeys, whatever its clock: the run timeout, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * signals.c - stop and stopped (spec/05-signals.md).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * storage.c - partitions and blobs (spec/17-storage.md, STOR-001..019,
  * 028, 029). The first cases port the original interface's storage tests

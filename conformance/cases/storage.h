@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * storage.h - what the storage case files share: a configuration whose
  * storage is a directory of the case's own (on a backend that keeps files),

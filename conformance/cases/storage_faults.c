@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * storage_faults.c - injected storage faults of a deterministic backend
  * (17-storage.md, STOR-030 to STOR-035): calls of each kind failing, torn

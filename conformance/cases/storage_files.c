@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * storage_files.c - storage kept in files (spec/17-storage.md, "Files",
  * STOR-027), on a backend with CW_CAP_PERSISTENT_STORAGE: the bytes on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * storage_header.c - the blob header codec and CRC-32C of a backend's
  * storage table, on bytes made here (spec/17-storage.md, STOR-020..025).

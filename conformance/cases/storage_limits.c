@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * storage_limits.c - reads whose length no host could allocate
  * (spec/17-storage.md, STOR-006 and STOR-010): the answer is the one the

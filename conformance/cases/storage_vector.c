@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * storage_vector.c - the header conformance vector (spec/17-storage.md,
  * STOR-026): generated raw headers whose resolve outcomes are hashed and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * stress.c - many tasks spawning, sleeping, aborting and joining at once
  * (spec/04-tasks.md). On a parallel backend they do so across threads.

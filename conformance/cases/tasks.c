@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * tasks.c - spawning, joining, aborting, and the supervision tree
  * (spec/04-tasks.md, spec/03-context.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * util.h - small helpers shared by the case files: tasks that never end,
  * and the one-line waits the seed's tests write as `.await`.
@@ -8,6 +9,14 @@
 #include <dirent.h>
 
 #include "harness/cwc.h"
+
+/* Whether `rc`, the status of a run that asked for CW_IO_URING, is the
+ * refusal NAT-008 allows when the run can have no ring: CW_ERR_UNSUPPORTED
+ * where there is none to have, CW_ERR_NOMEM where it lacked resources. */
+static inline bool cwc_no_ring(int rc)
+{
+    return rc == CW_ERR_UNSUPPORTED || rc == CW_ERR_NOMEM;
+}
 
 /* A task body that waits forever (until aborted). */
 static inline void *cwc_pending_task(cw_ctx *ctx, void *arg)

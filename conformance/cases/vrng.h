@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * vrng.h - the PRNG of spec/11-deterministic.md (xoshiro256** seeded by
  * splitmix64), written out again for the conformance vectors, so that the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * allocator.c - the suite's allocator (allocator.h).
  *

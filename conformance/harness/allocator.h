@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * allocator.h - the suite's allocator: malloc, calloc, realloc,
  * posix_memalign, aligned_alloc and memalign of the whole process, the

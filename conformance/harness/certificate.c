@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * certificate.c - the text a person reads: a summary line after every run,
  * and with --certificate the certificate itself.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cli.c - the command line of cw-conformance, shared with a third party's
  * own test binary through cwc_main (include/cwconformance.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cwc.h - what a conformance case sees: the backend under test, a way to
  * run a root task on it, and the case-declaring macro.

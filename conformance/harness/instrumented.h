@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * instrumented.h - what the suite is running under: valgrind, or a
  * sanitizer built in. Some cases scale their work down, or leave out a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * json.c - the JSON report, built with jansson and described by
  * conformance/report.schema.json (version CWC_REPORT_SCHEMA).

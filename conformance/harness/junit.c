@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * junit.c - the JUnit XML report: one <testsuite> per profile, one
  * <testcase> per case of the suite, <failure> for a failure or a timeout,

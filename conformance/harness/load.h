@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * load.h - finding the backend under test: a reference backend by name, or
  * a shared object exporting cw_backend_entry.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * main.c - cw-conformance: the suite's command line (cli.c) with the
  * reference's backends available by name. `cw-conformance --help` lists

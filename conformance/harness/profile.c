@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * profile.c - the profiles of spec/10-backend.md as tables: how a backend
  * declares each, which groups of cases belong to it, and what it depends

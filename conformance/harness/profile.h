@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * profile.h - conformance profiles (spec/10-backend.md, ABI-004): named
  * parts of the spec a backend declares through its table, and the profiles

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * progress.c - the progress line: a thread redraws it twice a second so
  * that the elapsed time moves while a slow or hanging case runs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * progress.h - a progress line on a terminal while the suite runs.
  */

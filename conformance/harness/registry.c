@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * registry.c - the list of cases, filled before main by each case file,
  * and the helpers cases use to run a root task.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * report.h - one run of the suite: what was selected, each case's result,
  * the verdict, and the writers of each report format.

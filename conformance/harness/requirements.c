@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * requirements.c - the spec's numbered rules, the cases that name them, and
  * the listings of both.

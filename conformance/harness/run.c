@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * run.c - choose the cases of a run and run them, one Check runner per case
  * so that each gets its own duration, timeout and progress line.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * sanitizer.c - how the suite wants AddressSanitizer to behave when it is
  * built with it. Some cases ask a backend for more memory than any host

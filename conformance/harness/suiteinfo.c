@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * suiteinfo.c - the generated facts of suiteinfo.inc (ci/suite-info.py)
  * behind functions, so that only this file is rebuilt when they change.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * suiteinfo.h - what the suite says of itself in a certificate: the spec it
  * checks (version and digest) and its power (the share of mutants of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * tap.c - the TAP version 13 report: one test point per case of the suite,
  * "# SKIP" with the reason for a case not applicable or not run, and the

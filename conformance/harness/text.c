@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * text.c - UTF-8 validation by the table of well-formed sequences in the
  * Unicode standard (Table 3-7), and XML escaping.

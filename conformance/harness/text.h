@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * text.h - making any bytes safe to write into a report: a backend's name
  * or a failure message may hold anything, and each format has its rules.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cwconformance.h - the cwrt conformance suite as a library, for a test
  * binary of one's own: link it (`pkg-config --cflags --libs cwconformance`)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* Aborting a task that already ended turns its result into an abort:
  * joins made after the cw_abort return CW_ERR_CLOSED instead of the
  * task's own result (TASK-002: aborting an ended task does nothing). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* Aborting a task aborts its siblings too, the other tasks spawned from
  * children of the same context (TASK-005: siblings and their subtrees are
  * untouched). */

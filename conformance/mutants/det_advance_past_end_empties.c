@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_iobufs_advance past the list's length drops every byte and returns
  * CW_OK, instead of CW_ERR_INVALID with the list unchanged (BUF-014). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_with_attribute on a key the context already has keeps the old value
  * instead of replacing it (CTX-004). */
 #define CWM_BASE "deterministic"

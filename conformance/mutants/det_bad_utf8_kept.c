@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_metrics_encode writes a byte that begins no well-formed UTF-8
  * sequence as it is, not as U+FFFD (MET-009): the output is not valid
  * UTF-8. The mutant undoes the replacement, writing 0xFF in its place. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_blob_write_bufs writes a list's last chunk first, at the list's
  * offset, and the others after it (STOR-008: the chunks in order). */
 #define CWM_BASE "deterministic"

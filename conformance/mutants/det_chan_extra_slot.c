@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A bounded channel holds one value more than its capacity before a send
  * waits (CHN-002). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* An unbounded channel is quietly bounded at 64 values: the 65th send
  * without a receive waits (CHN-002). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* When a task is unwound, its cleanup handlers run oldest first instead of
  * newest first; explicit pops still behave (PAN-004). The handlers' records
  * hold their functions in reverse order between calls. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* Cleanup handlers still registered when a task returns normally are run
  * as it ends, as if it had been unwound (PAN-004: they are not run). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* When the last sender of a channel is dropped, the values still queued
  * are thrown away: the receiver gets CW_ERR_CLOSED at once (CHN-003: the
  * queued values first, then CW_ERR_CLOSED). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* Closing a sink does not tell the peer: its stream never sees the end of
  * the connection, and a recv waits for ever (NET-014). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* Closing a listener keeps the connections dialed to it and never
  * accepted open: their dialers never see the connection end (NET-026). */
 #define CWM_BASE "deterministic"

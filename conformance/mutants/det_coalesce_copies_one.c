@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_iobufs_coalesce copies a list of one chunk into a new buffer instead
  * of giving that chunk itself (BUF-015: same data, no copy). */
 #define CWM_BASE "deterministic"

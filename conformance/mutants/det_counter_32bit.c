@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_counter_add keeps only the low 32 bits of the amount added (MET-011). */
 #define CWM_BASE "deterministic"
 #include "mutant.h"

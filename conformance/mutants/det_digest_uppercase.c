@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_audit_digest spells the digest in uppercase hex instead of lowercase
  * (11-deterministic.md, the audit digest). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A wake that comes before its task parks is lost: cw_park then waits for
  * another wake, where it must return at once (TASK-009). */
 #define CWM_BASE "deterministic"

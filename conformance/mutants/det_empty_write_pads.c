@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* An empty write at an offset up to 1 MiB is made as a write of one zero
  * byte just before that offset: it changes that byte, and past the end it
  * grows the blob (STOR-008: an empty write changes nothing). */

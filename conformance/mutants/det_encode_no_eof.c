@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_metrics_encode leaves out the final "# EOF" line, so a scraper cannot
  * tell a complete exposition from a cut one (MET-006). */
 #define CWM_BASE "deterministic"

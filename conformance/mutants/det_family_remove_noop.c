@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_family_remove reports success and removes nothing: the child stays in
  * the output, and a child that never existed is not refused (MET-012). */
 #define CWM_BASE "deterministic"

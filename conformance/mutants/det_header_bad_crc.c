@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_blob_header_create writes a V1 header whose CRC (bytes 8-11) is off
  * by one, so a header it made fails its own check (STOR-020). */
 #define CWM_BASE "deterministic"

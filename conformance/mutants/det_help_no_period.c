@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_metrics_encode writes each HELP line without its closing period
  * (MET-007: the help as registered, and a period). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A histogram observation equal to a bucket's bound is counted in the next
  * bucket, as if bounds were exclusive (MET-011: the first bucket whose
  * bound is >= v). The sum is off by the same ulp. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* Joining a task that was aborted returns CW_OK (with a NULL value) instead
  * of CW_ERR_CLOSED (TASK-002, TASK-004). */
 #define CWM_BASE "deterministic"

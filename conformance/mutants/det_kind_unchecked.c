@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* Value functions do not check the kind of metric they are given: a
  * counter add on a gauge adds to it, a gauge set on a counter's value
  * moves a gauge (MET-013: on another kind, updates change nothing). */

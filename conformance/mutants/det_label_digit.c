@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A label that starts with a digit is accepted (silently prefixed with
  * "n") instead of panicking the caller (CTX-002). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* The value a stop signal resolves with is the last stop's, not the first
  * one's (SIG-004). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A channel receive that lost a select still takes a value when one is
  * there: the value is gone, though the select reported another wait
  * (SEL-002: a losing receive takes no value). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A metric registered again after its last handle was released comes back
  * with the count it had, instead of a new metric starting at zero
  * (MET-002). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A second cw_oneshot_send returns CW_OK instead of CW_ERR_INVALID: the
  * sender cannot tell its value was dropped (CHN-005). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* Opening a blob accepts whatever version its header holds: the range of
  * versions the caller asked for is not checked (STOR-002, STOR-003). */
 #define CWM_BASE "deterministic"

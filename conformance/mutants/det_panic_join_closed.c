@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* Under catch_panics, joining a task that panicked returns CW_ERR_CLOSED,
  * as for an aborted one, instead of CW_ERR_EXITED (PAN-002). */
 #define CWM_BASE "deterministic"

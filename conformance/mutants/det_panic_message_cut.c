@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A panic's message loses its last character on its way to
  * result.message (PAN-001, RUN-004). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_stream_peek consumes what it copies: the next recv no longer sees
  * the bytes peeked (NET-012). */
 #define CWM_BASE "deterministic"

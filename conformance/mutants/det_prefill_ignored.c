@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_bufpool_new ignores `prefill`: the pool creates its buffers as they
  * are first asked for (BUF-032). */
 #define CWM_BASE "deterministic"

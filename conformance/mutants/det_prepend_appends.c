@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_iobufs_prepend adds the chunk at the end of the list instead of the
  * front (BUF-013). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_metrics_encode writes a `"` inside a label value or help text as it
  * is, not as `\"` (MET-009): the label ends early for a scraper. */
 #define CWM_BASE "deterministic"

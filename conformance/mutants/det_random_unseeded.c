@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_random draws from the OS instead of the run's seeded stream: two runs
  * with one seed see different bytes (DET-001). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A read that reaches past the end of a blob succeeds with zeros for the
  * missing bytes instead of CW_ERR_BLOB_INSUFFICIENT_LENGTH (STOR-006,
  * STOR-007). */

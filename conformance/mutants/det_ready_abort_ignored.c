@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_abort on a ready-made handle (cw_handle_ready) does nothing: joins
  * keep returning the handle's result instead of CW_ERR_ABORTED (TASK-007). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_recover drops the checkpoint it was asked for: *next is NULL after a
  * recovered run, so a history ends after one crash (DET-008, DET-011). */
 #define CWM_BASE "deterministic"

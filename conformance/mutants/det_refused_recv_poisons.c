@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A recv turned away because another task's recv waits on the stream
  * poisons the stream: every later recv there fails with CW_ERR_CLOSED
  * (NET-035: the refused call changes nothing). */

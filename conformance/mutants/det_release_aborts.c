@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* Releasing a handle aborts its task, as if a handle owned its task
  * (TASK-003: a released task must run on to its end). */
 #define CWM_BASE "deterministic"

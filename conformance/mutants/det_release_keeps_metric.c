@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_metric_release never removes a metric: after the last handle is
  * given up it stays in the output and keeps its value (MET-002). */
 #define CWM_BASE "deterministic"

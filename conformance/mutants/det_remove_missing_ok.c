@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* Removing a blob or a partition that does not exist returns CW_OK
  * instead of CW_ERR_BLOB_MISSING or CW_ERR_PARTITION_MISSING (STOR-011,
  * STOR-012). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* Growing a blob with cw_blob_resize leaves its last new byte non-zero
  * instead of zero-extending (STOR-009). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* Resizing a blob to length 0 returns CW_OK and leaves it as it was
  * (STOR-009). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_resolve gives a name's addresses in the reverse of the order they
  * were registered (NET-020). */
 #define CWM_BASE "deterministic"

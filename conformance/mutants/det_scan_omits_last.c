@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_storage_scan leaves the last name out of the list when a partition
  * holds more than one blob (STOR-013). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_storage_scan lists a partition's blobs in the reverse of bytewise
  * order (STOR-013). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A stop made while an earlier one still waits for held signals completes
  * at once with CW_OK, instead of together with the first (SIG-004). */
 #define CWM_BASE "deterministic"

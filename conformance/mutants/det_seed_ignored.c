@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* The seed is ignored: every deterministic run uses seed 42, so the
  * schedule and random bytes never change with the seed (DET-002). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* When several waits of a select can complete, the highest index wins
  * instead of the lowest (SEL-001, CLK-004). */
 #define CWM_BASE "deterministic"

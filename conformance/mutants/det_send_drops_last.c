@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A send of more than one byte loses its last byte on the way: the peer
  * receives all but the final byte of each message (NET-008, NET-009). */
 #define CWM_BASE "deterministic"

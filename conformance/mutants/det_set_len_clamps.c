@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_iobufs_mut_set_len above the list's capacity fills every chunk and
  * returns CW_OK, instead of refusing with CW_ERR_INVALID (BUF-016). */
 #define CWM_BASE "deterministic"

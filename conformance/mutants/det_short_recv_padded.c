@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* After the peer closed, a recv that needs more than what arrived returns
  * what arrived, padded with zeros to the length asked, and CW_OK, instead
  * of CW_ERR_RECV_FAILED (NET-014). */

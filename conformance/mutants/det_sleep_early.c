@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A sleep wakes 1 ns before its deadline: cw_sleep_until(t) returns with
  * cw_current() == t - 1 (CLK-001, CLK-002). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A sleep until CW_TIME_MAX, which must never complete, wakes at
  * CW_TIME_MAX - 1 (CLK-003). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A pooled buffer released through a slice or a clone never goes back to
  * its class: only the handle that came from the pool returns it
  * (BUF-021: whatever held it last). The mutant keeps one extra reference

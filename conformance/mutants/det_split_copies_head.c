@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_iobufs_split_to gives the head as fresh copies of its chunks, chunk
  * for chunk, instead of the chunks themselves (BUF-014: without copying a
  * byte). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A stop completes as soon as nothing else in its select can, without
  * waiting for the signals still held to be released (SIG-002). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A stop takes effect when cw_wait_stop makes its wait, not when the wait
  * is first tried (SIG-006): a signal taken in between resolves at once. */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_stop with a timeout reports CW_OK when the time ran out with signals
  * still held, instead of CW_ERR_TIMEOUT (SIG-005). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A stop value is kept in 16 bits: cw_stop(ctx, 100000, ...) resolves the
  * signals with 100000 cut to an int16_t (SIG-001). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A sync that failed is reported once: the next sync of the same open
  * returns CW_OK, though the writes the failed one covered may be lost
  * (STOR-037). */

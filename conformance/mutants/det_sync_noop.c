@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_blob_sync returns CW_OK without making anything durable: a crash
  * after it loses the writes it claimed to sync (STOR-015, DET-008). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* The run timeout fires one cycle late: a run ends with
  * CW_ERR_RUN_TIMEOUT at start + timeout + cycle (RUN-005). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_iobuf_try_into_mut succeeds on a buffer that other references share,
  * or whose bytes are static or adopted, by copying its bytes into a new
  * mutable buffer (BUF-011: it must refuse and leave the buffer as it was). */

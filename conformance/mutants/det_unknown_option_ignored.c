@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A write or read with an option bit outside CW_WRITE_ALL / CW_READ_ALL
  * is made as if the bit were not there, instead of CW_ERR_INVALID
  * (STOR-017). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* CW_WRITE_SYNC is ignored: a write that asked to be durable on return is
  * lost by a crash right after it (STOR-015, STOR-017). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_yield returns at once without letting the other ready tasks run
  * (TASK-009). */
 #define CWM_BASE "deterministic"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A buffer asked for zeroed (cw_iobuf_mut_zeroed) holds old bytes instead
  * of zeros (cw/iobuf.h, BUF-009). */
 #define CWM_BASE "deterministic"

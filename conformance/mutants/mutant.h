@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * mutant.h - what every deliberately wrong backend of this folder shares.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* Every bind leaves one descriptor open for good, as a backend that loses
  * track of a socket it probed does (NAT-006: when cw_start returns, every
  * descriptor the run opened is closed). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* Binding an address already in use quietly listens on a free port
  * instead of failing with CW_ERR_BIND_FAILED (NET-003). */
 #define CWM_BASE "native"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* blocking_threads is ignored: the blocking pool grows to 64 threads
  * whatever bound the run set (NAT-002). */
 #define CWM_BASE "native"

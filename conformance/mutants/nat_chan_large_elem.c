@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* Channel elements larger than 64 bytes are cut to their first 64 bytes;
  * the rest of the receiver's element is left as it was (CHN-001). */
 #define CWM_BASE "native"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_child gives its context the parent's execution mode, where it must
  * start at CW_EXEC_SHARED (CTX-001): a child of a dedicated context spawns
  * its tasks on threads of their own, a child of a blocking one on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* The native clock steps back 1 us on every other reading, as a clock read
  * from several unsynchronised sources can (CLK-005, NAT-003). */
 #define CWM_BASE "native"

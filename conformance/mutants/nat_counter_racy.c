@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_counter_add loses an update when another thread adds to a counter at
  * the same moment, as a read-modify-write without a lock or an atomic does
  * (MET-011: no update is lost). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_crc32c ignores the CRC it is asked to continue: computing a CRC in
  * two pieces gives the CRC of the last piece alone (STOR-021). */
 #define CWM_BASE "native"

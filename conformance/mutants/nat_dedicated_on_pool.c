@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A task spawned with CW_EXEC_DEDICATED runs on the blocking pool instead
  * of a thread of its own, so it waits while the pool is busy (NAT-002). */
 #define CWM_BASE "native"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_gauge_add with a negative delta does nothing: a gauge only goes up
  * through cw_gauge_add and cw_gauge_dec (MET-011). */
 #define CWM_BASE "native"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* The run's network buffer pool is made from the default configuration,
  * whatever cfg.network_buffer_pool says (BUF-026). */
 #define CWM_BASE "native"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A buffer pool lets each class create twice max_per_class buffers before
  * it is exhausted, while reporting the configuration it was given
  * (BUF-020, BUF-021). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_blob_read_into of more than one byte fills all but the last byte of
  * the destination and still returns CW_OK (STOR-007). */
 #define CWM_BASE "native"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A TCP recv of more than one byte hands back the right length, but its
  * last byte zeroed (NET-009, NET-011). */
 #define CWM_BASE "native"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A send turned away because another task's send waits on the sink
  * poisons the sink: every later send there fails with CW_ERR_CLOSED
  * (NET-035: the refused call changes nothing). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A send to a channel whose receiver was dropped returns CW_OK, the value
  * silently discarded, instead of CW_ERR_CLOSED (CHN-004). */
 #define CWM_BASE "native"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A send hands the transport views of the caller's bytes that hold no
  * reference: a send given up while the kernel still sends its rest (the
  * io_uring mode) goes on reading bytes the caller has released (NET-036). */

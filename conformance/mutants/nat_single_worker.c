@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* worker_threads is ignored: every native run has a single worker thread,
  * so shared tasks never run at the same time (NAT-001). */
 #define CWM_BASE "native"

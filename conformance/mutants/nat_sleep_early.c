@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A native sleep wakes 1 ms before its deadline (CLK-001, CLK-002). */
 #define CWM_BASE "native"
 #include "mutant.h"

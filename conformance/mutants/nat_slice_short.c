@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* cw_iobuf_slice(buf, start, end) stops one byte short: the slice is
  * [start, end - 1) (BUF-006). */
 #define CWM_BASE "native"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /* A stack_size above 1 GiB is clamped to 1 GiB instead of refused with
  * CW_ERR_INVALID (RUN-002). */
 #define CWM_BASE "native"

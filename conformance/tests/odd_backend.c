@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * odd_backend.c - a backend shared object made to test the reports, not
  * the runtime: the deterministic reference under a name no report can copy

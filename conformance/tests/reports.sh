@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 # The harness's verdicts, exit statuses and reports, each run checked.
 #   sh conformance/tests/reports.sh BUILD_DIR PYTHON
 set -u

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * channel.c - mpsc channels, bounded or not (spec/09-channels.md).
  *

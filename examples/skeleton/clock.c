@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * clock.c - the run's clock and sleeps (spec/07-clock.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * context.c - contexts: a label, attributes, an execution mode and a node of
  * the supervision tree (spec/03-context.md).

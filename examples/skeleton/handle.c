@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * handle.c - handles: a task's result, kept after the task is gone, and the
  * join wait on it (spec/04-tasks.md).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 # The skeleton as a third party builds and certifies it: from an installed
 # kit, with pkg-config alone (no -I into this tree, no LD_LIBRARY_PATH), and
 # the installed cw-conformance, which must say CONFORMANT with core among

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * label.c - the label grammar [CTX-002] and the reserved prefix [CTX-003].
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * label.h - checks on labels and attribute keys (label.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * oneshot.c - a channel for exactly one value (spec/09-channels.md, CHN-005).
  *

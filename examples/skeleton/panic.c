@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * panic.c - panics, cleanup handlers and fatal errors (spec/06-panics.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * random.c - cw_random: bytes from the operating system, since this backend
  * makes no promise of reproducible runs (spec/02-runner.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * runner.c - cw_start: check the configuration, set up a run, let the
  * scheduler go, and take everything down when the run ends

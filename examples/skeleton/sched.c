@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * sched.c - the scheduler: one loop on the thread that called cw_start,
  * switching to one task at a time (spec/00-conventions.md, Threads).

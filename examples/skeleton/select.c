@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * select.c - cw_select and cw_poll, and the two waits that need no object.
  *

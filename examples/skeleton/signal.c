@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * signal.c - cw_stop and cw_stopped (spec/05-signals.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * skeleton.h - the types shared by the files of the skeleton backend.
  *

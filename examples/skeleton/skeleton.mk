@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 # examples/skeleton/skeleton.mk - the skeleton backend, included by the top
 # Makefile.
 #
@@ -21,7 +22,7 @@ SK_LIBS := -lpthread
 
 skeleton: $(B)/lib/libskeleton.so
 
-$(B)/lib/libskeleton.so: $(SK_SRC) $(SK_HDR) $(wildcard spec/include/cw/*.h)
+$(B)/lib/libskeleton.so: $(SK_SRC) $(SK_HDR) $(wildcard spec/include/cw/*.h) $(CONFIG_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; $(CC) $(SK_CFLAGS) $(OPT) $(CFLAGS) -Ispec/include -shared -o $@ \
 	  $(SK_SRC) $(SAN_LD) $(SK_LIBS)

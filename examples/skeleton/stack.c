@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * stack.c - task stacks: mmap'd, with an inaccessible guard page below so
  * that an overflow faults instead of writing over a neighbour.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * table.c - the backend table and the symbol a loader looks for
  * (spec/10-backend.md).

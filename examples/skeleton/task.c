@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * task.c - a task's life: spawned, started on a stack of its own, ended by
  * returning, by a panic or by an abort, then freed (spec/04-tasks.md).

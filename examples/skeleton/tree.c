@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * tree.c - the supervision tree (spec/03-context.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * waker.c - wakers, cw_park and cw_yield (spec/04-tasks.md).
  *

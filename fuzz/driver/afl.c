@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * afl.c - the AFL++ driver: persistent mode when built with afl-clang-fast
  * (many inputs per process, taken from shared memory), otherwise one input

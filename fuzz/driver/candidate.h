@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * candidate.h - the backend a fuzz target exercises: the reference's
  * deterministic backend, or the one a shared object exports

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * replay.c - run a fuzz target over saved inputs, without any fuzzer.
  *

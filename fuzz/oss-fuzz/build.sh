@@ -1,4 +1,5 @@
 #!/bin/bash -eu
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 # build.sh - the fuzz targets built the way OSS-Fuzz and ClusterFuzzLite
 # build a project: the engine chooses the compiler, the flags and the
 # fuzzing engine ($CC, $CXX, $CFLAGS, $CXXFLAGS, $LIB_FUZZING_ENGINE,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 # check-out.sh OUT - run every fuzz binary build.sh left in OUT over its
 # seed corpus once (libFuzzer's -runs=0), as an engine's first run would.
 set -eu

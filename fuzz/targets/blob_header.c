@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * blob_header.c - a backend's blob header codec (spec/17-storage.md,
  * STOR-020..023) against a model written from the specification alone.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * blob_integrity.c - one bit flipped in a blob's file between two runs of
  * a backend with CW_CAP_PERSISTENT_STORAGE (the native one, or

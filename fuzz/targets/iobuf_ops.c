@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * iobuf_ops.c - buffers, chunk lists, the builder and a pool under fuzzed
  * operation sequences, checked against a model made of flat byte arrays

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * metrics_http.c - the metrics endpoint of a parallel backend (MET-017,
  * MET-020) sent arbitrary bytes as a request over a real TCP connection,

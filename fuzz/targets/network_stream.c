@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * network_stream.c - one connection of the deterministic network under
  * fuzzed sequences of sends, receives, peeks, closes and sleeps, with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * replicated_log.c - a small replicated log on the deterministic backend,
  * its schedule, network delays and faults, and storage faults all decided

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * storage_ops.c - sequences of storage calls across crashes and
  * recoveries on a deterministic backend with CW_CAP_RECOVER, checked

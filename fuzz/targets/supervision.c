@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * supervision.c - the supervision tree under fuzzed programs, checked
  * against an independent model of spec/03-context.md and spec/04-tasks.md.

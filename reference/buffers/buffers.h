@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * buffers.h - private to the reference's buffers and pools.
  *

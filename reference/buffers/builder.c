@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * builder.c - cw_iobufs_builder: small writes are copied into one inline
  * buffer, large parts are linked in place; finish interleaves the two.

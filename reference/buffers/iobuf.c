@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * iobuf.c - cw_iobuf: an immutable view that shares its bytes.
  *

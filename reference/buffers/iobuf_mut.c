@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * iobuf_mut.c - cw_iobuf_mut: one owner, fixed capacity.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * iobufs.c - cw_iobufs: immutable chunks that read as one byte sequence.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * iobufs_mut.c - cw_iobufs_mut: mutable chunks filled as one sequence.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * owner.c - the records that keep a buffer's bytes alive, and the
  * reference count they share.

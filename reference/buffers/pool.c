@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * pool.c - buffer pools: power-of-two size classes, each with a bounded
  * number of buffers, a locked freelist and optional per-thread caches.

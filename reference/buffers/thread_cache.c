@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * thread_cache.c - per-thread caches of pooled buffers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * alarm.c - a binary min-heap of sleeping waits, for every scheduler.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * clock.c - reading the runtime clock, sleeping, and randomness, through
  * the scheduler that owns time.

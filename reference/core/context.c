@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * context.c - contexts: a label path, attributes, an execution mode for the
  * next spawn, and a place in the supervision tree.

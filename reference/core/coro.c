@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * Machine-independent half of the coroutine switch: starting a coroutine,
  * and keeping the sanitizers informed.  The register shuffling itself is

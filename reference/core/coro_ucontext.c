@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * Portable context switch on top of getcontext/makecontext/swapcontext.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * ext.c - the extension interface (ext.h) where it is more than a call
  * into another file of the core: the run's configuration and tables as a

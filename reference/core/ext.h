@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * ext.h - what a subsystem may use of the core: the one published
  * extension interface.

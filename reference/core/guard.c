@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * guard.c - the locks objects are under: the runtime's, or a stripe.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * internal.h - the core's private header: only core/ includes it. What a
  * backend may use is in core/sched.h, what a subsystem may use in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * list.h - an intrusive, circular, doubly-linked list.
  *

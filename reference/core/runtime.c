@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * runtime.c - what every run has, whatever schedules it: the configuration
  * it was given and the lists of objects it must free when it ends.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * sched.h - what a backend may use of the core: the scheduler interface it
  * implements (cw_sched_ops), the runtime and task records its scheduler

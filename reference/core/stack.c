@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * Task stacks: private anonymous mappings with a guard page below, and
  * the cache of stacks kept for reuse.

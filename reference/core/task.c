@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * task.c - spawning, ending, aborting and unwinding tasks; panics and
  * cleanup handlers.

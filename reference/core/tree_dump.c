@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * tree_dump.c - the supervision tree as text or DOT (cwrt/tree.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * util.c - fatal errors, and the helpers every allocation of the core and
  * the subsystems goes through.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * waiters.c - waits, and the waiter lists every waitable object keeps.
  *

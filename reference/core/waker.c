@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * waker.c - wakers that outlive their task and their runtime.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * derive.c - tables derived from a reference backend (cwrt/derive.h).
  *

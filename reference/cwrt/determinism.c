@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * determinism.c - the determinism check (cwrt/determinism.h): the first
  * run keeps, for each event, the digest once the event is in it and a

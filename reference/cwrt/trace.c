@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * trace.c - Chrome Trace Event JSON from the event log (cwrt/trace.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * audit.c - the audit digest: a SHA-256 hash chain over observable events.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * det.h - private to the deterministic backend: its PRNG, audit chain,
  * alarm heap and scheduler state, and its storage, network and recovery. The algorithm is specified

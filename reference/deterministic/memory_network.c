@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * memory_network.c - the deterministic backend's network: listeners keyed
  * by address inside the run, dialers given ports from a fixed range, and

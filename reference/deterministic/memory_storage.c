@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * memory_storage.c - storage in memory, for the deterministic backend, keeping
  * apart exactly what a crash would keep and what it could lose.

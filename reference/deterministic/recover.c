@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * recover.c - crash and recovery: what a deterministic run leaves behind
  * when it ends as if its process had crashed, and how the next run picks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * resolver.c - the deterministic backend's names to addresses: a table the
  * program fills during the run (cw_resolver_register), so a run never

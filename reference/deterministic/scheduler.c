@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * scheduler.c - the deterministic scheduler: one OS thread, a seeded
  * shuffle of the ready tasks each iteration, and virtual time.

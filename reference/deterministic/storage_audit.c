@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * storage_audit.c - a digest of everything a memory storage would keep
  * through a crash (spec/17-storage.md, STOR-036), so that a test can say

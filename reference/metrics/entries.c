@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * entries.c - the metric entries of the reference's backends: registering
  * through a context (its label path, attributes and rules), encoding, and

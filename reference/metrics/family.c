@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * family.c - the children of a family: one series per set of label values,
  * made at zero on first use and kept sorted by those values.

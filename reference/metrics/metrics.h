@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * metrics.h - private to the reference's metrics: the registry of a run,
  * the values of its series, families, and the OpenMetrics encoder.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * registry.c - the metrics of one run, by name and attributes, and the
  * handles that keep them registered.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * runtime.c - the metrics every run keeps about itself: its tasks, and its
  * two buffer pools. The schedulers add their own (deterministic/).

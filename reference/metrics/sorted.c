@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * sorted.c - the sorted arrays of the registry (names, the metrics of a
  * name, the children of a family): one binary search and one insertion,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * text.c - building OpenMetrics text: a growing string, escaping, and the
  * exact spelling of numbers.

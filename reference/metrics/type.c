@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * type.c - metric types: checking what a caller gives cw_register, keeping
  * a copy, and comparing two of them.

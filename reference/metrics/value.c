@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * value.c - the value of one series: a counter, a gauge or a histogram.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * backend.c - the native backend's table: the core's functions plus
  * this folder's scheduler.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * file_io.c - reading, writing, resizing and syncing an open blob file.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * file_storage.c - storage in files, for the native backend: the directory tree,
  * and opening, removing and listing blobs. The reads and writes of an open

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * file_storage.h - private to the native backend's file storage
  * (file_storage.c, file_io.c).

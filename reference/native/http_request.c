@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * http_request.c - reading the request line of a metrics scrape (MET-020).
  *

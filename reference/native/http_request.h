@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * http_request.h - what a request head asks of the metrics endpoint
  * (MET-020): a pure function of its bytes, apart from the sockets so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * io_threads.c - system calls that may block, run on threads of their own so
  * that the task asking for one is suspended and its worker thread keeps

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * io_threads.h - the native backend's I/O threads (io_threads.c): blocking
  * system calls made off the worker threads while the asking task is parked.

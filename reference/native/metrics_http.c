@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * metrics_http.c - GET /metrics over HTTP/1.1, on a thread of its own.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * native.h - private to the native backend: worker pools, per-task state,
  * the reactor, and the runtime that ties them together.

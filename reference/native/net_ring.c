@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * net_ring.c - the network's io_uring: the kernel receives for a
  * connection's stream, into the stream's own buffer, sends the rest of a
@@ -233,18 +234,21 @@ cw_net_ring *cw_net_ring_open(cw_rt *rt, cw_reactor *r, char *why, size_t whylen
     cw_net_ring *q = calloc(1, sizeof *q);
     if (!q) {
         snprintf(why, whylen, "out of memory for the network's io_uring");
+        errno = ENOMEM;
         return NULL;
     }
     int e = init_ring(&q->ring);
     if (e) {
         snprintf(why, whylen, "io_uring_queue_init (network): %s", strerror(e));
         free(q);
+        errno = e;
         return NULL;
     }
     if ((e = cw_uring_watch_eventfd(&q->ring, r, &q->src, completed))) {
         snprintf(why, whylen, "the network io_uring's eventfd: %s", strerror(e));
         io_uring_queue_exit(&q->ring);
         free(q);
+        errno = e;
         return NULL;
     }
     q->rt = rt; /* `queued` is false from calloc */
@@ -269,6 +273,7 @@ cw_net_ring *cw_net_ring_open(cw_rt *rt, cw_reactor *r, char *why, size_t whylen
     (void)rt;
     (void)r;
     snprintf(why, whylen, "built without liburing");
+    errno = ENOSYS;
     return NULL;
 }
 

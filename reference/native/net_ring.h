@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * net_ring.h - the network's io_uring (net_ring.c): a connection's
  * receives, the rest of its sends that the socket could not take at once,
@@ -30,7 +31,8 @@ typedef struct cw_net_op {
 /* A ring for the run `rt`, its completions reaped by the worker holding
  * the reactor `r`, which must be started. The caller owns it and frees it
  * with cw_net_ring_close. NULL when the kernel (or this build: it needs
- * liburing) gives none, with the reason in `why`. */
+ * liburing) gives none, with the reason in `why` and errno set as
+ * cw_uring_open sets it. */
 cw_net_ring *cw_net_ring_open(cw_rt *rt, cw_reactor *r, char *why, size_t whylen);
 /* Free the ring, once no operation is in flight and the reactor has
  * stopped watching its eventfd (cw_reactor_stop). NULL does nothing. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * os.c - the real system calls behind cw_os (os.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * os.h - the system calls of the native backend whose failure a test must
  * be able to provoke: the backend calls them through this table, which

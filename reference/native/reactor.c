@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * reactor.c - waiting on the kernel for the runtime: epoll, with a timerfd
  * for the earliest sleeping task and an eventfd to interrupt a wait.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * resolver.c - the native backend's names to addresses: the system's
  * resolver, asked on the blocking pool so that no worker waits on it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * runner.c - starting and ending a native run.
  *
@@ -136,13 +137,15 @@ static int open_ring(cw_native *n, char *why, size_t whylen)
     n->uring = cw_uring_open(&n->rt, &n->reactor, reason, sizeof reason);
     if (n->uring)
         n->net_ring = cw_net_ring_open(&n->rt, &n->reactor, reason, sizeof reason);
-    if (!n->net_ring) {
-        close_rings(n);
-        /* A resource the run needs cannot be had [RUN-006]. */
-        snprintf(why, whylen, "io_backend is CW_IO_URING and the run has no io_uring: %s", reason);
-        return CW_ERR_NOMEM;
-    }
-    return CW_OK;
+    if (n->net_ring)
+        return CW_OK;
+    int e = errno;
+    close_rings(n);
+    snprintf(why, whylen, "io_backend is CW_IO_URING and the run has no io_uring: %s", reason);
+    /* Short of memory or descriptors, the ring is a resource the run cannot
+     * have now [RUN-006]; otherwise this build or kernel has none to give,
+     * which no retry changes [NAT-008]. */
+    return e == ENOMEM || e == EMFILE || e == ENFILE ? CW_ERR_NOMEM : CW_ERR_UNSUPPORTED;
 }
 
 /* The gauge saying whether the run has a ring, then the rings [NAT-008]:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * scheduler.c - the native scheduler: pools of threads running tasks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * tcp.c - the native backend's transport: non-blocking TCP sockets in the
  * reactor's epoll set.

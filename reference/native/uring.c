@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * uring.c - the run's io_uring: one ring for the whole run, through which
  * file storage reads, writes and syncs blobs (file_io.c).
@@ -265,18 +266,21 @@ cw_uring *cw_uring_open(cw_rt *rt, cw_reactor *r, char *why, size_t whylen)
     cw_uring *u = calloc(1, sizeof *u);
     if (!u) {
         snprintf(why, whylen, "out of memory for the io_uring");
+        errno = ENOMEM;
         return NULL;
     }
     int e = -io_uring_queue_init(ENTRIES, &u->ring, 0);
     if (e) {
         snprintf(why, whylen, "io_uring_queue_init: %s", strerror(e));
         free(u);
+        errno = e;
         return NULL;
     }
     if ((e = cw_uring_watch_eventfd(&u->ring, r, &u->src, completed))) {
         snprintf(why, whylen, "the io_uring's eventfd: %s", strerror(e));
         io_uring_queue_exit(&u->ring);
         free(u);
+        errno = e;
         return NULL;
     }
     u->rt = rt;
@@ -303,6 +307,7 @@ cw_uring *cw_uring_open(cw_rt *rt, cw_reactor *r, char *why, size_t whylen)
     (void)rt;
     (void)r;
     snprintf(why, whylen, "built without liburing");
+    errno = ENOSYS;
     return NULL;
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * uring.h - the run's io_uring (uring.c): a task submits a positioned
  * transfer or a data sync and is parked until the kernel has completed it.
@@ -19,7 +20,9 @@ typedef struct cw_uring cw_uring;
 /* A ring for the run `rt`, its completions reaped by the worker holding
  * the reactor `r`, which must be started. The caller owns the ring and
  * closes it with cw_uring_close. NULL when the kernel (or this build: it
- * needs liburing) gives none, with the reason in `why`. */
+ * needs liburing) gives none, with the reason in `why` and errno set:
+ * ENOMEM, EMFILE or ENFILE when it was for want of memory or descriptors,
+ * ENOSYS (or the kernel's refusal, EPERM...) when there is no ring to have. */
 cw_uring *cw_uring_open(cw_rt *rt, cw_reactor *r, char *why, size_t whylen);
 /* Free the ring, once no task is left to wait on it and the reactor has
  * stopped watching its eventfd (cw_reactor_stop). NULL does nothing. */

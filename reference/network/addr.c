@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * addr.c - between cw_addr and the socket interface's addresses.
  */

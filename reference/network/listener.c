@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * listener.c - listeners of both transports: their address, the accept
  * wait, and closing. A memory listener's connections wait in its queue

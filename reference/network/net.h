@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * net.h - private to the network: listeners, the two halves of a
  * connection, the run's network state, and the two transports.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * partition.c - partitions of the in-memory network [NET-028..NET-030]:
  * pairs of address patterns whose connections and dials are cut.

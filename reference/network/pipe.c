@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * pipe.c - in-memory byte pipes: a sink that appends straight to its peer
  * stream's buffer. The deterministic backend's connections are two of them

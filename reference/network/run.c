@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * run.c - the network of one run: its lists of objects, its metrics, and
  * what every half and listener shares (audit records, bounded waits).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * turn.c - whose call a half carries. A half takes one send (a stream,
  * one recv) at a time [NET-035], and one that waited and was given up

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * job.c - one closure on a strategy's pool, joined from a task.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * latch.c - waiting for work on the pool without holding up a worker.
  *

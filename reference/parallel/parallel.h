@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * parallel.h - the private pieces of strategies (cw/strategy.h).
  *

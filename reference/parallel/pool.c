@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * pool.c - the threads of a strategy and the queue they serve.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * strategy.c - the strategy object and the task that ends its pool.
  *

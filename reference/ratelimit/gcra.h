@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * gcra.h - the arithmetic of spec/15-ratelimit.md, shared by the direct
  * and the keyed limiter. Every operation saturates instead of wrapping.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * keyed.c - one GCRA state per key, with idle keys forgotten.
  *

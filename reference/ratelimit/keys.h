@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * keys.h - the keyed limiter's table: byte-string keys to TATs, open
  * addressing with linear probing, at most half full.

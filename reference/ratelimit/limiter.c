@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * limiter.c - the direct limiter: one TAT, updated with compare-and-swap so
  * that checks from several threads never take the same cell twice.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * crc32c.c - CRC-32C (Castagnoli), as iSCSI (RFC 3720) and the blob header
  * use it: reflected polynomial 0x82F63B78, initial value and final XOR

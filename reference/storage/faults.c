@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * faults.c - injected storage faults (spec/17-storage.md, STOR-030 to
  * STOR-034): the decision each call makes, the error it then returns, and

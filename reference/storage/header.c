@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * header.c - the blob header codec (spec/17-storage.md, STOR-020..024).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * names.c - blob names: their hex spelling (file names and messages) and
  * the lists cw_storage_scan hands out.

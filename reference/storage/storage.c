@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * storage.c - the run's storage and its three calls: open, remove, scan.
  *

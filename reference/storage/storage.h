@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * storage.h - private to the reference's storage: the run's storage, open
  * files and handles, and the driver interface its two kinds of storage fill

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * alloc_fail.c - the allocator the allocation sweep links the reference
  * with: every malloc, calloc, realloc and posix_memalign of reference/ is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * alloc_fail.h - make the reference's N-th allocation fail (alloc_fail.c).
  */

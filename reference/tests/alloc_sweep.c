@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * The allocation sweep: each workload runs once to count its allocations,
  * then once per allocation with that one failing, and once more with it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * sweep_workloads.c - the allocation sweep's programs, most on the
  * deterministic backend (one thread, so every run of a workload makes the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * sweep_workloads.h - the programs the allocation sweep runs
  * (alloc_sweep.c), each a run's root task. A workload passes when

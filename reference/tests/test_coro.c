@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * Unit tests for task stacks and the coroutine switch (core/coro.h).
  */

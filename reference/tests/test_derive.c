@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * Unit tests for derived tables (reference/core/derive.c, cwrt/derive.h):
  * a run started through a copy of a reference table names the copy in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * The determinism check (reference/cwrt/determinism.c): a program that is
  * a function of its seed passes; one that reads a global an earlier run

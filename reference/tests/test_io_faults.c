@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * test_io_faults.c - the native backend under failing I/O. The calls of
  * cw_os (native/os.h) fail at random, from a seed, with the errno values

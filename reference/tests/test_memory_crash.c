@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * Unit tests for the crash model of memory storage (reference/
  * deterministic/memory_storage.c): what cw_memory_crash keeps of synced

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * Unit tests for buffer pools and shared buffers used from several OS
  * threads at once (reference/buffers/). Meant to be run under

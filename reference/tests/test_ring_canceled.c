@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * The native backend's storage when its io_uring gives up calls
  * (native/file_io.c, ring_gave_up): the kernel answers ECANCELED for work

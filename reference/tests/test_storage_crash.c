@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * Crash consistency of file storage (reference/native/file_storage.c): a child
  * process runs a seeded sequence of storage calls on the native backend

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * The native backend when threads cannot be started (reference/native/,
  * spec/13-native.md): thread creation goes through cw_os (native/os.h),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * The supervision tree dump (reference/core/tree_dump.c): the text form of
  * a known tree, line for line, and the DOT form rendered by Graphviz when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * A write-ahead log tested the way a user of the deterministic backend
  * would: under storage faults and crashes, across many seeds, with one

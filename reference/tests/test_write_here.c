@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * Where the native backend makes a blob write (native/file_io.c): a write
  * of 64 KiB or less with no option on the calling task's own thread, the

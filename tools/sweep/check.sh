@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 # cw-sweep's own test: what each kind of run ends as, the reports, every
 # seed run exactly once across the shards, and replay commands that do
 # replay.

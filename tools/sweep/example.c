@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * example.c - a simulation test with a bug only some seeds find, the
  * example cw-sweep runs (make sweep-check, make sweep-demo).

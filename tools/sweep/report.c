@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * report.c - what a sweep found, as text for a person and as JSON for a
  * CI system that merges the shards' reports. Each failure comes with the

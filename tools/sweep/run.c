@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * run.c - carrying out a sweep: up to `jobs` child processes at once, each
  * one seed, each in a process group of its own so that a run that times

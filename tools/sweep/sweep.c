@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cw-sweep - run a test program once per seed over a range of seeds, in
  * parallel processes, and report the seeds that failed with the command

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * sweep.h - what cw-sweep's parts share: the plan of a sweep (from the
  * command line), the runner that carries it out (run.c) and the report it

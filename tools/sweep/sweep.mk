@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 # cw-sweep (tools/sweep/): a test program run once per seed, in parallel,
 # sharded across machines. Included by the top Makefile.
 

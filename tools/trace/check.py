@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 """Validate a Chrome Trace Event file written by cw_trace (cwrt/trace.h):
 it parses as JSON; every "B" has its "E" on the same track, never nested;
 timestamps never go back on a track; every track that has slices is named;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * example.c - a small deterministic run written as a trace (cwrt/trace.h):
  * a tree of tasks that sleep, draw, use storage and talk over the

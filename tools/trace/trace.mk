@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 OR MIT
 # Traces of deterministic runs (reference/cwrt/trace.c): an example run
 # written as a trace and checked (make trace-check, in make check).
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cwrt/cwrt.h - the reference implementation's own entry points.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cwrt/derive.h - a copy of a reference backend's table that stays in force.
  *

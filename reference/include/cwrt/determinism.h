@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cwrt/determinism.h - run a program twice under one seed and say where
  * the two runs parted, if they did (spec/11-deterministic.md, DET-016).

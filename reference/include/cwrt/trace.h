@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cwrt/trace.h - a deterministic run as a trace a person can open: the
  * Chrome Trace Event format, which Perfetto (ui.perfetto.dev) and

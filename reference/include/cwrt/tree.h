@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cwrt/tree.h - the supervision tree of a run of the reference, as text or
  * as a Graphviz graph, at any point of the run.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cw/bufpool.h - buffer pools: reusable, aligned buffers in power-of-two size
  * classes, and the two pools every run has (network and storage).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cw/channel.h - mpsc channels (bounded or unbounded) and oneshots.
  *

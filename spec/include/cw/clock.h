@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cw/clock.h - the runtime clock: reading it, sleeping, and deadlines.
  * Rules: spec/07-clock.md.

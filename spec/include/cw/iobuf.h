@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cw/iobuf.h - byte buffers: shared immutable views (cw_iobuf), unique
  * mutable buffers of fixed capacity (cw_iobuf_mut), their chunk lists

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cw/metrics.h - counters, gauges, histograms and families of them,
  * registered under a context's name and attributes, and encoded as

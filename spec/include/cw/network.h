@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cw/network.h - byte streams between tasks and peers: listeners, dialed
  * connections, each connection split into a sink (what we send) and a

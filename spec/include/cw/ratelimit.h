@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cw/ratelimit.h - rate limiting on the runtime clock (GCRA).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cw/runner.h - configuring and starting a runtime, and what a run returns.
  * Rules: spec/02-runner.md.
@@ -38,7 +39,7 @@ typedef void (*cw_event_fn)(void *arg, const cw_event *event);
 /* How a backend with files moves blob bytes (cw_config.io_backend, NAT-008). */
 typedef enum cw_io_backend {
     CW_IO_AUTO = 0,    /* the backend's choice, and never a failure */
-    CW_IO_URING = 1,   /* io_uring, or cw_start fails with CW_ERR_NOMEM */
+    CW_IO_URING = 1,   /* io_uring, or cw_start fails (CW_ERR_UNSUPPORTED, NAT-008) */
     CW_IO_THREADS = 2, /* blocking calls on I/O threads, never a ring */
 } cw_io_backend;
 

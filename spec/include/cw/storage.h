@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cw/storage.h - blobs of bytes, named inside partitions, that survive a
  * crash once synced; and the blob header codec every backend shares.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cw/strategy.h - parallel strategies: CPU work on a pool of threads,
  * awaited from a task without holding up its worker.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cw/task.h - spawning tasks, their handles, yielding and wakers.
  * Rules: spec/04-tasks.md.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * cw/types.h - the scalar types and opaque object types of the interface.
  *
