@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * config-probe.c - what a build of the library says when a run asks for
  * io_uring (NAT-008): ci/config-test.sh links it against a scratch build

@@ -9,10 +9,11 @@ cd "$(dirname "$0")/.."
 id="SPDX-License-Identifier: Apache-2.0 OR MIT"
 files=$(git ls-files '*.c' '*.h' '*.S' '*.py' '*.sh' '*.rs' '*.mk' 'Makefile' '*/Makefile' '.ci/run' \
         '*/Dockerfile' | while read -r f; do [ -f "$f" ] && printf '%s\n' "$f"; done)
-missing=""
-for f in $files; do
-    head -3 "$f" | grep -q "$id" || missing="$missing $f"
-done
+# One awk over every file: a process per file took seconds.
+# shellcheck disable=SC2086
+missing=$(awk -v id="$id" 'FNR == 1 { if (NR > 1 && !ok) print prev; ok = 0; prev = FILENAME }
+    FNR <= 3 && index($0, id) { ok = 1 } END { if (NR && !ok) print prev }' $files | tr '\n' ' ')
+missing=${missing% }
 if [ "${1:-}" = "--add" ]; then
     for f in $missing; do
         case "$f" in
@@ -29,7 +30,7 @@ if [ "${1:-}" = "--add" ]; then
     exit 0
 fi
 if [ -n "$missing" ]; then
-    echo "spdx: files without '$id':$missing" | fold -w 200 >&2
+    echo "spdx: files without '$id': $missing" | fold -w 200 >&2
     exit 1
 fi
 echo "spdx: $(echo "$files" | wc -l) source files carry the licence"
