@@ -248,3 +248,28 @@ CWC_CASE(alarm_ties_first_armed_first, "deterministic", "DET-003 DET-004", DET)
     ck_assert_int_eq(cw_start(cwc_backend, &cfg, tie_root, NULL, &res), CW_OK);
     cwc_golden("alarm_ties_first_armed_first", res.digest, TIE_DIGEST);
 }
+
+/* The stall message word for word (DET-006): the root, a task spawned
+ * from a child context, and one spawned from a child of that one. */
+static void *stall_nested(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_handle_release(cw_spawn(cw_child(ctx, "b"), cwc_pending_task, NULL));
+    return cwc_pending_task(ctx, NULL);
+}
+
+static void *stall_exact_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_handle_release(cw_spawn(cw_child(ctx, "a"), stall_nested, NULL));
+    return cwc_pending_task(ctx, NULL);
+}
+
+CWC_CASE(stall_message_word_for_word, "deterministic", "DET-006", DET)
+{
+    cw_config cfg = cwc_config();
+    cw_run_result res;
+    ck_assert_int_eq(cwc_run(&cfg, stall_exact_root, NULL, &res), CW_ERR_STALLED);
+    ck_assert_str_eq(res.message,
+                     "runtime stalled: no task can make progress; blocked: root#0 a#1 a_b#2");
+}

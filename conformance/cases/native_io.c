@@ -63,7 +63,8 @@ CWC_CASE(native_io_backend_chosen_and_reported, "native", "NAT-008",
     int rc = cwc_run(&st.cfg, io_root, &gauge, &res);
     ck_assert_msg(rc == CW_OK || (cwc_no_ring(rc) && res.message[0]),
                   "CW_IO_URING: status %d (%s), not CW_OK, or CW_ERR_UNSUPPORTED or "
-                  "CW_ERR_NOMEM with a reason", rc, res.message);
+                  "CW_ERR_NOMEM with a reason",
+                  rc, res.message);
     if (rc == CW_OK)
         ck_assert_int_eq(gauge, 1);
 

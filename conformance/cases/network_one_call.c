@@ -212,3 +212,36 @@ CWC_CASE(network_one_send_at_a_time, "network", "NET-035 NET-008",
 {
     cwc_run_ok(NULL, one_send_root, NULL);
 }
+
+/* The refused recvs above, as a deterministic backend records them: each
+ * a `recv` event with CW_ERR_INVALID and no bytes (DET-022), the two made
+ * by calls and the two made by polls; the reader's own recv is another. */
+typedef struct refused_recvs {
+    int refused, other;
+} refused_recvs;
+
+static void count_recvs(void *arg, const cw_event *e)
+{
+    refused_recvs *n = arg;
+    if (strcmp(e->label, "recv") != 0 || e->nfields != 4 || e->fields[2].len != 4)
+        return;
+    const uint8_t *b = e->fields[2].data;
+    int32_t result =
+        (int32_t)((uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]);
+    if (result == CW_ERR_INVALID && e->fields[3].len == 0)
+        n->refused++;
+    else
+        n->other++;
+}
+
+CWC_CASE(det_refused_recv_is_recorded, "network", "DET-022 NET-035",
+         CW_CAP_DETERMINISTIC | CW_CAP_AUDIT)
+{
+    refused_recvs n = {0, 0};
+    cw_config cfg = cwc_config();
+    cfg.event_log = count_recvs;
+    cfg.event_log_arg = &n;
+    cwc_run_ok(&cfg, one_recv_root, NULL);
+    ck_assert_msg(n.refused == 4, "%d refused recvs recorded, not 4 (DET-022)", n.refused);
+    ck_assert_int_gt(n.other, 0);
+}

@@ -239,7 +239,7 @@ static void *value_range_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(stop_values_full_range, "signals", "SIG-001 SIG-003 SIG-006 SEL-001", 0)
+CWC_CASE(stop_values_full_range, "signals", "SIG-001 SIG-003 SIG-006 SEL-001 SEL-004", 0)
 {
     static const int32_t values[] = {INT32_MIN, -1, 0, 100000, INT32_MAX};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)

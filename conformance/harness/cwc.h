@@ -40,6 +40,8 @@ typedef struct cwc_case {
 /* The case checks a rule stated for backends without CW_CAP_DETERMINISTIC
  * ("on a backend without ..."): not applicable to one that declares it. */
 #define CWC_UNLESS_DETERMINISTIC (UINT64_C(1) << 40)
+/* The same for CW_CAP_PARALLEL ("on a backend without CW_CAP_PARALLEL"). */
+#define CWC_UNLESS_PARALLEL (UINT64_C(1) << 42)
 /* The case sets cfg.io_backend itself, to each mode it checks: the harness
  * runs it once, not once per mode (harness/run.c). */
 #define CWC_OWN_IO (UINT64_C(1) << 41)

@@ -133,7 +133,8 @@ int cwc_case_profile(const cwc_case *c)
 
 cwc_profiles cwc_case_excludes(const cwc_case *c)
 {
-    return (c->needs & CWC_UNLESS_DETERMINISTIC) ? BIT(CWC_P_DETERMINISTIC) : 0;
+    return ((c->needs & CWC_UNLESS_DETERMINISTIC) ? BIT(CWC_P_DETERMINISTIC) : 0) |
+           ((c->needs & CWC_UNLESS_PARALLEL) ? BIT(CWC_P_PARALLEL) : 0);
 }
 
 cwc_profiles cwc_case_needs(const cwc_case *c)

@@ -62,14 +62,17 @@ void sk_handle_release(cw_handle *handle)
     handle_destroy((sk_obj *)(void *)handle);
 }
 
-/* Joining again gives the same result [TASK-008]: nothing is consumed. */
+/* Joining again gives the same result [TASK-008]: nothing is consumed.
+ * A result other than CW_OK gives NULL; CW_ERR_ABORTED, which only an
+ * aborted ready handle has (TASK-007), is a join that completed nothing
+ * and leaves *out alone. */
 static bool join_try(cw_wait *w)
 {
     sk_handle *h = w->object;
     if (!h->done)
         return false;
-    if (w->out && h->result == CW_OK)
-        *(void **)w->out = h->value;
+    if (w->out && h->result != CW_ERR_ABORTED)
+        *(void **)w->out = h->result == CW_OK ? h->value : NULL;
     w->result = h->result;
     return true;
 }

@@ -286,7 +286,8 @@ void cw_core_panic(cw_ctx *ctx, const char *message)
     if (!t)
         cw_fatal("panic outside a task: %s", message);
     if (t->unwinding)
-        cw_fatal("panic in a cleanup handler of task %" PRIu64 " (%s): %s", t->id, t->label, message);
+        cw_fatal("panic in a cleanup handler of task %" PRIu64 " (%s): %s", t->id, t->label,
+                 message);
     t->panicked = true;
     cw_rt_lock(rt);
     if ((t == rt->root || !rt->cfg.catch_panics) && !rt->panicked) {
