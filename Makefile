@@ -506,3 +506,4 @@ clean:
 include examples/skeleton/skeleton.mk
 include tools/sweep/sweep.mk
 include tools/trace/trace.mk
+include examples/rust/rust.mk

@@ -40,6 +40,10 @@ for a in ${foreign:-}; do
   dpkg --add-architecture "$a"; added=yes
 done
 
+# The Rust backend of examples/rust/ builds with any cargo: Debian's where
+# none is on the PATH (a rustup install counts).
+command -v cargo > /dev/null 2>&1 || pkgs="$pkgs cargo"
+
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
