@@ -16,6 +16,8 @@
 #   make fuzz-ci    every fuzz target for CI_SECONDS (60) from the corpus in git; fails on a finding
 #   make coverage   gcovr reports (HTML, JSON, Cobertura) for reference/
 #   make bench      the benchmarks in bench/
+#   make flake-check correct backends certified under 4x CPU oversubscription,
+#                   valgrind and TSan: no refusal allowed (FLAKE_N=10)
 #   make lint       the layer check, clang-tidy and cppcheck
 #   make layers     the layer check of reference/ alone (ci/layers.sh)
 #   make mutation   the suite's power: mutants of reference/ it rejects
@@ -91,7 +93,7 @@ UNIT_BIN := $(UNIT_SRC:reference/tests/%.c=$(B)/bin/%)
 SPEC_MD := $(sort $(wildcard spec/*.md))
 SPEC_H := $(sort $(wildcard spec/include/cw/*.h))
 
-.PHONY: FORCE all libs check check-all certify certify-run fuzz-replay fuzz-candidates spdx config-check fresh-check negative-sample fuzz coverage bench lint install clean deps \
+.PHONY: FORCE flake-check all libs check check-all certify certify-run fuzz-replay fuzz-candidates spdx config-check fresh-check negative-sample fuzz coverage bench lint install clean deps \
         unit conformance-run plugin-run negative requirements format valgrind report-check \
         kit-check cross-check layers format-check mutation mutation-selftest alloc-sweep alloc-sweep-full fuzz-ci \
         oss-fuzz-check
@@ -339,6 +341,13 @@ fuzz-candidates:
 
 spdx:
 	@sh ci/spdx.sh
+
+# No false refusals: correct backends certified again and again on an
+# oversubscribed machine, under valgrind and under TSan (ci/flake-check.sh;
+# FLAKE_N certifications each, 10 by default). Long: not in check-all.
+flake-check:
+	@sh ci/deps.sh flake
+	@sh ci/flake-check.sh $(B)
 
 # A build follows the machine: liburing hidden, then visible, in a scratch
 # copy of the tree (ci/config-test.sh).

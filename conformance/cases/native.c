@@ -24,7 +24,7 @@ static uint64_t mono_ns(void)
 /* Spin without ever suspending until `flag` is set, for at most `limit` ns. */
 static int spin_within(atomic_int *flag, uint64_t limit)
 {
-    uint64_t give_up = mono_ns() + limit;
+    uint64_t give_up = mono_ns() + cwc_scaled(limit); /* a slower run waits longer */
     while (!atomic_load(flag))
         if (mono_ns() > give_up)
             return 0;

@@ -115,9 +115,9 @@ static void print_identity(FILE *f, const cwc_report *r)
         fprintf(f, "object:       %s (sha256 %s)\n", r->path, r->so_sha256);
     fprintf(f, "declares:     %s\n", declared);
     fprintf(f, "spec:         %s (sha256 %s)\n", cwc_spec_version(), cwc_spec_sha256());
-    fprintf(f, "suite:        %s, ABI %u.%u, seed %llu, timeout %u s per case\n", CWC_SUITE_VERSION,
-            CW_ABI_MAJOR(CW_ABI_VERSION), CW_ABI_VERSION & 0xffff, (unsigned long long)cwc_seed,
-            r->timeout);
+    fprintf(f, "suite:        %s, ABI %u.%u, seed %llu, timeout %u s per case x time scale %.2f\n",
+            CWC_SUITE_VERSION, CW_ABI_MAJOR(CW_ABI_VERSION), CW_ABI_VERSION & 0xffff,
+            (unsigned long long)cwc_seed, r->timeout, cwc_time_scale);
     fprintf(f, "suite power:  %s\n", power);
     fprintf(f, "I/O:          %s\n",
             r->each_io ? "storage and network cases run with CW_IO_URING and with CW_IO_THREADS"

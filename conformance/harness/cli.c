@@ -32,7 +32,15 @@ static const char usage_text[] =
     "  -f, --filter=TEXT        run only cases whose name or group holds TEXT, or that\n"
     "                           name requirement TEXT; the verdict is then PARTIAL\n"
     "  -s, --seed=N             the seed of every run (default 42)\n"
-    "  -t, --timeout=SECONDS    fail a case that gives no result in time (default 60)\n"
+    "  -t, --timeout=SECONDS    fail a case that gives no result in time (default 60),\n"
+    "                           multiplied by the time scale\n"
+    "      --time-scale=F|auto  multiply every real-time limit (the timeout, a case's\n"
+    "                           deadline for a thread) by F >= 1; 'auto' (the default)\n"
+    "                           measures how much slower than an idle machine this run\n"
+    "                           is (valgrind, a sanitizer, qemu, load) and uses that\n"
+    "      --repeat=N           run each case N times, under seeds N..N+N-1 from --seed;\n"
+    "                           a case whose verdict changes is FLAKY, a failure naming\n"
+    "                           the seeds it passed and failed with\n"
     "  -x, --fail-fast          stop at the first case that fails or times out; the\n"
     "                           rest are not run (the verdict is still NOT CONFORMANT)\n"
     "  -c, --certificate        print the certificate after the run\n"
@@ -63,6 +71,7 @@ static const char usage_text[] =
     "  CK_FORK, CK_DEFAULT_TIMEOUT, CK_TIMEOUT_MULTIPLIER, CK_VERBOSITY, CK_*_LOG_FILE_NAME\n"
     "                  ignored: every case runs in a process of its own, --timeout\n"
     "                  is exact, and the reports are the options above\n"
+    "  CWC_TIME_SCALE  the time scale when --time-scale is not given\n"
     "  CWC_METRICS_DIR a directory where the metrics cases leave every OpenMetrics text\n"
     "                  they encode, for an independent parser (openmetrics.py)\n";
 
@@ -90,23 +99,33 @@ static int parse_number(const char *text, unsigned long long max, unsigned long 
 }
 
 static const struct option long_options[] = {
-    {"backend", required_argument, NULL, 'b'}, {"profile", required_argument, NULL, 'p'},
-    {"filter", required_argument, NULL, 'f'},  {"seed", required_argument, NULL, 's'},
-    {"timeout", required_argument, NULL, 't'}, {"fail-fast", no_argument, NULL, 'x'},
-    {"certificate", no_argument, NULL, 'c'},   {"json", required_argument, NULL, 'J'},
-    {"xml", required_argument, NULL, 'X'},     {"tap", required_argument, NULL, 'T'},
-    {"quiet", no_argument, NULL, 'q'},         {"list", no_argument, NULL, 'l'},
-    {"requirements", no_argument, NULL, 'r'},  {"version", no_argument, NULL, 'V'},
-    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    {"backend", required_argument, NULL, 'b'},
+    {"profile", required_argument, NULL, 'p'},
+    {"filter", required_argument, NULL, 'f'},
+    {"seed", required_argument, NULL, 's'},
+    {"timeout", required_argument, NULL, 't'},
+    {"fail-fast", no_argument, NULL, 'x'},
+    {"certificate", no_argument, NULL, 'c'},
+    {"json", required_argument, NULL, 'J'},
+    {"xml", required_argument, NULL, 'X'},
+    {"tap", required_argument, NULL, 'T'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"list", no_argument, NULL, 'l'},
+    {"requirements", no_argument, NULL, 'r'},
+    {"version", no_argument, NULL, 'V'},
+    {"help", no_argument, NULL, 'h'},
+    {"repeat", required_argument, NULL, 'R'},
+    {"time-scale", required_argument, NULL, 'S'},
+    {NULL, 0, NULL, 0},
 };
 
 /* The option `ch` sets a string or a flag of `opt`: where, or NULL. */
 static const char **string_option(int ch, cwc_options *opt)
 {
-    const char **slots[] = {&opt->backend, &opt->profiles, &opt->filter,
-                            &opt->json,    &opt->xml,      &opt->tap};
-    const char *at = strchr("bpfJXT", ch);
-    return ch && at ? slots[at - "bpfJXT"] : NULL;
+    const char **slots[] = {&opt->backend, &opt->profiles, &opt->filter,    &opt->json,
+                            &opt->xml,     &opt->tap,      &opt->time_scale};
+    const char *at = strchr("bpfJXTS", ch);
+    return ch && at ? slots[at - "bpfJXTS"] : NULL;
 }
 
 static int *flag_option(int ch, cwc_options *opt)
@@ -117,19 +136,45 @@ static int *flag_option(int ch, cwc_options *opt)
     return ch && at ? slots[at - "cqlrx"] : NULL;
 }
 
-/* --seed and --timeout: whole numbers in range, or a usage error. */
+/* --seed, --timeout and --repeat: whole numbers in range, or a usage error. */
 static int take_number(int ch, cwc_options *opt)
 {
     unsigned long long n;
-    if (parse_number(optarg, ch == 's' ? UINT64_MAX : 86400, &n) != 0 || (ch == 't' && !n)) {
+    unsigned long long max = ch == 's' ? UINT64_MAX : ch == 't' ? 86400 : 1000;
+    if (parse_number(optarg, max, &n) != 0 || (ch != 's' && !n)) {
         fprintf(stderr, "cw-conformance: bad number '%s' for --%s\n", optarg,
-                ch == 's' ? "seed" : "timeout");
+                ch == 's'   ? "seed"
+                : ch == 't' ? "timeout"
+                            : "repeat");
         return -1;
     }
     if (ch == 's')
         cwc_seed = n;
-    else
+    else if (ch == 't')
         opt->timeout = (unsigned)n;
+    else
+        opt->repeat = (unsigned)n;
+    return 0;
+}
+
+/* The time scale: --time-scale, else CWC_TIME_SCALE, else "auto", measured
+ * (harness/timescale.c). A factor below 1 or not a number is refused. */
+static int take_time_scale(const cwc_options *opt)
+{
+    const char *text = opt->time_scale ? opt->time_scale : getenv("CWC_TIME_SCALE");
+    if (!text || !strcmp(text, "auto")) {
+        cwc_time_scale = cwc_measure_time_scale();
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    double f = strtod(text, &end);
+    if (errno || end == text || *end || !(f >= 1.0 && f <= 1000.0)) {
+        fprintf(stderr, "cw-conformance: bad time scale '%s': a number from 1 to 1000, or auto\n",
+                text);
+        return -1;
+    }
+    cwc_time_scale = f;
     return 0;
 }
 
@@ -150,7 +195,7 @@ static int take_option(int ch, cwc_options *opt)
         return 0;
     if (ch == 'h' || ch == 'V')
         return 1;
-    if ((ch == 's' || ch == 't') && take_number(ch, opt) == 0)
+    if ((ch == 's' || ch == 't' || ch == 'R') && take_number(ch, opt) == 0)
         return 0;
     usage(stderr, 0);
     return -1;
@@ -248,10 +293,12 @@ static int find_backend(const cwc_options *opt, const cw_backend *given, cwc_rep
 
 int cwc_main(int argc, char **argv, const cw_backend *backend)
 {
-    cwc_options opt = {.timeout = 60};
+    cwc_options opt = {.timeout = 60, .repeat = 1};
     int rc = parse_args(argc, argv, &opt);
     if (rc != 0)
         return rc > 0 ? 0 : CWC_USAGE;
+    if (take_time_scale(&opt) != 0)
+        return CWC_USAGE;
     if (opt.list)
         return cwc_list(&opt);
     if (opt.requirements && !opt.backend && !backend)

@@ -17,6 +17,13 @@
 /* The backend under test, and the seed given on the command line. */
 extern const cw_backend *cwc_backend;
 extern uint64_t cwc_seed;
+/* How much slower than an idle ordinary machine this run is, at least 1
+ * (timescale.c): every limit in real time is multiplied by it. */
+extern double cwc_time_scale;
+double cwc_measure_time_scale(void);
+/* A duration of real time (any unit) as this run needs it: a case's own
+ * deadline for a thread. */
+uint64_t cwc_scaled(uint64_t duration);
 /* The I/O mode cwc_config() asks for: CW_IO_AUTO, unless the case runs in
  * each mode (NAT-008, harness/run.c). */
 extern cw_io_backend cwc_io_backend;

@@ -30,7 +30,9 @@ typedef struct cwc_options {
     const char *backend, *filter, *json, *tap, *xml, *profiles;
     unsigned timeout;
     int list, requirements, certificate, quiet;
-    int fail_fast; /* stop at the first case that fails or times out */
+    int fail_fast;          /* stop at the first case that fails or times out */
+    unsigned repeat;        /* run each case this many times, seed + 0 .. (--repeat) */
+    const char *time_scale; /* "auto", or the factor of every real-time limit */
 } cwc_options;
 
 enum cwc_status { CWC_PASS, CWC_FAIL, CWC_TIMEOUT, CWC_NA, CWC_NOT_RUN, CWC_NSTATUS };

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -132,7 +133,11 @@ static int classify(const cwc_options *opt, const env_filter *e, cwc_report *r, 
     return 1;
 }
 
-static void take_result(TestResult *tr, unsigned timeout, cwc_result *x)
+/* A timeout names the limit it met and the CPU time the case's process
+ * used meanwhile: next to none is a case blocked for good (a hang), most
+ * of the time is one that was busy (a livelock, or a machine slower than
+ * the time scale allowed for). */
+static void take_result(TestResult *tr, double limit, double cpu, cwc_result *x)
 {
     const char *msg = tr_msg(tr) ? tr_msg(tr) : "";
     if (tr_rtype(tr) == CK_PASS) {
@@ -140,13 +145,26 @@ static void take_result(TestResult *tr, unsigned timeout, cwc_result *x)
     } else if (strstr(msg, "timeout expired")) {
         x->status = CWC_TIMEOUT;
         snprintf(x->reason, sizeof x->reason,
-                 "timed out: no result after %u s (the case hangs, or --timeout is too short)",
-                 timeout);
+                 "timed out: no result after %.0f s (--timeout x time scale %.2f), its process "
+                 "having used %.1f s of CPU: %s",
+                 limit, cwc_time_scale, cpu,
+                 cpu < limit / 10 ? "blocked, the case hangs"
+                                  : "busy all along (a loop, or a machine slower still)");
     } else {
         x->status = CWC_FAIL;
         snprintf(x->reason, sizeof x->reason, "%s:%d: %s", tr_lfile(tr) ? tr_lfile(tr) : "?",
                  tr_lno(tr), msg);
     }
+}
+
+/* CPU time of the children this process has waited for, in seconds. */
+static double children_cpu(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_CHILDREN, &ru) != 0)
+        return 0;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 /* A case Check saw pass must also have marked its end (cwc_case_done). */
@@ -173,17 +191,18 @@ static void run_once(const cwc_options *opt, cwc_result *x)
     cwc_done_fd = done[1];
     Suite *s = suite_create("cwrt");
     TCase *tc = tcase_create(x->c->name);
-    tcase_set_timeout(tc, opt->timeout);
+    double limit = opt->timeout * cwc_time_scale;
+    tcase_set_timeout(tc, limit);
     tcase_add_test(tc, x->c->test);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_FORK);
-    double t0 = now_seconds();
+    double t0 = now_seconds(), cpu0 = children_cpu();
     srunner_run(sr, "cwrt", x->c->name, CK_SILENT);
     x->seconds = now_seconds() - t0;
     TestResult **tr = srunner_results(sr);
     if (srunner_ntests_run(sr) == 1 && tr) {
-        take_result(tr[0], opt->timeout, x);
+        take_result(tr[0], limit, children_cpu() - cpu0, x);
     } else {
         x->status = CWC_FAIL;
         snprintf(x->reason, sizeof x->reason, "the test runner gave no result");
@@ -230,7 +249,7 @@ static bool runs_each_io(const cw_backend *b)
     return (b->capabilities & both) == both && ring_available();
 }
 
-static void run_case(const cwc_options *opt, const cwc_report *r, cwc_result *x)
+static void run_each_io(const cwc_options *opt, const cwc_report *r, cwc_result *x)
 {
     static const cw_io_backend modes[2] = {CW_IO_URING, CW_IO_THREADS};
     static const char *const names[2] = {"CW_IO_URING", "CW_IO_THREADS"};
@@ -253,6 +272,55 @@ static void run_case(const cwc_options *opt, const cwc_report *r, cwc_result *x)
     }
     cwc_io_backend = CW_IO_AUTO;
     x->seconds = seconds;
+}
+
+/* ---- --repeat: the same case under several seeds --------------------------------------- */
+
+/* Seed `seed` at the end of the list `seeds`, as room allows. */
+static void add_seed(char *seeds, size_t size, uint64_t seed)
+{
+    size_t used = strlen(seeds);
+    if (used + 24 < size)
+        snprintf(seeds + used, size - used, "%s%llu", used ? "," : "", (unsigned long long)seed);
+}
+
+/* With --repeat N the case runs N times, the i-th under seed + i, as WPT's
+ * verify mode reruns a test. A case whose verdict changes between runs is
+ * FLAKY: a failure that names the seeds it passed and failed with and the
+ * first failure, so a third party tells a flaky backend (or case) from a
+ * wrong one. A case that fails every time fails as it did the first time. */
+static void run_case(const cwc_options *opt, const cwc_report *r, cwc_result *x)
+{
+    if (opt->repeat <= 1) {
+        run_each_io(opt, r, x);
+        return;
+    }
+    uint64_t base = cwc_seed;
+    char passed[160] = "", failed[160] = "", first_failure[sizeof x->reason] = "";
+    enum cwc_status first_status = CWC_PASS;
+    double seconds = 0;
+    for (unsigned i = 0; i < opt->repeat; i++) {
+        cwc_seed = base + i;
+        run_each_io(opt, r, x);
+        seconds += x->seconds;
+        add_seed(x->status == CWC_PASS ? passed : failed, sizeof passed, cwc_seed);
+        if (x->status != CWC_PASS && !first_failure[0]) {
+            first_status = x->status;
+            memcpy(first_failure, x->reason, sizeof first_failure);
+        }
+    }
+    cwc_seed = base;
+    x->seconds = seconds;
+    if (!first_failure[0]) {
+        x->status = CWC_PASS;
+        return;
+    }
+    x->status = passed[0] ? CWC_FAIL : first_status;
+    if (passed[0])
+        snprintf(x->reason, sizeof x->reason, "FLAKY: passed with seeds %s, failed with %s: %.300s",
+                 passed, failed, first_failure);
+    else
+        memcpy(x->reason, first_failure, sizeof x->reason);
 }
 
 /* Requirements of the selected profiles that no case names: the spec has a

@@ -6,8 +6,11 @@
  * copied table, which breaks ABI-002 (the objects still point at the
  * original) so that a case fails. With CWC_ODD_HANG set, every run hangs,
  * so that a case times out; with CWC_ODD_EXIT, every run ends the process
- * with status 0, which Check alone would take for a pass.
+ * with status 0, which Check alone would take for a pass; with
+ * CWC_ODD_FLAKY, a run under an odd seed fails, so that --repeat finds the
+ * case FLAKY.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -36,6 +39,18 @@ static int hanging_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_ru
     return CW_OK; /* never reached */
 }
 
+static int flaky_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out)
+{
+    if (cfg->seed % 2) {
+        cw_run_result failed = {0};
+        failed.status = CW_ERR_INVALID;
+        snprintf(failed.message, sizeof failed.message, "odd seed");
+        *out = failed;
+        return CW_ERR_INVALID;
+    }
+    return cw_backend_deterministic()->start(cfg, root, arg, out);
+}
+
 const cw_backend *cw_backend_entry(void)
 {
     odd = *cw_backend_deterministic();
@@ -44,5 +59,7 @@ const cw_backend *cw_backend_entry(void)
         odd.start = hanging_start;
     if (getenv("CWC_ODD_EXIT"))
         odd.start = exiting_start;
+    if (getenv("CWC_ODD_FLAKY"))
+        odd.start = flaky_start;
     return &odd;
 }

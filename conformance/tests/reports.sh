@@ -52,6 +52,8 @@ expect 3 profile-core -- --backend deterministic --profile core
 expect 1 odd-name -- --backend "$B/lib/cwc-odd.so" --profile core --filter backend_
 expect 1 exit0 CWC_ODD_EXIT=1 -- --backend "$B/lib/cwc-odd.so" --filter clock_sleep
 expect 1 hang CWC_ODD_HANG=1 -- --backend "$B/lib/cwc-odd.so" --filter clock_sleep_until --timeout 1
+expect 1 hang-scaled CWC_ODD_HANG=1 -- --backend "$B/lib/cwc-odd.so" --filter clock_sleep_until --timeout 1 --time-scale 2
+expect 1 flaky CWC_ODD_FLAKY=1 -- --backend "$B/lib/cwc-odd.so" --profile core --filter clock_sleep_until --repeat 4
 expect 1 fail-fast CWC_ODD_HANG=1 -- --backend "$B/lib/cwc-odd.so" --filter clock_sleep --timeout 1 --fail-fast
 usage unknown-backend --backend nosuchbackend
 usage bad-timeout --backend deterministic --timeout 0
@@ -72,6 +74,15 @@ PYEOF
 grep -q "ended with status 0 before the case did" "$OUT/exit0.json" ||
   { echo "FAIL exit0: a case ended by exit(0) was not failed"; failures=$((failures + 1)); }
 grep -q '"status": "timeout"' "$OUT/hang.json" || { echo "FAIL hang: no timeout"; failures=$((failures + 1)); }
+# A timeout says which limit it met (--timeout times the time scale) and
+# tells a blocked case from a busy one by the CPU its process used.
+grep -q 'no result after 2 s (--timeout x time scale 2.00).*blocked, the case hangs' "$OUT/hang-scaled.json" ||
+  { echo "FAIL hang-scaled: the timeout was not scaled, or the hang not named"; failures=$((failures + 1)); }
+# --repeat: a case that passes under some seeds and fails under others.
+grep -q 'FLAKY: passed with seeds 42,44, failed with 43,45' "$OUT/flaky.json" ||
+  { echo "FAIL flaky: --repeat did not name the case FLAKY with its seeds"; failures=$((failures + 1)); }
+usage bad-time-scale --backend deterministic --time-scale 0.5
+usage bad-repeat --backend deterministic --repeat 0
 # --fail-fast: one case timed out, and every later one was left out.
 "$PY" -c 'import json,sys; c=[x["status"] for x in json.load(open(sys.argv[1]))["cases"] if x["status"] != "not_applicable"]; ran=[s for s in c if s != "not_run"]; sys.exit(not (ran == ["timeout"] and len(c) > 1))' "$OUT/fail-fast.json" ||
   { echo "FAIL fail-fast: the run went on after a timeout"; failures=$((failures + 1)); }
