@@ -311,7 +311,8 @@ ASAN_SWEEP_POINTS := 60
 # a fresh clone following the README, the other architectures. Each prints
 # the time of each of its stages at the end (ci/stages.sh).
 CHECK_STAGES := "-j2 all" layers spdx unit requirements conformance-run skeleton-run report-check \
-  kit-check negative-sample mutation-selftest sweep-check trace-check config-check fuzz-replay
+  kit-check negative-sample mutation-selftest sweep-check trace-check config-check fuzz-replay \
+  rust-run
 
 check: deps
 	@rm -f build/*/reports/*.json

@@ -20,6 +20,8 @@ rust-run: $(B)/bin/cw-conformance
 	  echo "== rust: no cargo on this machine (sh ci/deps.sh installs Debian's): the Rust backend is not certified"; \
 	  exit 0; fi; \
 	echo "== conformance on the Rust backend ($$(rustc --version))"; \
+	if grep -rlE 'reference/|cwrt/cwrt\.h|libcwrt|-lcwrt' $(RUST_DIR)/src $(RUST_DIR)/abi-check \
+	  $(RUST_DIR)/Cargo.toml; then echo "rust: the files above reach into reference/"; exit 1; fi; \
 	cargo build --release --offline --quiet --manifest-path $(RUST_DIR)/Cargo.toml || exit 1; \
 	sh $(RUST_DIR)/abi-check/run.sh $(abspath spec/include) || exit 1; \
 	mkdir -p $(B)/reports; \

@@ -12,7 +12,7 @@ use crate::sha256::Sha256;
 use std::os::raw::{c_char, c_void};
 
 /// Most fields any event of this backend has.
-const MAX_FIELDS: usize = 8;
+const MAX_FIELDS: usize = 64;
 
 /// Record one event. `label` ends with a NUL, which is not hashed.
 pub fn record(rt: &mut Rt, label: &[u8], fields: &[&[u8]]) {
@@ -33,20 +33,35 @@ pub fn record(rt: &mut Rt, label: &[u8], fields: &[&[u8]]) {
     let index = rt.events;
     rt.events += 1;
     if let Some(log) = rt.cfg.event_log {
-        let mut fs: [cw_event_field; MAX_FIELDS] = [0; MAX_FIELDS].map(|_| cw_event_field {
+        let blank = || cw_event_field {
             data: std::ptr::null(),
             len: 0,
-        });
-        let n = fields.len().min(MAX_FIELDS);
-        for (d, s) in fs.iter_mut().zip(fields.iter()) {
-            d.data = s.as_ptr() as *const c_void;
-            d.len = s.len();
-        }
+        };
+        let mut fs: [cw_event_field; MAX_FIELDS] = [0; MAX_FIELDS].map(|_| blank());
+        // More fields than the stack array holds (a register with many
+        // attributes): a heap array, or the first MAX_FIELDS without memory.
+        let mut heap: Vec<cw_event_field> = Vec::new();
+        let all = fields.len() > MAX_FIELDS && heap.try_reserve_exact(fields.len()).is_ok();
+        let (ptr_, n) = if all {
+            for s in fields.iter() {
+                heap.push(cw_event_field {
+                    data: s.as_ptr() as *const c_void,
+                    len: s.len(),
+                });
+            }
+            (heap.as_ptr(), heap.len())
+        } else {
+            for (d, s) in fs.iter_mut().zip(fields.iter()) {
+                d.data = s.as_ptr() as *const c_void;
+                d.len = s.len();
+            }
+            (fs.as_ptr(), fields.len().min(MAX_FIELDS))
+        };
         let ev = cw_event {
             index,
             time: rt.clock,
             label: label.as_ptr() as *const c_char,
-            fields: fs.as_ptr(),
+            fields: ptr_,
             nfields: n,
             digest: rt.digest,
         };

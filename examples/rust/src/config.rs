@@ -10,9 +10,10 @@
 use crate::ffi::*;
 use std::ptr;
 
-/// `sizeof(cw_config)` as ABI 1.0 defined it: up to `blocking_threads`,
-/// rounded up to the struct's alignment.
-pub const ABI_1_0_SIZE: usize = 72;
+/// The end of the ABI 1.0 fields of `cw_config` (the end of
+/// `blocking_threads`, not the padded `sizeof`): the smallest `size`
+/// accepted (RUN-002).
+pub const ABI_1_0_SIZE: usize = 68;
 
 #[cfg(test)]
 /// The offset just past `blocking_threads`, checked against ABI_1_0_SIZE by
@@ -160,7 +161,6 @@ mod tests {
     #[test]
     fn abi_1_0_size() {
         let end = super::abi_1_0_end();
-        assert_eq!(end, 68);
-        assert_eq!(end + 4, super::ABI_1_0_SIZE);
+        assert_eq!(end, super::ABI_1_0_SIZE);
     }
 }

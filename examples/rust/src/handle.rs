@@ -25,6 +25,8 @@ pub struct Handle {
     pub task: *mut Task,
     pub released: bool,
     pub ready_made: bool,
+    /// A ready handle given up by `cw_abort` (TASK-007, TASK-008).
+    pub abandoned: bool,
     pub waiters: WaitList,
 }
 
@@ -41,6 +43,7 @@ impl Handle {
             task: ptr::null_mut(),
             released: false,
             ready_made: false,
+            abandoned: false,
             waiters: WaitList::new(),
         }
     }
@@ -79,11 +82,14 @@ pub unsafe fn abort(h: *mut Handle) {
         if (*h).ready_made {
             (*h).result = CW_ERR_ABORTED;
             (*h).value = ptr::null_mut();
+            (*h).abandoned = true;
             return;
         }
+        // The task alone is queued; its subtree is aborted when it ends
+        // (DET-018, TASK-005).
         let t = (*h).task;
         if !t.is_null() {
-            tree::abort_subtree(r, (*t).owner);
+            tree::abort_task(r, t);
         }
     }
 }

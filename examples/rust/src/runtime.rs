@@ -65,6 +65,10 @@ pub struct Task {
     pub state: State,
     pub queued: bool,
     pub notified: bool,
+    /// Suspended in `cw_park`.
+    pub parked: bool,
+    /// In the ready queue because a waker woke its park (DET-020).
+    pub park_woken: bool,
     pub aborted: bool,
     pub unwinding: bool,
     pub in_cleanup: bool,
@@ -189,14 +193,20 @@ pub fn wake_task(rt: &mut Rt, t: *mut Task) {
     }
 }
 
-/// A waker's wake (TASK-009): a suspended task is queued; a running or
-/// already queued one is only marked notified.
+/// A waker's wake (TASK-009, DET-020): a suspended task is queued; a
+/// running one, or one queued by its spawn, a yield or an object, is only
+/// marked notified; one queued because its park was woken counts it for
+/// that park.
 pub fn wake_by_waker(rt: &mut Rt, t: *mut Task) {
     // SAFETY: `t` is a task of `rt` that has not ended.
     unsafe {
+        if (*t).state == State::Done {
+            return;
+        }
         if (*t).state == State::Suspended && !(*t).queued {
             enqueue(rt, t);
-        } else if (*t).state != State::Done {
+            (*t).park_woken = (*t).parked;
+        } else if !((*t).queued && (*t).park_woken) {
             (*t).notified = true;
         }
     }
@@ -355,6 +365,7 @@ fn resume(rt: *mut Rt, t: *mut Task) {
     unsafe {
         (*rt).current = t;
         (*t).state = State::Running;
+        (*t).park_woken = false;
         let to = (*t).sp;
         coro::switch(&mut (*rt).sched_sp, to);
         (*rt).current = ptr::null_mut();
@@ -387,6 +398,8 @@ pub fn new_task(
         state: State::New,
         queued: false,
         notified: false,
+        parked: false,
+        park_woken: false,
         aborted: false,
         unwinding: false,
         in_cleanup: false,
@@ -636,7 +649,7 @@ fn step7(r: &mut Rt) -> Option<End> {
 }
 
 fn stall_message(r: &Rt) -> Msg {
-    let mut m = Msg::from_bytes(b"runtime stalled: ");
+    let mut m = Msg::from_bytes(b"runtime stalled: no task can make progress; blocked:");
     let mut named = 0usize;
     let mut more = 0usize;
     for &t in r.tasks.iter() {
@@ -649,10 +662,8 @@ fn stall_message(r: &Rt) -> Msg {
             more += 1;
             continue;
         }
-        if named > 0 {
-            m.push(b", ");
-        }
-        if t.id == 0 {
+        m.push(b" ");
+        if t.label.is_empty() {
             m.push(b"root");
         } else {
             m.push(&t.label);

@@ -7,10 +7,12 @@
 //! the task. Arming links the wait itself into its object's waiter list
 //! through `link[0..2]` (`link[2]` the task, `link[3]` the list), or, for a
 //! sleep, records an alarm: it needs no allocation except the alarm's
-//! (CLK-008). An object that changes wakes every armed waiter; the task
-//! tries again, in index order, so the lowest ready index wins (SEL-001).
-//! Before returning, every armed wait is disarmed, so a losing wait leaves
-//! nothing behind (SEL-002).
+//! (CLK-008). An object that changes wakes every armed waiter, in arm
+//! order (DET-019); the woken task disarms everything, tries again in index
+//! order, so the lowest ready index wins (SEL-001), and, when it must wait
+//! again, arms afresh, at the back of every list and behind every alarm
+//! armed meanwhile (DET-019, DET-021). Before returning, every armed wait
+//! is disarmed, so a losing wait leaves nothing behind (SEL-002).
 //!
 //! Trying is split in `probe` (can it complete? no effect, except the stop
 //! wait's first try, SIG-006) and `complete` (do it), so that the waits are
@@ -156,10 +158,17 @@ fn complete(rt: &mut Rt, w: *mut cw_wait) -> c_int {
         let o = (*w).object;
         match kind(&*w) {
             K_JOIN => {
+                // TASK-008: the value with CW_OK, NULL with another result,
+                // untouched for an aborted ready handle (its join does not
+                // complete the handle).
                 let h = &*(o as *mut Handle);
                 let out = (*w).out as *mut *mut c_void;
-                if !out.is_null() {
-                    *out = h.value;
+                if !out.is_null() && !h.abandoned {
+                    *out = if h.result == CW_OK {
+                        h.value
+                    } else {
+                        ptr::null_mut()
+                    };
                 }
                 h.result
             }
@@ -227,7 +236,6 @@ pub unsafe fn select(waits: *mut cw_wait, n: usize, block: bool) -> c_int {
         // SAFETY: the caller's array of `n` waits.
         unsafe { (*waits.add(i)).link = [ptr::null_mut(); 4] };
     }
-    let mut armed = false;
     loop {
         {
             // SAFETY: single-threaded access to the live run, no switch
@@ -267,21 +275,31 @@ pub unsafe fn select(waits: *mut cw_wait, n: usize, block: bool) -> c_int {
                 disarm_all(rt, waits, n);
                 runtime::unwind_now(rtp, t);
             }
-            if !armed {
-                for i in 0..n {
+            // A wake kept for the next park is this suspension's early
+            // return: try again, then suspend as usual (DET-020).
+            // SAFETY: as above.
+            if unsafe { (*t).notified } {
+                // SAFETY: as above.
+                unsafe { (*t).notified = false };
+                continue;
+            }
+            // Armed afresh at every suspension: a task woken by a change
+            // that did not let it complete goes to the back of every
+            // waiter list and alarm it waits on (DET-019, DET-021).
+            for i in 0..n {
+                // SAFETY: as above.
+                let w = unsafe { waits.add(i) };
+                if !arm(rt, t, w) {
+                    disarm_all(rt, waits, n);
                     // SAFETY: as above.
-                    let w = unsafe { waits.add(i) };
-                    if !arm(rt, t, w) {
-                        disarm_all(rt, waits, n);
-                        // SAFETY: as above.
-                        unsafe { (*w).result = CW_ERR_NOMEM };
-                        return i as c_int;
-                    }
+                    unsafe { (*w).result = CW_ERR_NOMEM };
+                    return i as c_int;
                 }
-                armed = true;
             }
         }
         runtime::suspend(rtp, t);
+        // SAFETY: single-threaded access to the live run, after the switch.
+        disarm_all(unsafe { &mut *rtp }, waits, n);
         // SAFETY: `t` is the running task again.
         if unsafe { (*t).aborted && !(*t).unwinding } {
             // Aborted while suspended: end here, without trying again.

@@ -171,8 +171,11 @@ unsafe extern "C" fn e_park(ctx: *mut cw_ctx) {
             (*t).notified = false;
             return;
         }
+        (*t).parked = true;
     }
     runtime::suspend(rt, t);
+    // SAFETY: as above.
+    unsafe { (*t).parked = false };
     // SAFETY: as above.
     if unsafe { (*t).aborted && !(*t).unwinding } {
         runtime::unwind_now(rt, t);
