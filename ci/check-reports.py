@@ -3,14 +3,14 @@
 """Read back what cw-conformance wrote, with independent readers, and check
 that the reports agree with each other and with their schema.
 
-    ci/check-reports.py [--expect VERDICT] REPORT.json [REPORT.xml] [REPORT.tap]
-
-The JSON is validated against conformance/report.schema.json (python3-
-jsonschema); the JUnit XML is read by python3-junitparser, and every case
-of the JSON must be there once, with a <failure> exactly when it failed or
-timed out and a <skipped> exactly when it was not applicable or not run;
+The JSON is validated against report.schema.json (found beside this script
+when installed, in share/cwrt, and in conformance/ in the source tree) with
+python3-jsonschema; the JUnit XML is read by python3-junitparser, and every
+case of the JSON must be there once, with a <failure> exactly when it failed
+or timed out and a <skipped> exactly when it was not applicable or not run;
 the TAP must have one test point per case, "# SKIP" for the same cases.
 """
+import argparse
 import json
 import os
 import re
@@ -20,11 +20,18 @@ import jsonschema
 import junitparser
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# Installed, the schema is beside this script (share/cwrt); in the tree, in
-# conformance/.
-SCHEMA = next(p for p in (os.path.join(HERE, "report.schema.json"),
-                          os.path.join(os.path.dirname(HERE), "conformance", "report.schema.json"))
-              if os.path.exists(p))
+
+
+def schema_path():
+    """Installed, the schema is beside this script (share/cwrt); in the
+    source tree, in conformance/."""
+    for p in (os.path.join(HERE, "report.schema.json"),
+              os.path.join(os.path.dirname(HERE), "conformance", "report.schema.json")):
+        if os.path.exists(p):
+            return p
+    fail("no report.schema.json beside %s or in its tree" % HERE)
+
+
 SKIPPED = {"not_applicable", "not_run"}
 FAILED = {"fail", "timeout"}
 
@@ -34,7 +41,7 @@ def fail(msg):
 
 
 def check_json(path, expect):
-    schema = json.load(open(SCHEMA, encoding="utf-8"))
+    schema = json.load(open(schema_path(), encoding="utf-8"))
     with open(path, "rb") as f:
         report = json.loads(f.read().decode("utf-8", errors="strict"))
     jsonschema.Draft202012Validator.check_schema(schema)
@@ -106,13 +113,20 @@ def check_tap(path, report):
 
 
 def main():
-    args = sys.argv[1:]
-    expect = None
-    if args[:1] == ["--expect"]:
-        expect, args = args[1], args[2:]
-    report = check_json(args[0], expect)
-    for path in args[1:]:
+    parser = argparse.ArgumentParser(
+        prog="check-reports.py",
+        description="Read back the reports of one cw-conformance run (--json, and its "
+                    "--xml and --tap if given) and require them to agree with each "
+                    "other and with report.schema.json. Exit 0 when they do.")
+    parser.add_argument("--expect", metavar="VERDICT",
+                        help="also require this verdict (CONFORMANT, NOT CONFORMANT, PARTIAL)")
+    parser.add_argument("json", metavar="REPORT.json")
+    parser.add_argument("others", metavar="REPORT.xml|REPORT.tap", nargs="*")
+    args = parser.parse_args()
+    report = check_json(args.json, args.expect)
+    for path in args.others:
         (check_junit if path.endswith(".xml") else check_tap)(path, report)
+    args = [args.json]
     s = report["summary"]
     print("%s: %s, %d cases (%d passed, %d failed, %d timed out, %d n/a, %d not run): "
           "schema, JUnit and TAP agree" % (os.path.basename(args[0]), report["verdict"], s["total"],

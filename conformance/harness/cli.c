@@ -4,7 +4,9 @@
  * own test binary through cwc_main (include/cwconformance.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +32,8 @@ static const char usage_text[] =
     "                           deterministic audit parallel persistent-storage recover);\n"
     "                           fewer than it declares makes the verdict PARTIAL\n"
     "  -f, --filter=TEXT        run only cases whose name or group holds TEXT, or that\n"
-    "                           name requirement TEXT; the verdict is then PARTIAL\n"
+    "                           name requirement TEXT; the verdict is then PARTIAL (a\n"
+    "                           filter that selects no case is a usage error)\n"
     "  -s, --seed=N             the seed of every run (default 42)\n"
     "  -t, --timeout=SECONDS    fail a case that gives no result in time (default 60),\n"
     "                           multiplied by the time scale\n"
@@ -255,12 +258,64 @@ static int write_reports(const cwc_options *opt, const cwc_report *r)
     return rc;
 }
 
+/* A report file that cannot be written is found before the run, not after
+ * an hour of it: each is opened for writing (and a file made only for the
+ * test removed again). */
+static int reports_writable(const cwc_options *opt)
+{
+    const char *paths[] = {opt->json, opt->xml, opt->tap};
+    const char *names[] = {"--json", "--xml", "--tap"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        if (!paths[i])
+            continue;
+        bool made = access(paths[i], F_OK) != 0;
+        int fd = open(paths[i], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            fprintf(stderr, "cw-conformance: cannot write the %s report %s: %s\n", names[i],
+                    paths[i], strerror(errno));
+            return -1;
+        }
+        close(fd);
+        if (made)
+            unlink(paths[i]);
+    }
+    return 0;
+}
+
+/* What was printed must have reached standard output: a certificate lost
+ * to a full disk or a closed descriptor is an error, not a silent pass. */
+static int flushed_stdout(void)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    fprintf(stderr, "cw-conformance: cannot write to standard output: %s\n", strerror(errno));
+    return -1;
+}
+
+/* A --filter that selects no case is a mistake in the command, not a run. */
+static int filter_selected(const cwc_options *opt, const cwc_report *r)
+{
+    if (!opt->filter)
+        return 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->results[i].selected)
+            return 0;
+    fprintf(stderr,
+            "cw-conformance: --filter '%s' selects no applicable case (--list shows them)\n",
+            opt->filter);
+    return -1;
+}
+
 static int run_and_report(const cwc_options *opt, cwc_report *r)
 {
-    if (choose_profiles(opt, r) != 0)
+    if (choose_profiles(opt, r) != 0 || reports_writable(opt) != 0)
         return CWC_USAGE;
     if (cwc_run_suite(opt, r) != 0) {
         fputs("cw-conformance: out of memory\n", stderr);
+        return CWC_USAGE;
+    }
+    if (filter_selected(opt, r) != 0) {
+        cwc_report_free(r);
         return CWC_USAGE;
     }
     int rc = write_reports(opt, r) != 0 ? CWC_USAGE : (int)r->verdict;
@@ -271,7 +326,7 @@ static int run_and_report(const cwc_options *opt, cwc_report *r)
     else
         cwc_print_summary(stdout, r);
     cwc_report_free(r);
-    return rc;
+    return flushed_stdout() != 0 ? CWC_USAGE : rc;
 }
 
 /* The backend under test: the caller's, or the one --backend names. */

@@ -108,9 +108,10 @@ int cwc_write_junit(const char *path, const cwc_report *r)
     }
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites", f);
     attr(f, "name", "cwrt-conformance");
-    fprintf(f, " tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" time=\"%.6f\">\n",
-            r->n, r->counts[CWC_FAIL] + r->counts[CWC_TIMEOUT],
-            r->counts[CWC_NA] + r->counts[CWC_NOT_RUN], r->seconds);
+    /* No `skipped` here: Jenkins' junit-10.xsd, the strictest schema in
+     * use, allows it on <testsuite> only. */
+    fprintf(f, " tests=\"%zu\" failures=\"%zu\" errors=\"0\" time=\"%.6f\">\n", r->n,
+            r->counts[CWC_FAIL] + r->counts[CWC_TIMEOUT], r->seconds);
     for (int p = 0; p < CWC_NPROFILES; p++)
         testsuite(f, r, p);
     fputs("</testsuites>\n", f);

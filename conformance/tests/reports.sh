@@ -44,7 +44,6 @@ usage() {
 }
 
 expect 3 filtered -- --backend deterministic --filter clock
-expect 3 nosuchcase -- --backend deterministic --filter nosuchcase
 expect 3 ck-run-case CK_RUN_CASE=clock_sleep -- --backend deterministic
 expect 3 ck-run-suite CK_RUN_SUITE=other -- --backend deterministic
 expect 3 ck-tags CK_INCLUDE_TAGS=CLK-001 -- --backend deterministic
@@ -81,6 +80,18 @@ grep -q 'no result after 2 s (--timeout x time scale 2.00).*blocked, the case ha
 # --repeat: a case that passes under some seeds and fails under others.
 grep -q 'FLAKY: passed with seeds 42,44, failed with 43,45' "$OUT/flaky.json" ||
   { echo "FAIL flaky: --repeat did not name the case FLAKY with its seeds"; failures=$((failures + 1)); }
+usage nosuchcase --backend deterministic --filter nosuchcase
+usage unwritable-json --backend deterministic --filter clock_sleep --json /nonexistent/dir/r.json
+grep -q "^cw-conformance: cannot write the --json report" "$OUT/unwritable-json.txt" ||
+  { echo "FAIL unwritable-json: not refused before the run, with the prefix"; failures=$((failures + 1)); }
+# A certificate that cannot be written is an error, not a silent pass.
+"$CWC" --backend deterministic --filter clock_sleep_until --certificate > /dev/full 2> "$OUT/full.txt"
+got=$?
+if [ "$got" -ne 2 ] || ! grep -q "cannot write to standard output" "$OUT/full.txt"; then
+  echo "FAIL full: a certificate written to /dev/full gave status $got"; failures=$((failures + 1))
+else
+  echo "full: a certificate that cannot be written is status 2"
+fi
 usage bad-time-scale --backend deterministic --time-scale 0.5
 usage bad-repeat --backend deterministic --repeat 0
 # --fail-fast: one case timed out, and every later one was left out.
