@@ -15,6 +15,7 @@
 #include "cwconformance.h"
 #include "harness/allocator.h"
 #include "harness/load.h"
+#include "harness/reaper.h"
 #include "harness/report.h"
 #include "harness/suiteinfo.h"
 
@@ -370,5 +371,6 @@ int cwc_main(int argc, char **argv, const cw_backend *backend)
         return CWC_USAGE;
     cwc_backend = r.backend;
     cwc_allocator_perturb();
+    cwc_become_subreaper();
     return run_and_report(&opt, &r);
 }

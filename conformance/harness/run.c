@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "harness/progress.h"
+#include "harness/reaper.h"
 #include "harness/report.h"
 
 static double now_seconds(void)
@@ -212,6 +213,10 @@ static void run_once(const cwc_options *opt, cwc_result *x)
     cwc_done_fd = -1;
     close(done[1]);
     require_end(done[0], x);
+    int left = cwc_reap_leftovers();
+    if (left > 0)
+        fprintf(stderr, "cw-conformance: %s left %d process%s running; killed\n", x->c->name, left,
+                left == 1 ? "" : "es");
     close(done[0]);
 }
 

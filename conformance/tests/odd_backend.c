@@ -8,7 +8,8 @@
  * so that a case times out; with CWC_ODD_EXIT, every run ends the process
  * with status 0, which Check alone would take for a pass; with
  * CWC_ODD_FLAKY, a run under an odd seed fails, so that --repeat finds the
- * case FLAKY.
+ * case FLAKY; with CWC_ODD_ESCAPE, every run first forks a process that
+ * leaves the case's session (setsid) and sleeps, holding stdout.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,18 @@ static int flaky_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_
     return cw_backend_deterministic()->start(cfg, root, arg, out);
 }
 
+static int escaping_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out)
+{
+    if (fork() == 0) {
+        setsid();
+        if (fork() == 0)
+            for (;;)
+                sleep(1000);
+        _exit(0);
+    }
+    return cw_backend_deterministic()->start(cfg, root, arg, out);
+}
+
 const cw_backend *cw_backend_entry(void)
 {
     odd = *cw_backend_deterministic();
@@ -61,5 +74,7 @@ const cw_backend *cw_backend_entry(void)
         odd.start = exiting_start;
     if (getenv("CWC_ODD_FLAKY"))
         odd.start = flaky_start;
+    if (getenv("CWC_ODD_ESCAPE"))
+        odd.start = escaping_start;
     return &odd;
 }

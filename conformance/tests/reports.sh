@@ -92,6 +92,15 @@ if [ "$got" -ne 2 ] || ! grep -q "cannot write to standard output" "$OUT/full.tx
 else
   echo "full: a certificate that cannot be written is status 2"
 fi
+# A candidate whose runs leave a process in a session of its own: the
+# suite kills it, so that a pipe on the suite's output ends with the suite.
+(CWC_ODD_ESCAPE=1 timeout 60 "$CWC" --backend "$B/lib/cwc-odd.so" --profile core \
+  --filter clock_sleep_until 2> "$OUT/escape.err" | cat > "$OUT/escape.txt")
+if [ $? -ne 0 ] || ! grep -q "left .* running; killed" "$OUT/escape.err"; then
+  echo "FAIL escape: a process that left the case's session outlived the suite"; failures=$((failures + 1))
+else
+  echo "escape: the processes a case left behind were killed ($(head -1 "$OUT/escape.err"))"
+fi
 usage bad-time-scale --backend deterministic --time-scale 0.5
 usage bad-repeat --backend deterministic --repeat 0
 # --fail-fast: one case timed out, and every later one was left out.
