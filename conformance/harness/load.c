@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <openssl/evp.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,81 @@ int cwc_load_backend(const char *spec, cwc_loaded *out, char *why, size_t whylen
     return -1;
 }
 
+/* The core entries every backend fills (spec/10-backend.md, profile core),
+ * by name and place: a NULL one is refused at load, with its name, rather
+ * than found as a crash of every case that calls it. */
+#define CORE_ENTRY(field)                                                                          \
+    {                                                                                              \
+#field, offsetof(cw_backend, field)                                                        \
+    }
+static const struct core_entry {
+    const char *name;
+    size_t offset;
+} core_entries[] = {
+    CORE_ENTRY(start),
+    CORE_ENTRY(child),
+    CORE_ENTRY(with_attribute),
+    CORE_ENTRY(label),
+    CORE_ENTRY(set_execution),
+    CORE_ENTRY(ctx_release),
+    CORE_ENTRY(spawn),
+    CORE_ENTRY(handle_ready),
+    CORE_ENTRY(abort),
+    CORE_ENTRY(handle_release),
+    CORE_ENTRY(yield),
+    CORE_ENTRY(waker_current),
+    CORE_ENTRY(waker_wake),
+    CORE_ENTRY(waker_release),
+    CORE_ENTRY(park),
+    CORE_ENTRY(cleanup_push),
+    CORE_ENTRY(cleanup_pop),
+    CORE_ENTRY(current),
+    CORE_ENTRY(select),
+    CORE_ENTRY(wait_join),
+    CORE_ENTRY(wait_sleep_until),
+    CORE_ENTRY(wait_ready),
+    CORE_ENTRY(wait_pending),
+    CORE_ENTRY(chan_new),
+    CORE_ENTRY(chan_sender_add),
+    CORE_ENTRY(chan_sender_drop),
+    CORE_ENTRY(chan_receiver_drop),
+    CORE_ENTRY(wait_send),
+    CORE_ENTRY(wait_recv),
+    CORE_ENTRY(oneshot_new),
+    CORE_ENTRY(oneshot_send),
+    CORE_ENTRY(oneshot_sender_drop),
+    CORE_ENTRY(oneshot_receiver_drop),
+    CORE_ENTRY(wait_oneshot),
+    CORE_ENTRY(stopped),
+    CORE_ENTRY(signal_release),
+    CORE_ENTRY(wait_signal),
+    CORE_ENTRY(wait_stop),
+    CORE_ENTRY(random),
+};
+
+static int core_entries_filled(const cw_backend *b, char *why, size_t whylen)
+{
+    for (size_t i = 0; i < sizeof core_entries / sizeof core_entries[0]; i++) {
+        void *entry;
+        memcpy(&entry, (const char *)b + core_entries[i].offset, sizeof entry);
+        if (!entry) {
+            snprintf(why, whylen, "backend '%s' leaves the core entry '%s' NULL", b->name,
+                     core_entries[i].name);
+            return -1;
+        }
+    }
+    if (!b->vpanic && !CW_BACKEND_HAS(b, panic)) {
+        snprintf(why, whylen, "backend '%s' fills neither 'panic' nor 'vpanic' (PAN-007)", b->name);
+        return -1;
+    }
+    if ((b->capabilities & CW_CAP_AUDIT) && !b->audit_digest) {
+        snprintf(why, whylen, "backend '%s' declares CW_CAP_AUDIT with 'audit_digest' NULL",
+                 b->name);
+        return -1;
+    }
+    return 0;
+}
+
 int cwc_check_abi(const cw_backend *b, char *why, size_t whylen)
 {
     if (CW_ABI_MAJOR(b->abi_version) != CW_ABI_MAJOR(CW_ABI_VERSION)) {
@@ -99,5 +175,5 @@ int cwc_check_abi(const cw_backend *b, char *why, size_t whylen)
         snprintf(why, whylen, "backend table of %u bytes lacks required entries", b->size);
         return -1;
     }
-    return 0;
+    return core_entries_filled(b, why, whylen);
 }

@@ -9,7 +9,8 @@
  * with status 0, which Check alone would take for a pass; with
  * CWC_ODD_FLAKY, a run under an odd seed fails, so that --repeat finds the
  * case FLAKY; with CWC_ODD_ESCAPE, every run first forks a process that
- * leaves the case's session (setsid) and sleeps, holding stdout.
+ * leaves the case's session (setsid) and sleeps, holding stdout; with
+ * CWC_ODD_NULL_ENTRY, the table's yield entry is NULL.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,5 +77,7 @@ const cw_backend *cw_backend_entry(void)
         odd.start = flaky_start;
     if (getenv("CWC_ODD_ESCAPE"))
         odd.start = escaping_start;
+    if (getenv("CWC_ODD_NULL_ENTRY"))
+        odd.yield = NULL;
     return &odd;
 }

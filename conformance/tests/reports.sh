@@ -101,6 +101,13 @@ if [ $? -ne 0 ] || ! grep -q "left .* running; killed" "$OUT/escape.err"; then
 else
   echo "escape: the processes a case left behind were killed ($(head -1 "$OUT/escape.err"))"
 fi
+# A table with a NULL core entry is refused at load, the entry named.
+CWC_ODD_NULL_ENTRY=1 "$CWC" --backend "$B/lib/cwc-odd.so" > "$OUT/null-entry.txt" 2>&1
+if [ $? -ne 2 ] || ! grep -q "leaves the core entry 'yield' NULL" "$OUT/null-entry.txt"; then
+  echo "FAIL null-entry: a NULL core entry was not refused at load"; failures=$((failures + 1))
+else
+  echo "null-entry: refused with status 2 ($(head -1 "$OUT/null-entry.txt"))"
+fi
 usage bad-time-scale --backend deterministic --time-scale 0.5
 usage bad-repeat --backend deterministic --repeat 0
 # --fail-fast: one case timed out, and every later one was left out.
