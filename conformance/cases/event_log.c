@@ -517,3 +517,148 @@ CWC_CASE(det_event_log_events_of_every_size, "deterministic", "DET-015 DET-016",
     replay_chain(&l, hex);
     log_free(&l);
 }
+
+/* ---- Which refused or failed calls are recorded -------------------------------------------- */
+
+/* The number of logged events with `label`. */
+static size_t count_of(const log_t *l, const char *label)
+{
+    size_t at = 0, n = 0;
+    while (find(l, label, &at))
+        n++;
+    return n;
+}
+
+/* Calls refused for their arguments record nothing; one refused for its
+ * partition name or its offset records its event first [STOR-029]. A
+ * sync after a failed one draws its rate (an injected failure records a
+ * `fault`), a synced write then draws nothing [STOR-037]. */
+static void *refused_storage_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_blob *b;
+    uint64_t size;
+    ck_assert_int_eq(cw_storage_open(ctx, "a/b", "x", 1, &b, &size, NULL),
+                     CW_ERR_PARTITION_NAME_INVALID);
+    ck_assert_int_eq(cw_storage_open(ctx, "p", "x", 1, &b, &size, NULL), CW_OK);
+    cw_iobuf_mut m;
+    ck_assert_int_eq(cw_blob_read_at(b, INT64_MAX, 1, CW_READ_DEFAULT, &m, NULL),
+                     CW_ERR_OFFSET_OVERFLOW);
+    ck_assert_int_eq(cw_blob_write_at(b, 0, "x", 1, 0x80, NULL), CW_ERR_INVALID);
+    cw_storage_faults f;
+    memset(&f, 0, sizeof f);
+    f.sync = CW_RATE_ALWAYS;
+    f.write = CW_RATE_ALWAYS;
+    ck_assert_int_eq(cw_storage_set_faults(ctx, &f), CW_OK);
+    ck_assert_int_eq(cw_blob_sync(b, NULL), CW_ERR_BLOB_SYNC_FAILED);
+    ck_assert_int_eq(cw_blob_sync(b, NULL), CW_ERR_BLOB_SYNC_FAILED);
+    ck_assert_int_eq(cw_blob_write_at(b, 0, "y", 1, CW_WRITE_SYNC, NULL), CW_ERR_BLOB_SYNC_FAILED);
+    cw_blob_close(b);
+    return NULL;
+}
+
+CWC_CASE(det_event_refused_storage_calls, "deterministic", "STOR-029 STOR-030 STOR-037",
+         DET | CWC_NEEDS_STORAGE)
+{
+    log_t l = {0};
+    run_logged(refused_storage_root, &l);
+    ck_assert_uint_eq(count_of(&l, "open"), 2);
+    ck_assert_uint_eq(count_of(&l, "read_at"), 1);
+    ck_assert_uint_eq(count_of(&l, "write_at"), 1); /* the synced one */
+    ck_assert_uint_eq(count_of(&l, "sync"), 2);
+    ck_assert_uint_eq(count_of(&l, "fault"), 2); /* both syncs, not the synced write */
+    log_free(&l);
+}
+
+/* A stop wait records `stop` at its first try, once per wait value: a try
+ * again, or of a copy made after it, records nothing; a copy made before
+ * is a wait of its own; each cw_stop makes a new wait [DET-004]. */
+static void *stop_tries_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_signal *held = cw_stopped(ctx);
+    cw_wait w = cw_wait_stop(ctx, 5);
+    cw_wait before = w;
+    ck_assert_int_eq(cw_poll(&w, 1), CW_ERR_WOULD_BLOCK);
+    cw_wait after = w;
+    ck_assert_int_eq(cw_poll(&w, 1), CW_ERR_WOULD_BLOCK);
+    ck_assert_int_eq(cw_poll(&after, 1), CW_ERR_WOULD_BLOCK);
+    ck_assert_int_eq(cw_poll(&before, 1), CW_ERR_WOULD_BLOCK);
+    cw_signal_release(held);
+    ck_assert_int_eq(cw_poll(&w, 1), 0);
+    ck_assert_int_eq(cw_stop(ctx, 6, CW_FOREVER), CW_OK); /* after the stop: recorded */
+    return NULL;
+}
+
+CWC_CASE(det_event_stop_per_wait, "deterministic", "DET-004 SIG-006", DET)
+{
+    log_t l = {0};
+    run_logged(stop_tries_root, &l);
+    static const uint8_t five[4] = {0, 0, 0, 5}, six[4] = {0, 0, 0, 6};
+    size_t at = 0;
+    const logged *x = find(&l, "stop", &at);
+    ck_assert_ptr_nonnull(x);
+    fields_are(x, 1, (const void *[]){five}, (size_t[]){4});
+    x = find(&l, "stop", &at);
+    ck_assert_ptr_nonnull(x);
+    fields_are(x, 1, (const void *[]){five}, (size_t[]){4});
+    x = find(&l, "stop", &at);
+    ck_assert_ptr_nonnull(x);
+    fields_are(x, 1, (const void *[]){six}, (size_t[]){4});
+    ck_assert_ptr_null(find(&l, "stop", &at));
+    log_free(&l);
+}
+
+/* Every send and recv that completes is recorded, whatever its result:
+ * a send to a closed stream, one on the sink that poisoned, a recv that
+ * found the end, one on the stream that poisoned [DET-024]. */
+static void *failed_transfers_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_sink *sink;
+    cw_stream *stream;
+    ck_assert_int_eq(cw_mock_channel(ctx, &sink, &stream), CW_OK);
+    cw_stream_close(stream);
+    cw_iobufs *l = two_chunks("lo", "st");
+    ck_assert_int_ne(cw_sink_send(sink, l), CW_OK);
+    ck_assert_int_eq(cw_sink_send(sink, l), CW_ERR_CLOSED);
+    cw_iobufs_release(l);
+    cw_sink_close(sink);
+    ck_assert_int_eq(cw_mock_channel(ctx, &sink, &stream), CW_OK);
+    l = two_chunks("a", "b");
+    ck_assert_int_eq(cw_sink_send(sink, l), CW_OK);
+    cw_iobufs_release(l);
+    cw_sink_close(sink);
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(stream, 5, &got), CW_ERR_RECV_FAILED);
+    ck_assert_int_eq(cw_stream_recv(stream, 1, &got), CW_ERR_CLOSED);
+    cw_stream_close(stream);
+    return NULL;
+}
+
+CWC_CASE(det_event_failed_transfers, "deterministic", "DET-024",
+         DET | CWC_NEEDS_NETWORK | CWC_NEEDS_BUFFERS)
+{
+    log_t l = {0};
+    run_logged(failed_transfers_root, &l);
+    static const uint8_t five[8] = {0, 0, 0, 0, 0, 0, 0, 5}, one[8] = {0, 0, 0, 0, 0, 0, 0, 1};
+    uint8_t closed[4], recv_failed[4];
+    code_be(CW_ERR_CLOSED, closed);
+    code_be(CW_ERR_RECV_FAILED, recv_failed);
+    size_t at = 0;
+    const logged *x = find(&l, "send", &at);
+    ck_assert_ptr_nonnull(x);
+    x = find(&l, "send", &at);
+    ck_assert_ptr_nonnull(x);
+    fields_are(x, 3, (const void *[]){"0.0.0.0:0", "lost", closed}, (size_t[]){9, 4, 4});
+    ck_assert_ptr_nonnull(find(&l, "send", &at));
+    at = 0;
+    x = find(&l, "recv", &at);
+    ck_assert_ptr_nonnull(x);
+    fields_are(x, 4, (const void *[]){"0.0.0.0:0", five, recv_failed, ""}, (size_t[]){9, 8, 4, 0});
+    x = find(&l, "recv", &at);
+    ck_assert_ptr_nonnull(x);
+    fields_are(x, 4, (const void *[]){"0.0.0.0:0", one, closed, ""}, (size_t[]){9, 8, 4, 0});
+    ck_assert_ptr_null(find(&l, "recv", &at));
+    log_free(&l);
+}

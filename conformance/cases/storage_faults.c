@@ -59,6 +59,12 @@ static void expect_injected_at(int rc, const cw_storage_error *err, int code, co
     ck_assert_str_eq(err->name, hex);
 }
 
+/* The message of `err`, exactly (STOR-030 spells each injected fault's). */
+static void expect_message(const cw_storage_error *err, const char *text)
+{
+    ck_assert_msg(strcmp(err->message, text) == 0, "message: %s, not %s", err->message, text);
+}
+
 /* ---- Each kind fails [STOR-030] ------------------------------------------------------- */
 
 static void *kinds_root(cw_ctx *ctx, void *arg)
@@ -76,6 +82,7 @@ static void *kinds_root(cw_ctx *ctx, void *arg)
     uint64_t size;
     expect_injected_at(cw_storage_open(ctx, "p", "new", 3, &nb, &size, &err), &err,
                        CW_ERR_BLOB_OPEN_FAILED, "p", "6e6577");
+    expect_message(&err, "blob open failed: p/6e6577 error: injected fault");
     ck_assert_ptr_null(nb);
     /* A refusal for its arguments comes first and draws nothing. */
     ck_assert_int_eq(cw_storage_open(ctx, "bad name!", "x", 1, &nb, &size, &err),
@@ -88,14 +95,28 @@ static void *kinds_root(cw_ctx *ctx, void *arg)
     set_faults(ctx, f);
     cw_iobuf_mut m;
     expect_injected(cw_blob_read_at(b, 0, 7, CW_READ_DEFAULT, &m, &err), &err, CW_ERR_IO);
+    expect_message(&err, "io error: p/6b657074: read: injected fault");
     uint8_t into[7];
     expect_injected(cw_blob_read_into(b, 0, into, 7, CW_READ_DEFAULT, &err), &err, CW_ERR_IO);
     ck_assert_int_eq(cw_blob_read_at(b, 0, 7, 0x80, &m, &err), CW_ERR_INVALID);
+    /* The order of a read's checks: the overflow (no draw), then the draw,
+     * then the length; a read of 0 bytes or past the end draws too. */
+    expect_injected(cw_blob_read_at(b, 0, 100, CW_READ_DEFAULT, &m, &err), &err, CW_ERR_IO);
+    expect_injected(cw_blob_read_at(b, 0, 0, CW_READ_DEFAULT, &m, &err), &err, CW_ERR_IO);
+    ck_assert_int_eq(cw_blob_read_at(b, INT64_MAX, 0, CW_READ_DEFAULT, &m, &err),
+                     CW_ERR_OFFSET_OVERFLOW);
+    expect_message(&err, "offset overflow");
+    f.read = CW_RATE_NEVER;
+    set_faults(ctx, f);
+    ck_assert_int_eq(cw_blob_read_at(b, 1000, 0, CW_READ_DEFAULT, &m, &err), CW_OK);
+    ck_assert_uint_eq(m.len, 0);
+    cw_iobuf_mut_release(&m);
 
     f.read = CW_RATE_NEVER;
     f.write = CW_RATE_ALWAYS; /* write_kept never: nothing of it is kept */
     set_faults(ctx, f);
     expect_injected(cw_blob_write_at(b, 0, "XXXXXXX", 7, CW_WRITE_DEFAULT, &err), &err, CW_ERR_IO);
+    expect_message(&err, "io error: p/6b657074: write: injected fault");
     expect_injected(cw_blob_write_at(b, 0, "XXXXXXX", 7, CW_WRITE_SYNC, &err), &err, CW_ERR_IO);
     ck_assert_int_eq(cw_blob_write_at(b, UINT64_MAX, "X", 1, CW_WRITE_DEFAULT, &err),
                      CW_ERR_OFFSET_OVERFLOW);
@@ -113,11 +134,13 @@ static void *kinds_root(cw_ctx *ctx, void *arg)
     f.resize = CW_RATE_ALWAYS; /* resize_partial never: the length stays */
     set_faults(ctx, f);
     expect_injected(cw_blob_resize(b, 100, &err), &err, CW_ERR_BLOB_RESIZE_FAILED);
+    expect_message(&err, "blob resize failed: p/6b657074 error: injected fault");
 
     f.resize = CW_RATE_NEVER;
     f.sync = CW_RATE_ALWAYS;
     set_faults(ctx, f);
     expect_injected(cw_blob_sync(b, &err), &err, CW_ERR_BLOB_SYNC_FAILED);
+    expect_message(&err, "blob sync failed: p/6b657074 error: injected fault");
     cw_handle *h = cw_blob_start_sync(b);
     ck_assert_int_eq(cw_join(h, NULL), CW_ERR_BLOB_SYNC_FAILED);
     cw_handle_release(h);
@@ -127,13 +150,16 @@ static void *kinds_root(cw_ctx *ctx, void *arg)
     set_faults(ctx, f);
     expect_injected_at(cw_storage_remove(ctx, "p", "kept", 4, &err), &err, CW_ERR_IO, "p",
                        "6b657074");
+    expect_message(&err, "io error: p/6b657074: remove: injected fault");
     expect_injected_at(cw_storage_remove(ctx, "p", NULL, 0, &err), &err, CW_ERR_IO, "p", "");
+    expect_message(&err, "io error: p: remove: injected fault");
 
     f.remove = CW_RATE_NEVER;
     f.scan = CW_RATE_ALWAYS;
     set_faults(ctx, f);
     cw_blob_names *names = (cw_blob_names *)1;
     expect_injected(cw_storage_scan(ctx, "p", &names, &err), &err, CW_ERR_IO);
+    expect_message(&err, "io error: p: scan: injected fault");
     ck_assert_ptr_null(names);
 
     /* Nothing of it changed the blob, and no fault is left. */
@@ -145,7 +171,8 @@ static void *kinds_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_faults_each_kind_fails, "storage", "STOR-030 STOR-034 STOR-018", DET)
+CWC_CASE(storage_faults_each_kind_fails, "storage", "STOR-030 STOR-034 STOR-018 STOR-006 STOR-010",
+         DET)
 {
     cwc_store_run(kinds_root, NULL);
 }
@@ -881,7 +908,18 @@ static void *sync_failure_root(cw_ctx *ctx, void *arg)
     f.sync = CW_RATE_ALWAYS;
     set_faults(ctx, f);
     expect_injected(cw_blob_sync(b, &err), &err, CW_ERR_BLOB_SYNC_FAILED);
+    /* A later sync still draws its rate (and fails by it first); a synced
+     * write does not draw: it fails as the refusal, writing nothing. */
+    expect_injected(cw_blob_sync(b, &err), &err, CW_ERR_BLOB_SYNC_FAILED);
+    f.write = CW_RATE_ALWAYS;
+    f.write_kept = CW_RATE_ALWAYS;
+    set_faults(ctx, f);
+    ck_assert_int_eq(cw_blob_write_at(b, 0, "SYNCED", 6, CW_WRITE_SYNC, &err),
+                     CW_ERR_BLOB_SYNC_FAILED);
+    expect_message(&err, "blob sync failed: p/6c6f67 error: an earlier sync of this open failed");
     set_faults(ctx, no_faults()); /* the system would now say yes */
+    ck_assert_int_eq(cw_blob_sync(b, &err), CW_ERR_BLOB_SYNC_FAILED);
+    expect_message(&err, "blob sync failed: p/6c6f67 error: an earlier sync of this open failed");
     syncs_keep_failing(b, "record", 6);
     cw_blob *clone = cw_blob_clone(b);
     syncs_keep_failing(clone, "record", 6);
