@@ -101,6 +101,7 @@ enum conflict {
     OTHER_LABELS,
     OTHER_KIND_OTHER_ATTRIBUTES,
     OTHER_HELP,
+    OTHER_KIND_SAME_ATTRIBUTES,
 };
 
 static void *conflict_root(cw_ctx *ctx, void *arg)
@@ -127,6 +128,12 @@ static void *conflict_root(cw_ctx *ctx, void *arg)
     case OTHER_HELP:
         cw_counter(plain, "n", "other help");
         break;
+    case OTHER_KIND_SAME_ATTRIBUTES: {
+        cw_ctx *two = cw_with_attribute(cw_with_attribute(cw_child(ctx, "y"), "b", "2"), "a", "1");
+        cw_counter(two, "n", "help");
+        cw_gauge(two, "n", "help");
+        break;
+    }
     }
     return NULL;
 }
@@ -158,6 +165,9 @@ CWC_CASE(metrics_rule_conflicts_panic, "metrics", "MET-004", 0)
                  "metric family `x_n` registered with inconsistent metric type");
     expect_panic(conflict_root, (void *)(intptr_t)OTHER_HELP,
                  "metric family `x_n` registered with inconsistent help text");
+    expect_panic(
+        conflict_root, (void *)(intptr_t)OTHER_KIND_SAME_ATTRIBUTES,
+        "duplicate metric `y_n` with attributes [a=1, b=2] registered with different type");
     cw_config cfg = cwc_config();
     cfg.catch_panics = true;
     cwc_run_ok(&cfg, conflict_leaves_nothing, NULL);
@@ -245,18 +255,18 @@ CWC_CASE(metrics_rule_names_labels_buckets, "metrics", "MET-005", 0)
         enum bad_registration which;
         const char *needle;
     } bad[] = {
-        {BAD_EMPTY_NAME, "metric name: label must start with [a-zA-Z]"},
+        {BAD_EMPTY_NAME, "metric name: label must start with [a-zA-Z]: "},
         {BAD_FIRST_CHAR, "metric name: label must start with [a-zA-Z]: 1x"},
         {BAD_CHAR, "metric name: label must only contain [a-zA-Z0-9_]: a-b"},
         {BAD_RUNTIME_AT_ROOT, "using runtime label is not allowed: runtime_x"},
-        {BAD_KIND, "metric `k`: "},
+        {BAD_KIND, "metric `k`: metric kind must be a cw_metric_kind"},
         {BAD_BUCKET_ORDER, "metric `k`: histogram buckets must be strictly increasing"},
         {BAD_BUCKET_NAN, "metric `k`: histogram buckets must be finite"},
-        {BAD_LABEL_NAME, "metric `k`: "},
-        {BAD_LABEL_TWICE, "metric `k`: "},
-        {BAD_LABEL_IS_ATTRIBUTE, "metric `k`: "},
-        {BAD_HISTOGRAM_LE_LABEL, "metric `k`: "},
-        {BAD_HISTOGRAM_LE_ATTRIBUTE, "metric `k`: "},
+        {BAD_LABEL_NAME, "metric `k`: family label names must match [a-zA-Z][a-zA-Z0-9_]*"},
+        {BAD_LABEL_TWICE, "metric `k`: family label names must be distinct"},
+        {BAD_LABEL_IS_ATTRIBUTE, "metric `k`: a family label repeats a context attribute"},
+        {BAD_HISTOGRAM_LE_LABEL, "metric `k`: label name le is reserved for histogram buckets"},
+        {BAD_HISTOGRAM_LE_ATTRIBUTE, "metric `k`: attribute le is reserved for histogram buckets"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         expect_panic(bad_root, (void *)(intptr_t)bad[i].which, bad[i].needle);
@@ -725,8 +735,27 @@ static void *scheduler_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_rule_scheduler_counters, "metrics", "MET-015", DET)
+static void *refused_polls_root(cw_ctx *ctx, void *arg)
 {
+    (void)arg;
+    /* A refused spawn has its running series (MET-014), never a polls one. */
+    cw_ctx *sup = cw_child(ctx, "sup");
+    cw_ctx *late = cw_child(sup, "late");
+    ck_assert_int_eq(cw_join(cw_spawn(sup, cwc_return_42, NULL), NULL), CW_OK);
+    cw_handle *refused = cw_spawn(late, cwc_return_42, NULL);
+    ck_assert_int_eq(cw_join(refused, NULL), CW_ERR_CLOSED);
+    cw_handle_release(refused);
+    char *text = cwc_encode(ctx);
+    CWC_HAS(text,
+            "\nruntime_tasks_running{name=\"sup_late\",kind=\"Task\",execution=\"Shared\"} 0\n");
+    CWC_LACKS(text, "runtime_task_polls_total{name=\"sup_late\"");
+    free(text);
+    return NULL;
+}
+
+CWC_CASE(metrics_rule_scheduler_counters, "metrics", "MET-015 MET-014", DET)
+{
+    cwc_run_ok(NULL, refused_polls_root, NULL);
     long iterations = -1;
     cw_config cfg = cwc_config();
     cw_run_result res;
@@ -757,6 +786,17 @@ static void *pools_root(cw_ctx *ctx, void *arg)
     CWC_HAS(text, "\nruntime_storage_buffer_pool_buffer_pool_oversized_total 0\n");
     CWC_LACKS(text, "size_class=\"2048\"");
     CWC_LACKS(text, "runtime_storage_buffer_pool_buffer_pool_created");
+    /* The help texts MET-016 spells. */
+    snprintf(line, sizeof line,
+             "\n# HELP %screated Number of tracked buffers created for the pool.\n", p + 1);
+    CWC_HAS(text, line);
+    snprintf(line, sizeof line,
+             "\n# HELP %sexhausted Total number of failed allocations due to pool exhaustion.\n",
+             p + 1);
+    CWC_HAS(text, line);
+    snprintf(line, sizeof line,
+             "\n# HELP %soversized Total number of oversized allocation requests.\n", p + 1);
+    CWC_HAS(text, line);
     free(text);
     cw_iobuf_mut_release(&a);
     return NULL;

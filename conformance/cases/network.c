@@ -1100,6 +1100,25 @@ static void *metrics_root(cw_ctx *ctx, void *arg)
     (void)arg;
     struct pair a, b;
     cw_listener *l;
+    cw_addr at;
+    /* Registered, at 0, by the first listen, with the help NET-025 spells. */
+    cw_listener *first = listen_loopback(ctx, CW_ADDR_IPV4, &at);
+    char *before = cw_metrics_encode(ctx);
+    ck_assert_ptr_nonnull(before);
+    static const char *const zero[] = {
+        "# HELP runtime_inbound_connections Number of connections created by dialing us.\n"
+        "# TYPE runtime_inbound_connections counter\nruntime_inbound_connections_total 0\n",
+        "# HELP runtime_outbound_connections Number of connections created by dialing others.\n"
+        "# TYPE runtime_outbound_connections counter\nruntime_outbound_connections_total 0\n",
+        "# HELP runtime_inbound_bandwidth Bandwidth used by receiving data from others.\n"
+        "# TYPE runtime_inbound_bandwidth counter\nruntime_inbound_bandwidth_total 0\n",
+        "# HELP runtime_outbound_bandwidth Bandwidth used by sending data to others.\n"
+        "# TYPE runtime_outbound_bandwidth counter\nruntime_outbound_bandwidth_total 0\n",
+    };
+    for (size_t i = 0; i < sizeof zero / sizeof *zero; i++)
+        ck_assert_msg(strstr(before, zero[i]), "no lines\n%s", zero[i]);
+    free(before);
+    cw_listener_close(first);
     connect_pair(ctx, &a, &b, &l);
     ck_assert_int_eq(send_bytes(a.sink, "hello", 5), CW_OK);
     recv_expect(b.stream, "hello", 5);
