@@ -54,6 +54,7 @@ static size_t sweep_places(void)
 typedef struct sweep_shared {
     cwc_places places;
     char wrong[256]; /* the first check a run failed, or "" */
+    int ran;         /* the root began */
 } sweep_shared;
 
 static sweep_shared *shared;
@@ -75,9 +76,35 @@ static bool ok_or_nomem(int rc)
 
 /* ---- One run ------------------------------------------------------------------------- */
 
+/* Set by a workload that runs with a checkpoint (DET-008). */
+static bool checkpointed;
+
+/* The run of `root` with a checkpoint: once the run started (its root
+ * began), a checkpoint is handed back whatever the memory, so a backend
+ * that cannot have it must refuse the run before it starts [DET-008]. */
+static void run_checkpointed(cw_task_fn root)
+{
+    cw_config cfg = cwc_config();
+    cw_run_result res;
+    memset(&res, 0, sizeof res);
+    cw_checkpoint *cp = (cw_checkpoint *)&res; /* must be overwritten */
+    int rc = cw_start_checkpoint(cwc_backend, &cfg, root, NULL, &res, &cp);
+    EXPECT(rc == res.status);
+    EXPECT(ok_or_nomem(rc));
+    EXPECT(cp != (cw_checkpoint *)&res);
+    EXPECT(!shared->ran || cp != NULL);
+    EXPECT(cp != NULL || rc == CW_ERR_NOMEM);
+    if (cp && cp != (cw_checkpoint *)&res)
+        cw_checkpoint_free(cp);
+}
+
 /* The run of `root`, checked as RUN-007 says. */
 static void run_checked(cw_task_fn root)
 {
+    if (checkpointed) {
+        run_checkpointed(root);
+        return;
+    }
     cw_config cfg = cwc_config();
     cw_run_result res;
     memset(&res, 0, sizeof res);
@@ -94,6 +121,7 @@ typedef enum refusal { REFUSE_NONE, REFUSE_ONCE, REFUSE_FOR_GOOD } refusal;
 static int run_child(cw_task_fn root, refusal how, uint64_t place)
 {
     shared->wrong[0] = '\0';
+    shared->ran = 0;
     fflush(NULL); /* or the child's buffered output is written twice */
     pid_t pid = fork();
     ck_assert_msg(pid >= 0, "fork failed");
@@ -251,6 +279,21 @@ CWC_CASE(alloc_faults_empty_run, "runner", "RUN-006 RUN-007", 0)
 CWC_CASE(alloc_faults_spawn_tree, "tasks", "RUN-007 TASK-011 CTX-006", 0)
 {
     sweep(tree_root);
+}
+
+/* A run that begins, sleeps and spawns, under a checkpoint. */
+static void *checkpointed_root(cw_ctx *ctx, void *arg)
+{
+    shared->ran = 1;
+    return tree_root(ctx, arg);
+}
+
+CWC_CASE(alloc_faults_checkpoint, "recover", "DET-008 RUN-007",
+         CW_CAP_DETERMINISTIC | CW_CAP_RECOVER)
+{
+    checkpointed = true;
+    sweep(checkpointed_root);
+    checkpointed = false;
 }
 
 /* ---- Channels, oneshots, select and stops ---------------------------------------------- */

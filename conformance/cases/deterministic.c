@@ -124,6 +124,30 @@ CWC_CASE(stall_names_blocked_tasks, "deterministic", "DET-006", DET)
     ck_assert_ptr_nonnull(strstr(res.message, "stuck#"));
 }
 
+/* A waker of the root, held by the program outside the run and never
+ * woken: the run does not wait for a wake from outside, it stalls
+ * [DET-006]. A backend that waits while such a waker is held hangs here. */
+static cw_waker *held_outside;
+
+static void *held_waker_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    held_outside = cw_waker_current(ctx);
+    for (;;)
+        cw_park(ctx);
+    return NULL;
+}
+
+CWC_CASE(stall_with_a_waker_held_outside, "deterministic", "DET-006 TASK-010", DET)
+{
+    cw_run_result res;
+    ck_assert_int_eq(cwc_run(NULL, held_waker_root, NULL, &res), CW_ERR_STALLED);
+    ck_assert_ptr_nonnull(strstr(res.message, "root#0"));
+    ck_assert_ptr_nonnull(held_outside);
+    cw_waker_wake(held_outside); /* after the run: does nothing [TASK-010] */
+    cw_waker_release(held_outside);
+}
+
 #define CROWD 20
 
 static void *crowd_root(cw_ctx *ctx, void *arg)

@@ -772,6 +772,47 @@ CWC_CASE(network_listens_on_its_address_only, "network", "NET-006 NET-005", 0)
     cwc_run_ok(NULL, exact_address_root, NULL);
 }
 
+/* On a deterministic backend addresses match exactly, for binding and for
+ * dialing: 0.0.0.0:p and 127.0.0.1:p are two addresses, both can be bound,
+ * and a dial to 127.0.0.1:p reaches only a listener on 127.0.0.1:p, not
+ * one on 0.0.0.0:p as a TCP listener would take it [NET-037]. */
+static void *unspecified_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static const uint8_t any6[16] = {0};
+    const uint16_t port = 4100;
+    cw_addr any = cw_addr_ipv4(0, 0, 0, 0, port), lo = cw_addr_loopback4(port);
+    cw_listener *wide, *narrow, *wide6;
+    ck_assert_int_eq(cw_bind(ctx, &any, &wide), CW_OK);
+    ck_assert_int_eq(cw_bind(ctx, &lo, &narrow), CW_OK);
+    cw_addr any6_addr = cw_addr_ipv6(any6, port);
+    ck_assert_int_eq(cw_bind(ctx, &any6_addr, &wide6), CW_OK);
+    cw_sink *sink;
+    cw_stream *stream;
+    ck_assert_int_eq(cw_dial(ctx, &lo, &sink, &stream), CW_OK);
+    cw_conn c;
+    ck_assert_int_eq(cw_listener_accept(narrow, &c), CW_OK);
+    conn_close(c.sink, c.stream);
+    conn_close(sink, stream);
+    cw_listener_close(narrow);
+    ck_assert_int_eq(cw_dial(ctx, &lo, &sink, &stream), CW_ERR_CONNECTION_FAILED);
+    cw_addr lo6 = cw_addr_loopback6(port);
+    ck_assert_int_eq(cw_dial(ctx, &lo6, &sink, &stream), CW_ERR_CONNECTION_FAILED);
+    ck_assert_int_eq(cw_dial(ctx, &any, &sink, &stream), CW_OK); /* the address itself */
+    ck_assert_int_eq(cw_listener_accept(wide, &c), CW_OK);
+    conn_close(c.sink, c.stream);
+    conn_close(sink, stream);
+    cw_listener_close(wide);
+    cw_listener_close(wide6);
+    return NULL;
+}
+
+CWC_CASE(network_unspecified_address_is_exact, "network", "NET-037 NET-003 NET-006",
+         DET | CWC_NEEDS_NETWORK)
+{
+    cwc_run_ok(NULL, unspecified_root, NULL);
+}
+
 /* A connection dialed and never accepted is closed with its listener: the
  * dialer's stream ends [NET-026]. */
 static void *unaccepted_root(cw_ctx *ctx, void *arg)
