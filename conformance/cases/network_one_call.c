@@ -21,6 +21,7 @@
 struct waiting_recv {
     cw_stream *stream;
     cw_iobufs *got;
+    atomic_int started; /* set just before the reader's select */
 };
 
 /* The recv waits in a select, behind a channel that never delivers: a
@@ -32,6 +33,7 @@ static void *recv_ten(cw_ctx *ctx, void *arg)
     ck_assert_ptr_nonnull(never);
     int unused;
     cw_wait w[2] = {cw_wait_recv(never, &unused), cw_wait_stream_recv(r->stream, 10, &r->got)};
+    atomic_store(&r->started, 1);
     ck_assert_int_eq(cw_select(w, 2), 1);
     ck_assert_int_eq(w[1].result, CW_OK);
     cw_chan_sender_drop(never);
@@ -76,14 +78,17 @@ static void *one_recv_root(cw_ctx *ctx, void *arg)
     struct half_pair a, b;
     cw_listener *l = connect_halves(ctx, &a, &b);
     ck_assert_int_eq(send_text(a.sink, "01234"), CW_OK);
-    cw_sleep(ctx, 5 * CW_MSEC); /* the five bytes are there */
-    struct waiting_recv r = {b.stream, NULL};
+    struct waiting_recv r = {b.stream, NULL, 0};
     cw_handle *h = cw_spawn(cw_child(ctx, "reader"), recv_ten, &r);
-    cw_sleep(ctx, 5 * CW_MSEC); /* the reader waits for five more */
+    /* The reader waits for five more once the five it has are in the
+     * stream's buffer, which only its recv fills: wait for that, not for a
+     * time a slow machine could overrun. */
+    uint8_t seen[16];
+    while (!atomic_load(&r.started) || cw_stream_peek(b.stream, sizeof seen, seen) < 5)
+        cw_sleep(ctx, CW_MSEC);
 
     expect_recv_refused(b.stream, 3);  /* fewer than are held */
     expect_recv_refused(b.stream, 10); /* as many as the reader asked */
-    uint8_t seen[16];
     ck_assert_uint_eq(cw_stream_peek(b.stream, sizeof seen, seen), 5);
     ck_assert(memcmp(seen, "01234", 5) == 0);
 
