@@ -25,7 +25,7 @@ certify() {
     json=$out/$label-$seed.json
     t0=$(date +%s)
     # shellcheck disable=SC2086
-    $runner "$cwc" --backend "$backend" --seed "$seed" --quiet --json "$json" \
+    $runner "$cwc" --backend "$backend" --seed "$seed" --quiet --certificate --json "$json" \
         > "$out/$label-$seed.txt" 2>&1
     rc=$?
     slowest=$(/usr/bin/python3 -c 'import json,sys
