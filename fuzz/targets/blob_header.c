@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "cwrt/cwrt.h"
+#define FUZZ_TARGET_NEEDS (FUZZ_NEEDS_STORAGE)
 #include "driver/candidate.h"
 #include "driver/target.h"
 

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cwrt/cwrt.h"
+#define FUZZ_TARGET_NEEDS (FUZZ_NEEDS_STORAGE | FUZZ_NEEDS_PERSISTENT)
 #include "driver/candidate.h"
 #include "driver/target.h"
 

@@ -71,6 +71,7 @@
 #include <string.h>
 
 #include "cwrt/cwrt.h"
+#define FUZZ_TARGET_NEEDS (FUZZ_NEEDS_BUFFERS)
 #include "driver/candidate.h"
 #include "driver/target.h"
 

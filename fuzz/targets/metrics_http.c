@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "cwrt/cwrt.h"
+#define FUZZ_TARGET_NEEDS (FUZZ_NEEDS_METRICS | FUZZ_NEEDS_PARALLEL)
 #include "driver/candidate.h"
 #include "driver/target.h"
 

@@ -32,6 +32,9 @@
 #include <string.h>
 
 #include "cwrt/cwrt.h"
+#define FUZZ_TARGET_NEEDS                                                                          \
+    (FUZZ_NEEDS_BUFFERS | FUZZ_NEEDS_STORAGE | FUZZ_NEEDS_NETWORK | FUZZ_NEEDS_DETERMINISTIC |     \
+     FUZZ_NEEDS_RECOVER)
 #include "driver/candidate.h"
 #include "driver/target.h"
 

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "cwrt/cwrt.h"
+#define FUZZ_TARGET_NEEDS (FUZZ_NEEDS_STORAGE | FUZZ_NEEDS_DETERMINISTIC | FUZZ_NEEDS_RECOVER)
 #include "driver/candidate.h"
 #include "driver/target.h"
 

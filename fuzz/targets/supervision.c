@@ -80,6 +80,7 @@
 #include <string.h>
 
 #include "cwrt/cwrt.h"
+#define FUZZ_TARGET_NEEDS (0u)
 #include "driver/candidate.h"
 #include "driver/target.h"
 
