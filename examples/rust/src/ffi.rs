@@ -16,6 +16,7 @@ pub const CW_ABI_VERSION: u32 = 0x0001_0006;
 
 pub const CW_CAP_DETERMINISTIC: u64 = 1 << 0;
 pub const CW_CAP_AUDIT: u64 = 1 << 1;
+pub const CW_CAP_PERSISTENT_STORAGE: u64 = 1 << 3;
 pub const CW_CAP_RECOVER: u64 = 1 << 4;
 
 pub const CW_OK: c_int = 0;
@@ -442,7 +443,9 @@ pub struct cw_buffer_ops {
 
 pub const CW_ERR_WRITE_FAILED: c_int = -12;
 pub const CW_ERR_PARTITION_NAME_INVALID: c_int = -20;
+pub const CW_ERR_PARTITION_CREATION_FAILED: c_int = -21;
 pub const CW_ERR_PARTITION_MISSING: c_int = -22;
+pub const CW_ERR_PARTITION_CORRUPT: c_int = -23;
 pub const CW_ERR_BLOB_OPEN_FAILED: c_int = -24;
 pub const CW_ERR_BLOB_MISSING: c_int = -25;
 pub const CW_ERR_BLOB_RESIZE_FAILED: c_int = -26;
@@ -654,4 +657,87 @@ pub struct cw_metric_ops {
     pub histogram_sum: unsafe extern "C" fn(*const cw_metric) -> f64,
     pub family_get: unsafe extern "C" fn(*mut cw_metric, *const *const c_char) -> *mut cw_metric,
     pub family_remove: unsafe extern "C" fn(*mut cw_metric, *const *const c_char) -> c_int,
+}
+
+// ---- Network (cw/network.h), ABI 1.1 and 1.4 --------------------------------
+
+pub const CW_ERR_BIND_FAILED: c_int = -10;
+pub const CW_ERR_CONNECTION_FAILED: c_int = -11;
+pub const CW_ERR_SEND_FAILED: c_int = -14;
+pub const CW_ERR_RECV_FAILED: c_int = -15;
+pub const CW_ERR_RESOLVE_FAILED: c_int = -16;
+pub const CW_ADDR_IPV4: u8 = 4;
+pub const CW_ADDR_IPV6: u8 = 6;
+pub const CW_NET_EPHEMERAL_FIRST: u32 = 32768;
+pub const CW_NET_EPHEMERAL_END: u32 = 61000;
+
+#[repr(C)]
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct cw_addr {
+    pub family: u8,
+    pub ip: [u8; 16],
+    pub port: u16,
+}
+
+#[repr(C)]
+pub struct cw_listener {
+    _opaque: [u8; 0],
+}
+#[repr(C)]
+pub struct cw_sink {
+    _opaque: [u8; 0],
+}
+#[repr(C)]
+pub struct cw_stream {
+    _opaque: [u8; 0],
+}
+
+#[repr(C)]
+pub struct cw_conn {
+    pub peer: cw_addr,
+    pub sink: *mut cw_sink,
+    pub stream: *mut cw_stream,
+}
+
+#[repr(C)]
+pub struct cw_resolve_error {
+    pub message: [c_char; 320],
+}
+
+/// `cw/network.h`: the network entries, reached through `cw_backend.network`.
+#[repr(C)]
+pub struct cw_network_ops {
+    pub size: u32,
+    pub bind: unsafe extern "C" fn(*mut cw_ctx, *const cw_addr, *mut *mut cw_listener) -> c_int,
+    pub local_addr: unsafe extern "C" fn(*const cw_listener, *mut cw_addr) -> c_int,
+    pub wait_accept: unsafe extern "C" fn(*mut cw_wait, *mut cw_listener, *mut cw_conn),
+    pub listener_close: unsafe extern "C" fn(*mut cw_listener),
+    pub dial: unsafe extern "C" fn(
+        *mut cw_ctx,
+        *const cw_addr,
+        *mut *mut cw_sink,
+        *mut *mut cw_stream,
+    ) -> c_int,
+    pub wait_sink_send: unsafe extern "C" fn(*mut cw_wait, *mut cw_sink, *const cw_iobufs),
+    pub sink_send: unsafe extern "C" fn(*mut cw_sink, *const cw_iobufs) -> c_int,
+    pub sink_close: unsafe extern "C" fn(*mut cw_sink),
+    pub wait_stream_recv:
+        unsafe extern "C" fn(*mut cw_wait, *mut cw_stream, usize, *mut *mut cw_iobufs),
+    pub stream_recv: unsafe extern "C" fn(*mut cw_stream, usize, *mut *mut cw_iobufs) -> c_int,
+    pub stream_peek: unsafe extern "C" fn(*mut cw_stream, usize, *mut u8) -> usize,
+    pub stream_close: unsafe extern "C" fn(*mut cw_stream),
+    pub resolve: unsafe extern "C" fn(
+        *mut cw_ctx,
+        *const c_char,
+        *mut cw_addr,
+        usize,
+        *mut usize,
+        *mut cw_resolve_error,
+    ) -> c_int,
+    pub resolver_register:
+        unsafe extern "C" fn(*mut cw_ctx, *const c_char, *const cw_addr, usize) -> c_int,
+    pub mock_channel:
+        unsafe extern "C" fn(*mut cw_ctx, *mut *mut cw_sink, *mut *mut cw_stream) -> c_int,
+    pub partition: unsafe extern "C" fn(*mut cw_ctx, *const cw_addr, *const cw_addr) -> c_int,
+    pub repair: unsafe extern "C" fn(*mut cw_ctx, *const cw_addr, *const cw_addr) -> c_int,
 }

@@ -9,8 +9,10 @@
 //! (stacks and the stack switch), `tree` (contexts and supervision),
 //! `handle`, `select`, `chan`, `signal`, `waker`, `config`, `audit`,
 //! `sha256`, `rng`, `mem` (fallible allocation), `msg` (messages without
-//! allocation) and `obj` (the object header and the run's object list).
+//! allocation), `obj` (the object header and the run's object list), and
+//! the profiles beyond core: `buf`, `storage`, `metrics`, `net`, `recover`.
 #![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 #![allow(clippy::missing_safety_doc)]
 
 mod audit;
@@ -23,6 +25,7 @@ mod handle;
 mod mem;
 mod metrics;
 mod msg;
+mod net;
 mod obj;
 mod recover;
 mod rng;

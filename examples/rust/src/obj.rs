@@ -28,6 +28,9 @@ pub enum Kind {
     Oneshot,
     Signal,
     Blob,
+    Listener,
+    Sink,
+    Stream,
 }
 
 #[repr(C)]
@@ -100,6 +103,8 @@ pub unsafe fn free_obj(rt: &mut Rt, h: *mut Header) {
             Kind::Oneshot => drop(Box::from_raw(h as *mut Oneshot)),
             Kind::Signal => drop(Box::from_raw(h as *mut Signal)),
             Kind::Blob => drop(Box::from_raw(h as *mut crate::storage::store::Blob)),
+            Kind::Listener => drop(Box::from_raw(h as *mut crate::net::core::Listener)),
+            Kind::Sink | Kind::Stream => drop(Box::from_raw(h as *mut crate::net::core::Half)),
         }
     }
 }

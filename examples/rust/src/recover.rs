@@ -10,9 +10,9 @@
 //! that outlives the run; the next run consumes it.
 
 use crate::ffi::*;
-use crate::mem::try_raw;
 use crate::runtime::{self, Resume};
 use crate::table::TABLE;
+use std::alloc::{alloc, dealloc, Layout};
 use std::os::raw::{c_int, c_void};
 use std::ptr;
 
@@ -32,14 +32,38 @@ fn result_of(out: *mut cw_run_result, local: &mut cw_run_result) -> *mut cw_run_
     }
 }
 
-fn hand_back(next: Option<Resume>, cp: *mut *mut cw_checkpoint) {
+/// Room for a checkpoint, had before the run starts (DET-008): a run whose
+/// checkpoint could not be kept is refused rather than run.
+fn room() -> Option<*mut Checkpoint> {
+    let layout = Layout::new::<Checkpoint>();
+    // SAFETY: a checkpoint has a non-zero size.
+    let p = unsafe { alloc(layout) } as *mut Checkpoint;
+    if p.is_null() {
+        None
+    } else {
+        Some(p)
+    }
+}
+
+/// Fill the room with the run's checkpoint and hand it back (or give the
+/// room back when the run could not start).
+fn hand_back(room: *mut Checkpoint, next: Option<Resume>, cp: *mut *mut cw_checkpoint) {
     let p = match next {
-        Some(r) => try_raw(Checkpoint {
-            obj: cw_object { backend: &TABLE.0 },
-            resume: r,
-        })
-        .map_or(ptr::null_mut(), |c| c as *mut cw_checkpoint),
-        None => ptr::null_mut(),
+        Some(r) => {
+            // SAFETY: the room is fresh memory laid out for a Checkpoint.
+            unsafe {
+                room.write(Checkpoint {
+                    obj: cw_object { backend: &TABLE.0 },
+                    resume: r,
+                })
+            };
+            room as *mut cw_checkpoint
+        }
+        None => {
+            // SAFETY: the unused room, allocated by `room` with this layout.
+            unsafe { dealloc(room as *mut u8, Layout::new::<Checkpoint>()) };
+            ptr::null_mut()
+        }
     };
     if !cp.is_null() {
         // SAFETY: the caller's output.
@@ -47,6 +71,15 @@ fn hand_back(next: Option<Resume>, cp: *mut *mut cw_checkpoint) {
     } else if !p.is_null() {
         free(p);
     }
+}
+
+fn refuse(out: &mut cw_run_result) -> c_int {
+    let m = b"out of memory: no room for the run's checkpoint";
+    for (d, s) in out.message.iter_mut().zip(m.iter()) {
+        *d = *s as std::os::raw::c_char;
+    }
+    out.status = CW_ERR_NOMEM;
+    out.status
 }
 
 pub unsafe extern "C" fn start_checkpoint(
@@ -64,8 +97,13 @@ pub unsafe extern "C" fn start_checkpoint(
     let mut local: cw_run_result = unsafe { std::mem::zeroed() };
     let out = result_of(out, &mut local);
     // SAFETY: `out` is writable (the caller's or ours).
-    let (rc, next) = runtime::start_for_checkpoint(cfg, root, arg, unsafe { &mut *out });
-    hand_back(next, cp);
+    let out = unsafe { &mut *out };
+    let room = match room() {
+        Some(r) => r,
+        None => return refuse(out),
+    };
+    let (rc, next) = runtime::start_for_checkpoint(cfg, root, arg, out);
+    hand_back(room, next, cp);
     rc
 }
 
@@ -89,8 +127,18 @@ pub unsafe extern "C" fn recover(
     let out = result_of(out, &mut local);
     // SAFETY: `out` is writable (the caller's or ours).
     let out = unsafe { &mut *out };
+    let room = if next.is_null() {
+        ptr::null_mut()
+    } else {
+        match room() {
+            Some(r) => r,
+            None => return refuse(out),
+        }
+    };
     let (rc, after) = runtime::run(cfg, Some(resume), root, arg, out, !next.is_null());
-    hand_back(after, next);
+    if !room.is_null() {
+        hand_back(room, after, next);
+    }
     rc
 }
 

@@ -95,6 +95,8 @@ pub struct Alarm {
     pub seq: u64,
     pub task: *mut Task,
     pub wait: *mut cw_wait,
+    /// A stream's own alarm (NET-027): delivers, wakes no task.
+    pub pipe: *mut crate::net::core::Pipe,
 }
 
 pub struct Rt {
@@ -139,6 +141,9 @@ pub struct Rt {
     pub m_running: *mut Metric,
     pub m_polls: *mut Metric,
     pub m_storage: Option<StorageMetrics>,
+    pub m_network: Option<crate::metrics::series::NetworkMetrics>,
+    /// The run's simulated network (18-network.md).
+    pub net: crate::net::core::Net,
 }
 
 thread_local! {
@@ -631,6 +636,10 @@ fn step7(r: &mut Rt) -> Option<End> {
         }
         while !r.alarms.is_empty() && r.alarms[0].time <= r.clock {
             let a = r.alarms.remove(0);
+            if !a.pipe.is_null() {
+                crate::net::core::pipe_due(r, a.pipe);
+                continue;
+            }
             // SAFETY: an armed alarm's wait lives in the frame of its
             // suspended task (select disarms before it returns).
             unsafe { (*a.wait).link[3] = ptr::null_mut() };
@@ -640,9 +649,8 @@ fn step7(r: &mut Rt) -> Option<End> {
             return None;
         }
         if r.alarms.is_empty() {
-            if waker::wait_remote(r) {
-                continue;
-            }
+            // DET-006: a stall, even while a thread outside the run holds a
+            // waker of a blocked task (its wake is not part of the schedule).
             return Some(End::Status(CW_ERR_STALLED, stall_message(r)));
         }
     }
@@ -715,6 +723,8 @@ pub struct Resume {
     pub rng: Rng,
     pub digest: [u8; 32],
     pub store: Store,
+    /// The resolver's names (DET-009).
+    pub names: Vec<(Vec<u8>, Vec<cw_addr>)>,
 }
 
 /// `cw_start` (02-runner.md).
@@ -771,8 +781,8 @@ pub fn run(
         }
     };
     let audit = cfg.audit && crate::table::capabilities() & CW_CAP_AUDIT != 0;
-    let (clock, deadline, rng, digest, store) = match resume {
-        Some(r) => (r.clock, r.deadline, r.rng, r.digest, r.store),
+    let (clock, deadline, rng, digest, store, names) = match resume {
+        Some(r) => (r.clock, r.deadline, r.rng, r.digest, r.store, r.names),
         None => (
             cfg.start_time,
             if cfg.timeout == CW_FOREVER {
@@ -783,6 +793,7 @@ pub fn run(
             Rng::new(cfg.seed, cfg.random_bytes, cfg.random_len),
             [0; 32],
             Store::new(cfg.storage_faults),
+            Vec::new(),
         ),
     };
     let rt = match try_raw(Rt {
@@ -823,6 +834,8 @@ pub fn run(
         m_running: ptr::null_mut(),
         m_polls: ptr::null_mut(),
         m_storage: None,
+        m_network: None,
+        net: crate::net::core::Net::new(names),
     }) {
         Some(rt) => rt,
         None => {
@@ -876,6 +889,7 @@ pub fn run(
                 rng,
                 digest: r.digest,
                 store: durable,
+                names: std::mem::take(&mut r.net.names),
             })
         } else {
             None
@@ -914,13 +928,47 @@ pub fn arm_alarm(rt: &mut Rt, t: *mut Task, w: *mut cw_wait, time: u64) -> bool 
             seq,
             task: t,
             wait: w,
+            pipe: ptr::null_mut(),
         },
     );
     true
 }
 
+/// Arm the alarm of a stream with bytes in flight (NET-027).
+pub fn arm_pipe_alarm(rt: &mut Rt, p: *mut crate::net::core::Pipe, time: u64) -> bool {
+    let seq = rt.alarm_seq;
+    rt.alarm_seq += 1;
+    let pos = rt
+        .alarms
+        .partition_point(|a| (a.time, a.seq) <= (time, seq));
+    if rt.alarms.try_reserve(1).is_err() {
+        return false;
+    }
+    rt.alarms.insert(
+        pos,
+        Alarm {
+            time,
+            seq,
+            task: ptr::null_mut(),
+            wait: ptr::null_mut(),
+            pipe: p,
+        },
+    );
+    true
+}
+
+pub fn disarm_pipe_alarm(rt: &mut Rt, p: *mut crate::net::core::Pipe) {
+    if let Some(i) = rt.alarms.iter().position(|a| a.pipe == p) {
+        rt.alarms.remove(i);
+    }
+}
+
 pub fn disarm_alarm(rt: &mut Rt, w: *mut cw_wait) {
-    if let Some(i) = rt.alarms.iter().position(|a| a.wait == w) {
+    if let Some(i) = rt
+        .alarms
+        .iter()
+        .position(|a| a.wait == w && a.pipe.is_null())
+    {
         rt.alarms.remove(i);
     }
 }

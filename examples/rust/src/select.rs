@@ -38,6 +38,11 @@ pub const K_RECV: usize = 6;
 pub const K_ONESHOT: usize = 7;
 pub const K_SIGNAL: usize = 8;
 pub const K_STOP: usize = 9;
+pub const K_ACCEPT: usize = 10;
+pub const K_NSEND: usize = 11;
+pub const K_NRECV: usize = 12;
+
+use crate::net::core::{self as net, Half, Listener, CLOSED_UNDER, WAITED};
 
 /// `link[3]` of a wait whose alarm is armed.
 /// (`ptr::dangling_mut` would say so, but it needs Rust 1.84.)
@@ -109,6 +114,9 @@ fn disarm(rt: &mut Rt, w: *mut cw_wait) {
         if l == ALARM {
             runtime::disarm_alarm(rt, w);
         } else {
+            if kind(&*w) == K_NRECV {
+                net::clear_busy((*w).object as *mut Half, (*w).link[2] as *mut Task);
+            }
             let l = l as *mut WaitList;
             let p = (*w).link[0] as *mut cw_wait;
             let n = (*w).link[1] as *mut cw_wait;
@@ -133,10 +141,17 @@ fn kind(w: &cw_wait) -> usize {
 
 /// Can `w` complete now? Side effect only for a stop's first try.
 fn probe(rt: &mut Rt, w: *mut cw_wait) -> bool {
-    // SAFETY: `w` is a filled wait whose object is a live object of `rt`.
+    // SAFETY: `w` is a filled wait whose object is a live object of `rt`
+    // (a network object closed under it is never touched: CLOSED_UNDER).
     unsafe {
         let o = (*w).object;
+        if (*w).state & CLOSED_UNDER != 0 {
+            return true;
+        }
         match kind(&*w) {
+            K_ACCEPT => net::accept_ready(&*(o as *mut Listener)),
+            K_NSEND => true,
+            K_NRECV => net::recv_ready(rt, &*(o as *mut Half), (*w).arg as usize),
             K_JOIN => (*(o as *mut Handle)).done,
             K_SLEEP => (*w).arg != CW_TIME_MAX && rt.clock >= (*w).arg,
             K_READY => true,
@@ -156,7 +171,28 @@ fn complete(rt: &mut Rt, w: *mut cw_wait) -> c_int {
     // SAFETY: as in `probe`.
     unsafe {
         let o = (*w).object;
+        if (*w).state & CLOSED_UNDER != 0 {
+            return match kind(&*w) {
+                K_ACCEPT => net::accept_closed((*w).out as *mut cw_conn),
+                K_NRECV => {
+                    let out = (*w).out as *mut *mut cw_iobufs;
+                    if !out.is_null() {
+                        *out = ptr::null_mut();
+                    }
+                    CW_ERR_CLOSED
+                }
+                _ => CW_ERR_CLOSED,
+            };
+        }
         match kind(&*w) {
+            K_ACCEPT => net::accept_complete(rt, o as *mut Listener, (*w).out as *mut cw_conn),
+            K_NSEND => net::send(rt, o as *mut Half, (*w).out as *const cw_iobufs),
+            K_NRECV => net::recv_complete(
+                rt,
+                o as *mut Half,
+                (*w).arg as usize,
+                (*w).out as *mut *mut cw_iobufs,
+            ),
             K_JOIN => {
                 // TASK-008: the value with CW_OK, NULL with another result,
                 // untouched for an aborted ready handle (its join does not
@@ -190,6 +226,12 @@ fn arm(rt: &mut Rt, t: *mut Task, w: *mut cw_wait) -> bool {
     unsafe {
         let o = (*w).object;
         match kind(&*w) {
+            K_ACCEPT => arm_on(net::accept_waiters(o as *mut Listener), w, t),
+            K_NRECV => {
+                arm_on(net::recv_waiters(o as *mut Half), w, t);
+                net::set_busy(o as *mut Half, t);
+                (*w).state |= WAITED;
+            }
             K_JOIN => arm_on(&mut (*(o as *mut Handle)).waiters, w, t),
             // A sleep until CW_TIME_MAX never completes (CLK-003): no alarm.
             K_SLEEP if (*w).arg != CW_TIME_MAX => {
@@ -207,6 +249,24 @@ fn arm(rt: &mut Rt, t: *mut Task, w: *mut cw_wait) -> bool {
         }
     }
     true
+}
+
+/// NET-010: the recv waits of this select that waited and did not win
+/// (another wait completed, the task unwinds) poison their streams.
+fn give_up(waits: *mut cw_wait, n: usize, winner: usize) {
+    for i in 0..n {
+        if i == winner {
+            continue;
+        }
+        // SAFETY: the caller's array of `n` waits; a stream closed under its
+        // wait is not touched.
+        unsafe {
+            let w = &*waits.add(i);
+            if kind(w) == K_NRECV && w.state & WAITED != 0 && w.state & CLOSED_UNDER == 0 {
+                net::give_up_recv(w.object as *mut Half);
+            }
+        }
+    }
 }
 
 fn disarm_all(rt: &mut Rt, waits: *mut cw_wait, n: usize) {
@@ -234,7 +294,10 @@ pub unsafe fn select(waits: *mut cw_wait, n: usize, block: bool) -> c_int {
     };
     for i in 0..n {
         // SAFETY: the caller's array of `n` waits.
-        unsafe { (*waits.add(i)).link = [ptr::null_mut(); 4] };
+        unsafe {
+            (*waits.add(i)).link = [ptr::null_mut(); 4];
+            (*waits.add(i)).state &= !WAITED;
+        }
     }
     loop {
         {
@@ -251,6 +314,7 @@ pub unsafe fn select(waits: *mut cw_wait, n: usize, block: bool) -> c_int {
                     let w = unsafe { waits.add(i) };
                     if probe(rt, w) {
                         disarm_all(rt, waits, n);
+                        give_up(waits, n, i);
                         let res = complete(rt, w);
                         // SAFETY: as above.
                         unsafe { (*w).result = res };
@@ -269,10 +333,12 @@ pub unsafe fn select(waits: *mut cw_wait, n: usize, block: bool) -> c_int {
             let (unwinding, aborted) = unsafe { ((*t).unwinding, (*t).aborted) };
             if unwinding {
                 disarm_all(rt, waits, n);
+                give_up(waits, n, usize::MAX);
                 return CW_ERR_CLOSED;
             }
             if aborted {
                 disarm_all(rt, waits, n);
+                give_up(waits, n, usize::MAX);
                 runtime::unwind_now(rtp, t);
             }
             // A wake kept for the next park is this suspension's early
@@ -305,6 +371,7 @@ pub unsafe fn select(waits: *mut cw_wait, n: usize, block: bool) -> c_int {
             // Aborted while suspended: end here, without trying again.
             // SAFETY: single-threaded access to the live run.
             disarm_all(unsafe { &mut *rtp }, waits, n);
+            give_up(waits, n, usize::MAX);
             runtime::unwind_now(rtp, t);
         }
     }
@@ -373,4 +440,16 @@ pub fn wait_stop(w: *mut cw_wait, ctx: *mut Ctx, value: i32) {
         ptr::null_mut(),
         value as u32 as u64,
     )
+}
+
+pub fn wait_accept(w: *mut cw_wait, l: *mut Listener, out: *mut cw_conn) {
+    fill(w, K_ACCEPT, l as *mut c_void, out as *mut c_void, 0)
+}
+
+pub fn wait_sink_send(w: *mut cw_wait, s: *mut Half, bufs: *const cw_iobufs) {
+    fill(w, K_NSEND, s as *mut c_void, bufs as *mut c_void, 0)
+}
+
+pub fn wait_stream_recv(w: *mut cw_wait, s: *mut Half, len: usize, out: *mut *mut cw_iobufs) {
+    fill(w, K_NRECV, s as *mut c_void, out as *mut c_void, len as u64)
 }

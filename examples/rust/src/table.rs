@@ -9,8 +9,9 @@
 //! `panic` is filled and `vpanic` left NULL (PAN-007): `cw_panic` formats
 //! the message in the caller's C, and stable Rust cannot receive a
 //! `va_list`. Profiles declared (ABI-004): `core`, `deterministic`,
-//! `audit` and `recover` (capabilities, the last with its three entries),
-//! `buffers`, `metrics` and `storage` (their tables); `network` is NULL.
+//! `audit`, `persistent-storage` and `recover` (capabilities, the last
+//! with its three entries), `buffers`, `metrics`, `storage` and `network`
+//! (their tables). Not `parallel`.
 
 use crate::chan::{self, Chan, Oneshot};
 use crate::ffi::*;
@@ -25,7 +26,8 @@ use std::os::raw::{c_char, c_int, c_void};
 use std::ptr;
 
 /// The profiles this backend declares beyond `core` (ABI-003, ABI-004).
-const CAPABILITIES: u64 = CW_CAP_DETERMINISTIC | CW_CAP_AUDIT | CW_CAP_RECOVER;
+const CAPABILITIES: u64 =
+    CW_CAP_DETERMINISTIC | CW_CAP_AUDIT | CW_CAP_RECOVER | CW_CAP_PERSISTENT_STORAGE;
 
 pub fn capabilities() -> u64 {
     CAPABILITIES
@@ -393,7 +395,7 @@ pub static TABLE: Table = Table(cw_backend {
     buffers: &crate::buf::BUFFER_OPS as *const cw_buffer_ops as *const c_void,
     metrics: &crate::metrics::METRIC_OPS as *const cw_metric_ops as *const c_void,
     storage: &crate::storage::STORAGE_OPS as *const cw_storage_ops as *const c_void,
-    network: ptr::null(),
+    network: &crate::net::NETWORK_OPS as *const cw_network_ops as *const c_void,
     start_checkpoint: Some(crate::recover::start_checkpoint),
     recover: Some(crate::recover::recover),
     checkpoint_free: Some(crate::recover::checkpoint_free),

@@ -416,6 +416,11 @@ pub unsafe fn spawn(ctx: *mut Ctx, func: Option<cw_task_fn>, arg: *mut c_void) -
         // A refused spawn counts as spawned, not as running (MET-014).
         // SAFETY: the series were just found or made.
         unsafe { (*ser.spawned).counter_add(1) };
+        // MET-015: no polls series for a spawn that is not admitted.
+        let mut only_polls = ser;
+        only_polls.made[0] = false;
+        only_polls.made[1] = false;
+        series::forget(r, &only_polls);
         // SAFETY: consuming the live context.
         unsafe { release(ctx) };
         return refused(r, CW_ERR_CLOSED);

@@ -7,10 +7,9 @@
 //! held: after the task ended (`gone`) or the run ended (the hub closed), a
 //! wake does nothing. A wake made on the run's own thread, during the run,
 //! applies at once; one from another thread sets the cell's `pending` flag
-//! and the hub's `dirty` flag under the hub's mutex and signals its
-//! condition variable; the scheduler drains those between iterations, and
-//! waits for them when nothing else can happen but a waker is held
-//! outside the run.
+//! and the hub's `dirty` flag under the hub's mutex; the scheduler drains
+//! those between iterations. It never waits for them: with nothing ready
+//! and no alarm armed the run stalls (DET-006).
 
 use crate::ffi::*;
 use crate::mem::try_raw;
@@ -18,8 +17,7 @@ use crate::runtime::{self, Rt, State, Task, CURRENT};
 use crate::table::TABLE;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
-use std::time::Duration;
+use std::sync::Mutex;
 
 struct HubState {
     alive: bool,
@@ -29,7 +27,6 @@ struct HubState {
 pub struct Hub {
     refs: AtomicUsize,
     state: Mutex<HubState>,
-    cv: Condvar,
 }
 
 #[repr(C)]
@@ -51,7 +48,6 @@ pub fn new_hub() -> Option<*mut Hub> {
             alive: true,
             dirty: false,
         }),
-        cv: Condvar::new(),
     })
 }
 
@@ -142,7 +138,6 @@ pub fn wake(c: *mut WakerCell) {
             if s.alive && !(*c).gone.load(Ordering::Acquire) {
                 (*c).pending.store(true, Ordering::Release);
                 s.dirty = true;
-                hub.cv.notify_all();
             }
         }
     }
@@ -173,44 +168,6 @@ pub fn drain(rt: &mut Rt) {
             }
             if (*(*t).waker).pending.swap(false, Ordering::AcqRel) {
                 runtime::wake_by_waker(rt, t);
-            }
-        }
-    }
-}
-
-/// Nothing can happen inside the run: if a waker of a live task is held
-/// outside it, wait (in real time) for a wake and return `true`; else
-/// `false` (the run is stalled).
-pub fn wait_remote(rt: &mut Rt) -> bool {
-    // SAFETY: the run's hub is live.
-    let hub = unsafe { &*rt.hub };
-    loop {
-        let held = rt.tasks.iter().any(|&t| {
-            // SAFETY: as in `drain`.
-            unsafe {
-                (*t).state != State::Done
-                    && !(*t).waker.is_null()
-                    && (*(*t).waker).refs.load(Ordering::Acquire) > 1
-            }
-        });
-        if !held {
-            return false;
-        }
-        let guard = match hub.state.lock() {
-            Ok(g) => g,
-            Err(_) => return false,
-        };
-        if guard.dirty {
-            drop(guard);
-            drain(rt);
-            return true;
-        }
-        let res = hub.cv.wait_timeout(guard, Duration::from_millis(10));
-        if let Ok((g, _)) = res {
-            if g.dirty {
-                drop(g);
-                drain(rt);
-                return true;
             }
         }
     }

@@ -51,7 +51,9 @@ pub fn drop_foreign(buf: &mut cw_iobuf) {
     if b.is_null() {
         return;
     }
-    if ptr::eq(b, &TABLE.0) || ptr::eq(unsafe { (*b).buffers }, crate::table::TABLE.0.buffers) {
+    // SAFETY: a non-NULL `hdr.backend` names a live backend table.
+    let ours = ptr::eq(b, &TABLE.0) || ptr::eq(unsafe { (*b).buffers }, TABLE.0.buffers);
+    if ours {
         release(buf);
     } else {
         // SAFETY: a handle of another backend with buffers: its own
@@ -65,7 +67,9 @@ fn drop_foreign_mut(m: &mut cw_iobuf_mut) {
     if b.is_null() {
         return;
     }
-    if ptr::eq(b, &TABLE.0) || ptr::eq(unsafe { (*b).buffers }, crate::table::TABLE.0.buffers) {
+    // SAFETY: a non-NULL `hdr.backend` names a live backend table.
+    let ours = ptr::eq(b, &TABLE.0) || ptr::eq(unsafe { (*b).buffers }, TABLE.0.buffers);
+    if ours {
         release_mut(m);
     } else {
         // SAFETY: as in drop_foreign.

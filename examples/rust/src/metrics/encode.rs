@@ -318,7 +318,7 @@ pub fn encode(r: &mut Rt) -> *mut c_char {
     for &(pi, created, exhausted, size) in pool_rows.iter() {
         items.push(Item {
             name: &names[pi * 3],
-            help: b"Buffers created by the size class of the buffer pool",
+            help: b"Number of tracked buffers created for the pool",
             kind: CW_METRIC_GAUGE,
             attrs: &[],
             labels: &[],
@@ -329,7 +329,7 @@ pub fn encode(r: &mut Rt) -> *mut c_char {
         });
         items.push(Item {
             name: &names[pi * 3 + 1],
-            help: b"Allocations refused because the size class of the buffer pool was exhausted",
+            help: b"Total number of failed allocations due to pool exhaustion",
             kind: CW_METRIC_COUNTER,
             attrs: &[],
             labels: &[],
@@ -345,7 +345,7 @@ pub fn encode(r: &mut Rt) -> *mut c_char {
         }
         items.push(Item {
             name: &names[pi * 3 + 2],
-            help: b"Allocations refused because they were larger than every size class of the buffer pool",
+            help: b"Total number of oversized allocation requests",
             kind: CW_METRIC_COUNTER,
             attrs: &[],
             labels: &[],

@@ -135,73 +135,103 @@ pub unsafe fn register(
         m.push(full_b);
         runtime::panic_current(rt, m.bytes());
     }
-    let (kind, buckets, labels): (c_int, &[f64], Vec<&[u8]>) = if ty.is_null() {
-        (0, &[], Vec::new())
-    } else {
-        // SAFETY: the caller's type and its arrays.
-        unsafe {
-            let t = &*ty;
-            let b: &[f64] = if t.buckets.is_null() || t.nbuckets == 0 {
-                &[]
-            } else {
-                std::slice::from_raw_parts(t.buckets, t.nbuckets)
-            };
-            let mut l = Vec::new();
-            if l.try_reserve_exact(t.nlabels).is_err() {
-                return r.spent_metric;
-            }
-            for i in 0..t.nlabels {
-                let p = if t.labels.is_null() {
-                    ptr::null()
-                } else {
-                    *t.labels.add(i)
-                };
-                l.push(bytes_of(p));
-            }
-            (t.kind, b, l)
-        }
+    // The type as given; NULL arrays with a count are the C interface's
+    // own misuses (MET-005).
+    // SAFETY: the caller's type, when not NULL.
+    let t: Option<&cw_metric_type> = unsafe { ty.as_ref() };
+    let kind = t.map_or(0, |t| t.kind);
+    let nbuckets = t.map_or(0, |t| t.nbuckets);
+    let buckets_null = match t {
+        Some(t) => t.buckets.is_null(),
+        None => true,
+    };
+    let nlabels = t.map_or(0, |t| t.nlabels);
+    let labels_null = match t {
+        Some(t) => t.labels.is_null(),
+        None => true,
     };
     if !(CW_METRIC_COUNTER..=CW_METRIC_HISTOGRAM).contains(&kind) {
-        fail(rt, full_b, format_args!("unknown metric kind {}", kind));
-    }
-    if kind == CW_METRIC_HISTOGRAM {
-        for (i, b) in buckets.iter().enumerate() {
-            if !b.is_finite() {
-                fail(rt, full_b, format_args!("histogram buckets must be finite"));
-            }
-            if i > 0 && buckets[i - 1] >= *b {
-                fail(
-                    rt,
-                    full_b,
-                    format_args!("histogram buckets must be strictly increasing"),
-                );
-            }
-        }
-    }
-    for (i, l) in labels.iter().enumerate() {
-        if let Some(p) = label_problem(l) {
-            fail(rt, full_b, format_args!("{}{}", p, Lossy(l)));
-        }
-        if labels[..i].contains(l) {
-            fail(rt, full_b, format_args!("label {} is repeated", Lossy(l)));
-        }
-        if c.attrs.iter().any(|(k, _)| &k[..k.len() - 1] == *l) {
-            fail(
-                rt,
-                full_b,
-                format_args!("label {} repeats an attribute", Lossy(l)),
-            );
-        }
-    }
-    if kind == CW_METRIC_HISTOGRAM
-        && (labels.iter().any(|l| *l == b"le")
-            || c.attrs.iter().any(|(k, _)| &k[..k.len() - 1] == b"le"))
-    {
         fail(
             rt,
             full_b,
-            format_args!("a histogram cannot have the label le"),
+            format_args!("metric kind must be a cw_metric_kind"),
         );
+    }
+    let hist = kind == CW_METRIC_HISTOGRAM;
+    if nbuckets > 0 && !hist {
+        fail(rt, full_b, format_args!("only a histogram has buckets"));
+    }
+    if nbuckets > 0 && buckets_null {
+        fail(rt, full_b, format_args!("histogram buckets are missing"));
+    }
+    let buckets: &[f64] = if nbuckets == 0 {
+        &[]
+    } else {
+        // SAFETY: the caller's `nbuckets` bounds.
+        unsafe { std::slice::from_raw_parts(t.expect("type").buckets, nbuckets) }
+    };
+    for (i, b) in buckets.iter().enumerate() {
+        if !b.is_finite() {
+            fail(rt, full_b, format_args!("histogram buckets must be finite"));
+        }
+        if i > 0 && buckets[i - 1] >= *b {
+            fail(
+                rt,
+                full_b,
+                format_args!("histogram buckets must be strictly increasing"),
+            );
+        }
+    }
+    if nlabels > 0 && labels_null {
+        fail(rt, full_b, format_args!("family label names are missing"));
+    }
+    let mut labels: Vec<&[u8]> = Vec::new();
+    if labels.try_reserve_exact(nlabels).is_err() {
+        return r.spent_metric;
+    }
+    for i in 0..nlabels {
+        // SAFETY: the caller's `nlabels` names.
+        labels.push(bytes_of(unsafe { *t.expect("type").labels.add(i) }));
+    }
+    for (i, l) in labels.iter().enumerate() {
+        if label_problem(l).is_some() {
+            fail(
+                rt,
+                full_b,
+                format_args!("family label names must match [a-zA-Z][a-zA-Z0-9_]*"),
+            );
+        }
+        if labels[..i].contains(l) {
+            fail(
+                rt,
+                full_b,
+                format_args!("family label names must be distinct"),
+            );
+        }
+        if hist && *l == b"le" {
+            fail(
+                rt,
+                full_b,
+                format_args!("label name le is reserved for histogram buckets"),
+            );
+        }
+    }
+    for (k, _) in c.attrs.iter() {
+        let k = &k[..k.len() - 1];
+        if hist && k == b"le" {
+            fail(
+                rt,
+                full_b,
+                format_args!("attribute le is reserved for histogram buckets"),
+            );
+        }
+        if labels.contains(&k) {
+            fail(
+                rt,
+                full_b,
+                format_args!("a family label repeats a context attribute"),
+            );
+        }
     }
     let attrs = match ctx_attrs(c) {
         Some(a) => a,
@@ -221,46 +251,46 @@ pub unsafe fn register(
             Ok(l) => l,
             Err(_) => return r.spent_metric,
         };
-        let mut f = Found::New;
-        for &m in list.iter() {
-            // SAFETY: registered metrics are live under the lock.
+        // MET-004, over every metric of the name: other help first, then
+        // the same key with another type, then another kind.
+        let same_name = || {
+            list.iter().copied().filter(|&m| {
+                // SAFETY: registered metrics are live under the lock.
+                full_is(unsafe { &(*m).name })
+            })
+        };
+        // SAFETY: as above.
+        let f = if same_name().any(|m| unsafe { (*m).help != help }) {
+            Found::Family("registered with inconsistent help text")
+        // SAFETY: as above.
+        } else if let Some(m) = same_name().find(|&m| unsafe { (*m).attrs == attrs }) {
+            // SAFETY: as above; `handles` is guarded by the lock held.
             let m_ = unsafe { &mut *m };
-            if !full_is(&m_.name) {
-                continue;
+            let same = m_.kind == kind
+                && m_.buckets.len() == buckets.len()
+                && m_
+                    .buckets
+                    .iter()
+                    .zip(buckets)
+                    .all(|(a, b)| a.to_bits() == b.to_bits())
+                && m_.labels.len() == labels.len()
+                && m_
+                    .labels
+                    .iter()
+                    .zip(labels.iter())
+                    .all(|(a, b)| a[..] == **b);
+            if same {
+                m_.handles += 1;
+                Found::Share(m)
+            } else {
+                Found::Duplicate
             }
-            if m_.attrs == attrs {
-                let same = m_.kind == kind
-                    && m_.buckets.len() == buckets.len()
-                    && m_
-                        .buckets
-                        .iter()
-                        .zip(buckets)
-                        .all(|(a, b)| a.to_bits() == b.to_bits())
-                    && m_.labels.len() == labels.len()
-                    && m_
-                        .labels
-                        .iter()
-                        .zip(labels.iter())
-                        .all(|(a, b)| a[..] == **b);
-                if !same {
-                    f = Found::Duplicate;
-                } else if m_.help != help {
-                    f = Found::Family("registered with inconsistent help text");
-                } else {
-                    m_.handles += 1;
-                    f = Found::Share(m);
-                }
-                break;
-            }
-            if m_.kind != kind {
-                f = Found::Family("registered with inconsistent metric type");
-                break;
-            }
-            if m_.help != help {
-                f = Found::Family("registered with inconsistent help text");
-                break;
-            }
-        }
+        // SAFETY: as above.
+        } else if same_name().any(|m| unsafe { (*m).kind != kind }) {
+            Found::Family("registered with inconsistent metric type")
+        } else {
+            Found::New
+        };
         f
     };
     match found {
@@ -279,7 +309,7 @@ pub unsafe fn register(
                 }
                 let _ = write!(
                     m,
-                    "(\"{}\", \"{}\")",
+                    "{}={}",
                     Lossy(&k[..k.len() - 1]),
                     Lossy(&v[..v.len() - 1])
                 );

@@ -209,35 +209,35 @@ pub fn storage(r: &mut Rt) -> Option<&StorageMetrics> {
                 rt,
                 CW_METRIC_COUNTER,
                 b"runtime_storage_reads",
-                b"Total number of blob reads",
+                b"Total number of disk reads",
                 &[],
             )?,
             read_bytes: internal(
                 rt,
                 CW_METRIC_COUNTER,
                 b"runtime_storage_read_bytes",
-                b"Total number of bytes read from blobs",
+                b"Total amount of data read",
                 &[],
             )?,
             writes: internal(
                 rt,
                 CW_METRIC_COUNTER,
                 b"runtime_storage_writes",
-                b"Total number of blob writes",
+                b"Total number of disk writes",
                 &[],
             )?,
             write_bytes: internal(
                 rt,
                 CW_METRIC_COUNTER,
                 b"runtime_storage_write_bytes",
-                b"Total number of bytes written to blobs",
+                b"Total amount of data written",
                 &[],
             )?,
             syncs: internal(
                 rt,
                 CW_METRIC_COUNTER,
                 b"runtime_storage_syncs",
-                b"Total number of blob syncs",
+                b"Total number of disk syncs",
                 &[],
             )?,
             resizes: internal(
@@ -264,5 +264,63 @@ pub fn storage_count(r: &mut Rt, pick: fn(&StorageMetrics) -> *mut Metric, n: i6
         } else {
             m.counter_add(n as u64);
         }
+    }
+}
+
+/// The network counters (NET-025), registered by the first use.
+pub struct NetworkMetrics {
+    pub inbound_connections: *mut Metric,
+    pub outbound_connections: *mut Metric,
+    pub inbound_bandwidth: *mut Metric,
+    pub outbound_bandwidth: *mut Metric,
+}
+
+/// Register the network counters, at 0 (NET-025: by the first successful
+/// bind or dial, or the first mock channel).
+pub fn network_register(r: &mut Rt) {
+    network_count(r, |m| m.inbound_connections, 0);
+}
+
+/// Count on a network counter (making them at the first use).
+pub fn network_count(r: &mut Rt, pick: fn(&NetworkMetrics) -> *mut Metric, n: i64) {
+    if r.m_network.is_none() {
+        let rt: *mut Rt = r;
+        let made = (|| {
+            Some(NetworkMetrics {
+                inbound_connections: internal(
+                    rt,
+                    CW_METRIC_COUNTER,
+                    b"runtime_inbound_connections",
+                    b"Number of connections created by dialing us",
+                    &[],
+                )?,
+                outbound_connections: internal(
+                    rt,
+                    CW_METRIC_COUNTER,
+                    b"runtime_outbound_connections",
+                    b"Number of connections created by dialing others",
+                    &[],
+                )?,
+                inbound_bandwidth: internal(
+                    rt,
+                    CW_METRIC_COUNTER,
+                    b"runtime_inbound_bandwidth",
+                    b"Bandwidth used by receiving data from others",
+                    &[],
+                )?,
+                outbound_bandwidth: internal(
+                    rt,
+                    CW_METRIC_COUNTER,
+                    b"runtime_outbound_bandwidth",
+                    b"Bandwidth used by sending data to others",
+                    &[],
+                )?,
+            })
+        })();
+        r.m_network = made;
+    }
+    if let Some(m) = r.m_network.as_ref() {
+        // SAFETY: internal metrics live until the run ends.
+        unsafe { (*pick(m)).counter_add(n as u64) };
     }
 }

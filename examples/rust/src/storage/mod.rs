@@ -5,7 +5,11 @@
 //! run's memory storage; this file is the FFI boundary, turning the C
 //! pointers into those modules' types.
 
+pub mod blob;
 pub mod codec;
+mod fail;
+pub mod files;
+pub mod sparse;
 pub mod store;
 
 use crate::ffi::*;
@@ -169,11 +173,11 @@ unsafe extern "C" fn names_release(n: *mut cw_blob_names) {
 }
 
 unsafe extern "C" fn blob_clone(b: *mut cw_blob) -> *mut cw_blob {
-    store::clone_blob(b as *mut Blob) as *mut cw_blob
+    blob::clone_blob(b as *mut Blob) as *mut cw_blob
 }
 
 unsafe extern "C" fn blob_close(b: *mut cw_blob) {
-    store::close_blob(b as *mut Blob)
+    blob::close_blob(b as *mut Blob)
 }
 
 unsafe extern "C" fn blob_read_at(
@@ -185,7 +189,7 @@ unsafe extern "C" fn blob_read_at(
     err: *mut cw_storage_error,
 ) -> c_int {
     // SAFETY: the caller's output handle.
-    store::read_at(
+    blob::read_at(
         b as *mut Blob,
         offset,
         len,
@@ -203,7 +207,7 @@ unsafe extern "C" fn blob_read_into(
     options: u8,
     err: *mut cw_storage_error,
 ) -> c_int {
-    store::read_into(b as *mut Blob, offset, dst, len, options, err)
+    blob::read_into(b as *mut Blob, offset, dst, len, options, err)
 }
 
 unsafe extern "C" fn blob_read_at_buf(
@@ -214,7 +218,7 @@ unsafe extern "C" fn blob_read_at_buf(
     options: u8,
     err: *mut cw_storage_error,
 ) -> c_int {
-    store::read_at_buf(b as *mut Blob, offset, len, bufs, options, err)
+    blob::read_at_buf(b as *mut Blob, offset, len, bufs, options, err)
 }
 
 unsafe extern "C" fn blob_write_at(
@@ -225,7 +229,7 @@ unsafe extern "C" fn blob_write_at(
     options: u8,
     err: *mut cw_storage_error,
 ) -> c_int {
-    store::write_at(b as *mut Blob, offset, src, len, options, err)
+    blob::write_at(b as *mut Blob, offset, src, len, options, err)
 }
 
 unsafe extern "C" fn blob_write_bufs(
@@ -235,19 +239,19 @@ unsafe extern "C" fn blob_write_bufs(
     options: u8,
     err: *mut cw_storage_error,
 ) -> c_int {
-    store::write_bufs(b as *mut Blob, offset, bufs, options, err)
+    blob::write_bufs(b as *mut Blob, offset, bufs, options, err)
 }
 
 unsafe extern "C" fn blob_resize(b: *mut cw_blob, len: u64, err: *mut cw_storage_error) -> c_int {
-    store::resize(b as *mut Blob, len, err)
+    blob::resize(b as *mut Blob, len, err)
 }
 
 unsafe extern "C" fn blob_sync(b: *mut cw_blob, err: *mut cw_storage_error) -> c_int {
-    store::sync(b as *mut Blob, err)
+    blob::sync(b as *mut Blob, err)
 }
 
 unsafe extern "C" fn blob_start_sync(b: *mut cw_blob) -> *mut cw_handle {
-    store::start_sync(b as *mut Blob) as *mut cw_handle
+    blob::start_sync(b as *mut Blob) as *mut cw_handle
 }
 
 unsafe extern "C" fn set_faults(ctx: *mut cw_ctx, f: *const cw_storage_faults) -> c_int {
