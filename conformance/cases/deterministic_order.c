@@ -159,7 +159,7 @@ static void cascade_model(model *m, uint64_t seed)
     model_one(m, 6);
     model_one(m, 0); /* the sleep's alarm: the root aborts T alone */
     model_one(m, 1); /* T unwinds and ends */
-    uint64_t ended[5], k = 0;
+    uint64_t ended[5] = {0}, k = 0;
     for (int i = 0; i < 3; i++) /* its joiners, in the order they armed */
         if (first[i] != 1)
             ended[k++] = first[i];

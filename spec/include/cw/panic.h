@@ -40,15 +40,12 @@ static inline _Noreturn void cw_panic(cw_ctx *ctx, const char *fmt, ...)
     const cw_backend *b = cw__backend_of(ctx);
     va_list ap;
     va_start(ap, fmt);
-    if (CW_BACKEND_HAS(b, panic)) {
-        char message[CW_PANIC_MESSAGE_MAX];
-        vsnprintf(message, sizeof message, fmt, ap);
-        va_end(ap);
-        b->panic(ctx, message);
-    } else {
-        b->vpanic(ctx, fmt, ap);
-        va_end(ap);
-    }
+    if (!CW_BACKEND_HAS(b, panic))
+        b->vpanic(ctx, fmt, ap); /* does not return */
+    char message[CW_PANIC_MESSAGE_MAX];
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    b->panic(ctx, message);
     abort(); /* unreachable: neither entry returns */
 }
 
