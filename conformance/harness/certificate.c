@@ -118,6 +118,12 @@ static void print_identity(FILE *f, const cwc_report *r)
     fprintf(f, "suite:        %s, ABI %u.%u, seed %llu, timeout %u s per case x time scale %.2f\n",
             CWC_SUITE_VERSION, CW_ABI_MAJOR(CW_ABI_VERSION), CW_ABI_VERSION & 0xffff,
             (unsigned long long)cwc_seed, r->timeout, cwc_time_scale);
+    if (cwc_memory_limit_mib)
+        fprintf(f, "memory:       at most %lu MiB of address space per case\n",
+                cwc_memory_limit_mib);
+    else
+        fprintf(f,
+                "memory:       no limit per case (valgrind, a sanitizer, or --memory-limit 0)\n");
     fprintf(f, "suite power:  %s\n", power);
     fprintf(f, "I/O:          %s\n",
             r->each_io ? "storage and network cases run with CW_IO_URING and with CW_IO_THREADS"

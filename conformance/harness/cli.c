@@ -42,6 +42,9 @@ static const char usage_text[] =
     "                           deadline for a thread) by F >= 1; 'auto' (the default)\n"
     "                           measures how much slower than an idle machine this run\n"
     "                           is (valgrind, a sanitizer, qemu, load) and uses that\n"
+    "      --memory-limit=MIB   the most address space a case's process may map\n"
+    "                           (default 4096; 0 for none; none under valgrind or a\n"
+    "                           sanitizer)\n"
     "      --repeat=N           run each case N times, under seeds N..N+N-1 from --seed;\n"
     "                           a case whose verdict changes is FLAKY, a failure naming\n"
     "                           the seeds it passed and failed with\n"
@@ -120,6 +123,7 @@ static const struct option long_options[] = {
     {"help", no_argument, NULL, 'h'},
     {"repeat", required_argument, NULL, 'R'},
     {"time-scale", required_argument, NULL, 'S'},
+    {"memory-limit", required_argument, NULL, 'M'},
     {NULL, 0, NULL, 0},
 };
 
@@ -143,21 +147,30 @@ static int *flag_option(int ch, cwc_options *opt)
 /* --seed, --timeout and --repeat: whole numbers in range, or a usage error. */
 static int take_number(int ch, cwc_options *opt)
 {
+    static const struct {
+        int ch;
+        const char *name;
+        unsigned long long max, min;
+    } numbers[] = {{'s', "seed", UINT64_MAX, 0},
+                   {'t', "timeout", 86400, 1},
+                   {'R', "repeat", 1000, 1},
+                   {'M', "memory-limit", 1u << 24, 0}};
+    size_t k = 0;
+    while (numbers[k].ch != ch)
+        k++;
     unsigned long long n;
-    unsigned long long max = ch == 's' ? UINT64_MAX : ch == 't' ? 86400 : 1000;
-    if (parse_number(optarg, max, &n) != 0 || (ch != 's' && !n)) {
-        fprintf(stderr, "cw-conformance: bad number '%s' for --%s\n", optarg,
-                ch == 's'   ? "seed"
-                : ch == 't' ? "timeout"
-                            : "repeat");
+    if (parse_number(optarg, numbers[k].max, &n) != 0 || n < numbers[k].min) {
+        fprintf(stderr, "cw-conformance: bad number '%s' for --%s\n", optarg, numbers[k].name);
         return -1;
     }
     if (ch == 's')
         cwc_seed = n;
     else if (ch == 't')
         opt->timeout = (unsigned)n;
-    else
+    else if (ch == 'R')
         opt->repeat = (unsigned)n;
+    else
+        cwc_memory_limit_mib = (unsigned long)n;
     return 0;
 }
 
@@ -199,7 +212,7 @@ static int take_option(int ch, cwc_options *opt)
         return 0;
     if (ch == 'h' || ch == 'V')
         return 1;
-    if ((ch == 's' || ch == 't' || ch == 'R') && take_number(ch, opt) == 0)
+    if (ch && strchr("stRM", ch) && take_number(ch, opt) == 0)
         return 0;
     usage(stderr, 0);
     return -1;
@@ -370,6 +383,7 @@ int cwc_main(int argc, char **argv, const cw_backend *backend)
     if (find_backend(&opt, backend, &r) != 0)
         return CWC_USAGE;
     cwc_backend = r.backend;
+    cwc_settle_memory_limit(); /* after the load: a candidate may bring a sanitizer */
     cwc_allocator_perturb();
     cwc_become_subreaper();
     return run_and_report(&opt, &r);

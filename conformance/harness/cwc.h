@@ -21,6 +21,11 @@ extern uint64_t cwc_seed;
  * (timescale.c): every limit in real time is multiplied by it. */
 extern double cwc_time_scale;
 double cwc_measure_time_scale(void);
+/* The ceiling on each case's address space, in MiB, 0 for none
+ * (memlimit.c): settled once the backend is loaded, set in each case. */
+extern unsigned long cwc_memory_limit_mib;
+void cwc_settle_memory_limit(void);
+void cwc_limit_case_memory(void);
 /* A duration of real time (any unit) as this run needs it: a case's own
  * deadline for a thread. */
 uint64_t cwc_scaled(uint64_t duration);

@@ -194,6 +194,7 @@ static void run_once(const cwc_options *opt, cwc_result *x)
     TCase *tc = tcase_create(x->c->name);
     double limit = opt->timeout * cwc_time_scale;
     tcase_set_timeout(tc, limit);
+    tcase_add_checked_fixture(tc, cwc_limit_case_memory, NULL);
     tcase_add_test(tc, x->c->test);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

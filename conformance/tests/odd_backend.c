@@ -10,10 +10,12 @@
  * CWC_ODD_FLAKY, a run under an odd seed fails, so that --repeat finds the
  * case FLAKY; with CWC_ODD_ESCAPE, every run first forks a process that
  * leaves the case's session (setsid) and sleeps, holding stdout; with
- * CWC_ODD_NULL_ENTRY, the table's yield entry is NULL.
+ * CWC_ODD_NULL_ENTRY, the table's yield entry is NULL; with
+ * CWC_ODD_RUNAWAY, every run takes memory until none is left, then fails.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cwrt/cwrt.h"
@@ -65,6 +67,24 @@ static int escaping_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_r
     return cw_backend_deterministic()->start(cfg, root, arg, out);
 }
 
+/* Takes and touches 16 MiB at a time until an allocation fails. */
+static int runaway_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out)
+{
+    (void)cfg, (void)root, (void)arg;
+    enum { CHUNK = 16 << 20, MAX = 4096 };
+    static void *taken[MAX];
+    int n = 0;
+    while (n < MAX && (taken[n] = malloc(CHUNK)) != NULL)
+        memset(taken[n++], 1, CHUNK);
+    for (int i = 0; i < n; i++)
+        free(taken[i]);
+    cw_run_result failed = {0};
+    failed.status = CW_ERR_NOMEM;
+    snprintf(failed.message, sizeof failed.message, "runaway: no memory left after %d MiB", n * 16);
+    *out = failed;
+    return CW_ERR_NOMEM;
+}
+
 const cw_backend *cw_backend_entry(void)
 {
     odd = *cw_backend_deterministic();
@@ -79,5 +99,7 @@ const cw_backend *cw_backend_entry(void)
         odd.start = escaping_start;
     if (getenv("CWC_ODD_NULL_ENTRY"))
         odd.yield = NULL;
+    if (getenv("CWC_ODD_RUNAWAY"))
+        odd.start = runaway_start;
     return &odd;
 }

@@ -108,6 +108,12 @@ if [ $? -ne 2 ] || ! grep -q "leaves the core entry 'yield' NULL" "$OUT/null-ent
 else
   echo "null-entry: refused with status 2 ($(head -1 "$OUT/null-entry.txt"))"
 fi
+# A runaway candidate meets the per-case ceiling on memory, and fails with
+# its own error, long before the timeout or the machine's OOM killer.
+expect 1 runaway CWC_ODD_RUNAWAY=1 -- --backend "$B/lib/cwc-odd.so" --profile core --filter clock_sleep_until --memory-limit 256
+grep -q 'runaway: no memory left after [0-9]* MiB' "$OUT/runaway.json" && ! grep -q '"status": "timeout"' "$OUT/runaway.json" ||
+  { echo "FAIL runaway: the case's memory was not bounded"; failures=$((failures + 1)); }
+usage bad-memory-limit --backend deterministic --memory-limit lots
 usage bad-time-scale --backend deterministic --time-scale 0.5
 usage bad-repeat --backend deterministic --repeat 0
 # --fail-fast: one case timed out, and every later one was left out.
