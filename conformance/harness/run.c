@@ -323,8 +323,9 @@ static void run_case(const cwc_options *opt, const cwc_report *r, cwc_result *x)
     }
     x->status = passed[0] ? CWC_FAIL : first_status;
     if (passed[0])
-        snprintf(x->reason, sizeof x->reason, "FLAKY: passed with seeds %s, failed with %s: %.300s",
-                 passed, failed, first_failure);
+        snprintf(x->reason, sizeof x->reason,
+                 "FLAKY: passed with seeds %.80s, failed with %.80s: %.300s", passed, failed,
+                 first_failure);
     else
         memcpy(x->reason, first_failure, sizeof x->reason);
 }
