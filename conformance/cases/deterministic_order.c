@@ -97,12 +97,19 @@ static void same_resumptions(uint64_t seed, const resumed *got, const model *wan
                       (unsigned long long)want->id[i]);
 }
 
-static void *park_forever(cw_ctx *ctx, void *arg)
+/* Run `root` under each of SEEDS seeds and require the resumptions that
+ * `predict`, the model of `rule`, gives for that seed. */
+static void resumptions_follow(cw_task_fn root, void (*predict)(model *, uint64_t),
+                               const char *rule)
 {
-    (void)arg;
-    for (;;)
-        cw_park(ctx);
-    return NULL;
+    for (uint64_t seed = 0; seed < SEEDS; seed++) {
+        resumed got;
+        cw_config cfg = order_config(seed, &got);
+        cwc_run_ok(&cfg, root, NULL);
+        model want;
+        predict(&want, seed);
+        same_resumptions(seed, &got, &want, rule);
+    }
 }
 
 /* ---- DET-018: an ending task's joiners, then its subtree ------------------------------ */
@@ -113,16 +120,16 @@ static void *park_forever(cw_ctx *ctx, void *arg)
 static void *cascade_leaf_parent(cw_ctx *ctx, void *arg)
 {
     (void)arg;
-    cw_handle_release(cw_spawn(cw_child(ctx, "g"), park_forever, NULL));
-    return park_forever(ctx, NULL);
+    cw_handle_release(cw_spawn(cw_child(ctx, "g"), cwc_pending_task, NULL));
+    return cwc_pending_task(ctx, NULL);
 }
 
 static void *cascade_top(cw_ctx *ctx, void *arg)
 {
     (void)arg;
     cw_handle_release(cw_spawn(cw_child(ctx, "c1"), cascade_leaf_parent, NULL));
-    cw_handle_release(cw_spawn(cw_child(ctx, "c2"), park_forever, NULL));
-    return park_forever(ctx, NULL);
+    cw_handle_release(cw_spawn(cw_child(ctx, "c2"), cwc_pending_task, NULL));
+    return cwc_pending_task(ctx, NULL);
 }
 
 static void *cascade_joiner(cw_ctx *ctx, void *arg)
@@ -172,14 +179,8 @@ static void cascade_model(model *m, uint64_t seed)
 
 CWC_CASE(det_abort_cascade_queue_order, "deterministic", "DET-018 TASK-005", AUDITED)
 {
-    for (uint64_t seed = 0; seed < SEEDS; seed++) {
-        resumed got;
-        cw_config cfg = order_config(seed, &got);
-        cwc_run_ok(&cfg, cascade_root, NULL);
-        model want;
-        cascade_model(&want, seed);
-        same_resumptions(seed, &got, &want, "DET-018 (joiners, then the subtree newest first)");
-    }
+    resumptions_follow(cascade_root, cascade_model,
+                       "DET-018 (joiners, then the subtree newest first)");
 }
 
 /* ---- DET-019: a change wakes every wait armed on the object --------------------------- */
@@ -231,14 +232,8 @@ static void waiters_model(model *m, uint64_t seed)
 
 CWC_CASE(det_every_waiter_woken, "deterministic", "DET-019 CHN-002", AUDITED)
 {
-    for (uint64_t seed = 0; seed < SEEDS; seed++) {
-        resumed got;
-        cw_config cfg = order_config(seed, &got);
-        cwc_run_ok(&cfg, waiters_root, NULL);
-        model want;
-        waiters_model(&want, seed);
-        same_resumptions(seed, &got, &want, "DET-019 (every send wait woken, in arm order)");
-    }
+    resumptions_follow(waiters_root, waiters_model,
+                       "DET-019 (every send wait woken, in arm order)");
 }
 
 /* ---- DET-020: a kept wake through a yield, a select, and a queued wake ----------------- */
