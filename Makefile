@@ -67,13 +67,19 @@ ALL_CFLAGS += $(if $(strip $(URING_LIBS)),-DCW_HAVE_LIBURING)
 LIBS := -lcrypto -lpthread -ldl $(URING_LIBS)
 JSON_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
+# The library's objects hide every symbol but those the installed headers
+# declare with CW_EXTERN, and the shared library's symbol map says the same
+# (ci/exports.sh checks that headers, map and library agree).
+LIB_CFLAGS := -fvisibility=hidden
+LIB_MAP := reference/libcwrt.map
+
 # The configuration a build was made with: the compiler, its flags and the
 # libraries found (liburing or not). Every object depends on this stamp,
 # which is rewritten only when its text changes, so a build configured
 # another way (a package installed or removed since, CC=clang) rebuilds
 # everything it compiled, as the kernel's .cmd files and SQLite's
 # configure make it do.
-CONFIG_TEXT := $(CC) $(ALL_CFLAGS) | $(LIBS) | $(SAN_LD)
+CONFIG_TEXT := $(CC) $(ALL_CFLAGS) | $(LIB_CFLAGS) | $(LIBS) | $(SAN_LD)
 CONFIG_STAMP := $(B)/config.stamp
 $(CONFIG_STAMP): FORCE
 	@mkdir -p $(dir $@)
@@ -84,6 +90,7 @@ FORCE:
 LIB_SRC := $(sort $(wildcard reference/core/*.c reference/cwrt/*.c reference/deterministic/*.c reference/native/*.c reference/buffers/*.c reference/metrics/*.c reference/parallel/*.c reference/ratelimit/*.c reference/storage/*.c reference/network/*.c))
 LIB_ASM := $(sort $(wildcard reference/core/*.S))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o) $(LIB_ASM:%.S=$(B)/obj/%.o)
+$(LIB_OBJ): ALL_CFLAGS += $(LIB_CFLAGS)
 CWC_SRC := $(sort $(wildcard conformance/harness/*.c conformance/cases/*.c))
 CWC_OBJ := $(CWC_SRC:%.c=$(B)/obj/%.o)
 # The library is the suite without main(): a third party's binary brings its own.
@@ -95,7 +102,7 @@ SPEC_H := $(sort $(wildcard spec/include/cw/*.h))
 
 .PHONY: FORCE flake-check all libs check check-all certify certify-run fuzz-replay fuzz-candidates spdx config-check fresh-check negative-sample fuzz coverage bench lint install clean deps \
         unit conformance-run plugin-run negative requirements format valgrind report-check \
-        kit-check cross-check layers format-check mutation mutation-selftest alloc-sweep alloc-sweep-full fuzz-ci \
+        kit-check cross-check layers exports-check format-check mutation mutation-selftest alloc-sweep alloc-sweep-full fuzz-ci \
         oss-fuzz-check
 
 all: libs $(B)/bin/cw-conformance $(B)/bin/cw-sweep
@@ -141,9 +148,10 @@ $(B)/lib/libcwrt.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/lib/libcwrt.so.$(LIB_VERSION): $(LIB_OBJ)
+$(B)/lib/libcwrt.so.$(LIB_VERSION): $(LIB_OBJ) $(LIB_MAP)
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; $(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(SAN_LD) $(LIBS)
+	@echo "  CC $@"; $(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=$(LIB_MAP) \
+	  -o $@ $(LIB_OBJ) $(SAN_LD) $(LIBS)
 
 $(B)/lib/libcwrt.so: $(B)/lib/libcwrt.so.$(LIB_VERSION)
 	ln -sf libcwrt.so.$(LIB_VERSION) $(B)/lib/$(SONAME)
@@ -312,7 +320,7 @@ ASAN_SWEEP_POINTS := 60
 # whole negative corpus, the sanitizers and valgrind, the allocation sweeps,
 # a fresh clone following the README, the other architectures. Each prints
 # the time of each of its stages at the end (ci/stages.sh).
-CHECK_STAGES := "-j2 all" layers spdx unit requirements conformance-run skeleton-run report-check \
+CHECK_STAGES := "-j2 all" layers exports-check spdx unit requirements conformance-run skeleton-run report-check \
   kit-check negative-sample mutation-selftest sweep-check trace-check config-check fuzz-replay \
   rust-run
 
@@ -455,6 +463,10 @@ bench:
 	$(MAKE) -C bench run
 
 # Which folder of reference/ may use which: includes and linked symbols.
+# Only the public surface exported from libcwrt.so (ci/exports.sh).
+exports-check: libs
+	@sh ci/exports.sh $(B)/lib
+
 layers: libs
 	@sh ci/layers.sh $(B)/obj
 

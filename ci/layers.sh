@@ -7,50 +7,45 @@
 #
 #   sh ci/layers.sh [OBJDIR]    OBJDIR: build/release/obj (made if missing)
 #
-# The rules, lowest layer first:
-#   core           nothing else of reference/
-#   buffers        core through core/ext.h only
-#   metrics        the above
-#   storage        the above
-#   network        buffers, metrics, core/ext.h
-#   deterministic,
-#   native         every subsystem, and the core through core/ext.h and
-#                  core/sched.h (core/coro.h, core/list.h, which they include)
-#   cwrt           everything: the registry of backends and derived tables
-#   parallel,
-#   ratelimit      the public interface only (cw/*.h)
-# Of the core, a subsystem may call what ext.h declares; a backend what
-# ext.h and sched.h (and coro.h) declare. core/internal.h is the core's own.
+# The one table of layers, lowest first: for each folder of reference/, the
+# folders it may use, the core's headers it may include (and so the core's
+# functions it may call: those the headers declare), and whether it may
+# include the reference's own public headers (include/cwrt/, which declare
+# the entry points of the backends and of cwrt/). A folder missing from the
+# table fails the check. core/internal.h is the core's own; tests/ are the
+# unit tests, which look inside.
+LAYERS='
+core          -                                                 ext.h sched.h internal.h coro.h list.h  no
+buffers       -                                                 ext.h list.h                            no
+metrics       buffers                                           ext.h list.h                            no
+storage       buffers metrics                                   ext.h list.h                            no
+network       buffers metrics                                   ext.h list.h                            no
+deterministic buffers metrics storage network                   ext.h sched.h coro.h list.h             yes
+native        buffers metrics storage network                   ext.h sched.h coro.h list.h             yes
+cwrt          buffers metrics storage network deterministic native ext.h sched.h coro.h list.h          yes
+parallel      -                                                 -                                       no
+ratelimit     -                                                 -                                       no
+tests         buffers metrics storage network deterministic native cwrt ext.h sched.h internal.h coro.h list.h yes
+'
 set -eu
 cd "$(dirname "$0")/.."
 obj=${1:-build/release/obj}
 [ -d "$obj/reference" ] || make -s libs >/dev/null
 
-# The folders a folder may use (besides itself and the core).
-uses() {
-    case $1 in
-    core | parallel | ratelimit) echo "" ;;
-    buffers) echo "" ;;
-    metrics) echo "buffers" ;;
-    storage) echo "buffers metrics" ;;
-    network) echo "buffers metrics" ;;
-    deterministic | native) echo "buffers metrics storage network" ;;
-    cwrt) echo "buffers metrics storage network deterministic native" ;;
-    tests) echo "buffers metrics storage network deterministic native cwrt" ;;
-    *) echo "?" ;;
-    esac
+# A row of the table split into its three parts: folders, core headers,
+# and yes/no for include/cwrt/. "?" when the folder has no row.
+row() {
+    echo "$LAYERS" | awk -v f="$1" '$1 == f {
+        uses = ""; hdrs = ""
+        for (i = 2; i < NF; i++)
+            if ($i ~ /\.h$/) hdrs = hdrs " " $i
+            else if ($i != "-") uses = uses " " $i
+        print uses "|" hdrs "|" $NF; found = 1 }
+        END { if (!found) print "?" }'
 }
-
-# The core's headers a folder may include.
-core_headers() {
-    case $1 in
-    core | tests) echo "ext.h sched.h internal.h coro.h list.h" ;;
-    buffers | metrics | storage | network) echo "ext.h list.h" ;;
-    deterministic | native) echo "ext.h sched.h coro.h list.h" ;;
-    cwrt) echo "ext.h sched.h coro.h list.h" ;;
-    *) echo "" ;;
-    esac
-}
+uses() { r=$(row "$1"); [ "$r" = "?" ] && echo "?" || echo "$r" | cut -d'|' -f1; }
+core_headers() { row "$1" | cut -s -d'|' -f2; }
+public_headers() { row "$1" | cut -s -d'|' -f3; }
 
 folders=$(cd reference && ls -d */ | tr -d / | grep -v '^include$')
 bad=0
@@ -67,17 +62,20 @@ contains() { # word list
 # ---- Includes ---------------------------------------------------------------
 for f in $folders; do
     allowed=$(uses "$f")
-    [ "$allowed" = "?" ] && fail "reference/$f/ has no declared layer (ci/layers.sh)"
+    [ "$allowed" = "?" ] && fail "reference/$f/ has no row in the table of ci/layers.sh"
     hdrs=$(core_headers "$f")
+    public=$(public_headers "$f")
     for file in reference/"$f"/*.[chS]; do
         [ -e "$file" ] || continue
         sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file" |
             while read -r inc; do
                 dir=${inc%%/*}
                 [ "$dir" = "$inc" ] && continue # same folder, no path
-                case $dir in cw | cwrt) [ "$dir" = cw ] || [ -f "reference/include/$inc" ] && continue ;; esac
+                [ "$dir" = cw ] && continue     # the interface
                 [ "$dir" = "$f" ] && continue
-                if [ "$dir" = core ]; then
+                if [ "$dir" = cwrt ] && [ -f "reference/include/$inc" ]; then
+                    [ "$public" = yes ] || echo "$file includes $inc"
+                elif [ "$dir" = core ]; then
                     contains "${inc#core/}" "$hdrs" || echo "$file includes $inc"
                 else
                     contains "$dir" "$allowed" || echo "$file includes $inc"
@@ -113,25 +111,27 @@ nm -A -g $(cat "${TMPDIR:-/tmp}/layers-objs.$$") 2>/dev/null |
 # Which folder defines each global symbol.
 awk '$3 != "U" { print $4, $1 }' "${TMPDIR:-/tmp}/layers-nm.$$" | sort -u >"${TMPDIR:-/tmp}/layers-defs.$$"
 
-# The functions of the core a subsystem, or a backend, may call.
+# The core's functions each folder may call: those its core headers
+# declare, as "folder symbol".
 declared() {
     cat "$@" | tr -c 'A-Za-z0-9_' '\n' | grep '^cw_' | sort -u
 }
-declared reference/core/ext.h >"${TMPDIR:-/tmp}/layers-ext.$$"
-declared reference/core/ext.h reference/core/sched.h reference/core/coro.h \
-    reference/core/list.h >"${TMPDIR:-/tmp}/layers-sched.$$"
+for f in $folders; do
+    h=$(core_headers "$f")
+    [ -n "$h" ] || continue
+    # shellcheck disable=SC2046
+    declared $(for x in $h; do echo "reference/core/$x"; done) | sed "s/^/$f /"
+done >"${TMPDIR:-/tmp}/layers-core.$$"
 
 # Every symbol an object takes from another folder, as "folder object
 # symbol owner", judged in one awk pass.
-awk '$3 == "U" && $1 != "tests" { print $4, $1, $2 }' "${TMPDIR:-/tmp}/layers-nm.$$" | sort -u |
+awk '$3 == "U" { print $4, $1, $2 }' "${TMPDIR:-/tmp}/layers-nm.$$" | sort -u |
     join - "${TMPDIR:-/tmp}/layers-defs.$$" | awk '$4 != $2 { print $2, $3, $1, $4 }' \
     >"${TMPDIR:-/tmp}/layers-uses.$$"
 for f in $folders; do printf '%s %s\n' "$f" "$(uses "$f")"; done >"${TMPDIR:-/tmp}/layers-allowed.$$"
-awk -v ext="${TMPDIR:-/tmp}/layers-ext.$$" -v sched="${TMPDIR:-/tmp}/layers-sched.$$" \
-    -v allowed="${TMPDIR:-/tmp}/layers-allowed.$$" '
+awk -v core="${TMPDIR:-/tmp}/layers-core.$$" -v allowed="${TMPDIR:-/tmp}/layers-allowed.$$" '
     BEGIN {
-        while ((getline s < ext) > 0) in_ext[s] = 1
-        while ((getline s < sched) > 0) in_sched[s] = 1
+        while ((getline line < core) > 0) { split(line, w, " "); callable[w[1], w[2]] = 1 }
         while ((getline line < allowed) > 0) {
             n = split(line, w, " ")
             for (i = 2; i <= n; i++) may[w[1], w[i]] = 1
@@ -140,11 +140,7 @@ awk -v ext="${TMPDIR:-/tmp}/layers-ext.$$" -v sched="${TMPDIR:-/tmp}/layers-sche
     {
         f = $1; o = $2; sym = $3; owner = $4
         if (owner == "core") {
-            if (f == "cwrt") next
-            if (f ~ /^(buffers|metrics|storage|network)$/) ok = (sym in in_ext)
-            else if (f ~ /^(deterministic|native)$/) ok = (sym in in_sched)
-            else ok = 0
-            if (!ok) print o " uses " sym " of core/, not in its interface"
+            if (!((f, sym) in callable)) print o " uses " sym " of core/, not in its interface"
         } else if (!((f, owner) in may)) {
             print o " uses " sym " of " owner "/"
         }

@@ -85,11 +85,6 @@ bool cw_rt_chance(cw_rt *rt, cw_rate r)
     return cw_rt_draw(rt) % r.den < r.num;
 }
 
-void cw_sched_park(cw_task *t)
-{
-    t->rt->sched->park(t);
-}
-
 bool cw_rt_alarm_arm(cw_rt *rt, cw_wait *w, cw_task *t)
 {
     return rt->sched->alarm_arm(rt, w, t);

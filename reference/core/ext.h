@@ -188,9 +188,6 @@ bool cw_rt_chance(cw_rt *rt, cw_rate r);
  * rates and a known write_mode (STOR-034). */
 bool cw_rate_valid(cw_rate r);
 bool cw_storage_faults_valid(const cw_storage_faults *f);
-/* The calling task `t` gives up its thread until woken (it may return
- * early). */
-void cw_sched_park(cw_task *t);
 /* Wake `t` at w->arg (the deadline) through the wait `w`, which stays put
  * until disarmed; false, with nothing armed, when memory is exhausted.
  * With `t` NULL the alarm calls the cw_alarm_ops its wait's ops point to
@@ -239,6 +236,25 @@ static inline void cw_be64(uint8_t out[8], uint64_t v)
     out[6] = (uint8_t)(v >> 8);
     out[7] = (uint8_t)v;
 }
+
+/* ---- The supervision tree (tree_walk.c) ------------------------------------------- */
+
+/* One task of the tree, as cw_core_tree_walk hands it over; valid only
+ * during the call. */
+typedef struct cw_tree_entry {
+    const char *label; /* "root" for the root */
+    uint64_t id;
+    const char *state; /* "new", "running", "aborting" or "done" */
+    int depth;         /* 0 for the root, one more per supervisor */
+    uint64_t parent;   /* the supervising task's id; the root's own id */
+} cw_tree_entry;
+typedef void (*cw_tree_visit_fn)(const cw_tree_entry *entry, void *arg);
+
+/* Call `visit` for each task of ctx's run, supervisors before the tasks
+ * they supervise, siblings in the order made, under the run's lock (so
+ * `visit` must not call into the runtime). CW_ERR_INVALID for a NULL
+ * context or one of a backend not built on this core, CW_ERR_NOMEM. */
+int cw_core_tree_walk(cw_ctx *ctx, cw_tree_visit_fn visit, void *arg);
 
 /* ---- Labels (label.c) ------------------------------------------------------------ */
 

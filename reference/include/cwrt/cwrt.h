@@ -20,14 +20,14 @@ extern "C" {
 #endif
 
 /* The single-threaded, seeded, virtual-time backend. Static: never freed. */
-const cw_backend *cw_backend_deterministic(void);
+CW_EXTERN const cw_backend *cw_backend_deterministic(void);
 
 /* The production backend: worker threads, a blocking pool, dedicated
  * threads, an epoll reactor, the wall clock. Static: never freed. */
-const cw_backend *cw_backend_native(void);
+CW_EXTERN const cw_backend *cw_backend_native(void);
 
 /* A backend of the reference by name ("deterministic", "native"), or NULL. */
-const cw_backend *cw_backend_by_name(const char *name);
+CW_EXTERN const cw_backend *cw_backend_by_name(const char *name);
 
 #ifdef __cplusplus
 }

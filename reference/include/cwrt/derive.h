@@ -50,12 +50,12 @@ extern "C" {
  * lives; `base` is only read. Returns CW_OK; CW_ERR_INVALID (copy left
  * alone) when an argument is NULL or `base` is neither a reference backend
  * nor derived from one; CW_ERR_NOMEM when all CW_DERIVE_MAX slots are in use. */
-int cw_backend_derive(const cw_backend *base, cw_backend *copy);
+CW_EXTERN int cw_backend_derive(const cw_backend *base, cw_backend *copy);
 
 /* Give back the slot of `copy`, which must have no run and no object left;
  * its start entries must not be called afterwards. A copy that was not
  * derived is ignored. */
-void cw_backend_underive(cw_backend *copy);
+CW_EXTERN void cw_backend_underive(cw_backend *copy);
 
 #ifdef __cplusplus
 }

@@ -40,8 +40,8 @@ typedef struct cw_divergence {
  * CW_ERR_UNSUPPORTED when `b` is not deterministic or cfg has audit off;
  * CW_ERR_NOMEM. cfg->event_log is used for the comparison and must be
  * NULL. The first run's events are kept (about 170 bytes each). */
-int cw_check_determinism(const cw_backend *b, const cw_config *cfg, cw_task_fn root, void *arg,
-                         cw_divergence *out);
+CW_EXTERN int cw_check_determinism(const cw_backend *b, const cw_config *cfg, cw_task_fn root,
+                                   void *arg, cw_divergence *out);
 
 #ifdef __cplusplus
 }

@@ -34,12 +34,12 @@ typedef struct cw_trace cw_trace;
 
 /* A trace written to `out`, which stays the caller's. NULL when memory is
  * exhausted. */
-cw_trace *cw_trace_open(FILE *out);
+CW_EXTERN cw_trace *cw_trace_open(FILE *out);
 /* An event_log function (cw_config.event_log) with the trace as its arg. */
-void cw_trace_event(void *trace, const cw_event *event);
+CW_EXTERN void cw_trace_event(void *trace, const cw_event *event);
 /* End the last slice and the JSON, and free the trace. 0, or -1 when a
  * write to `out` failed at any point. */
-int cw_trace_close(cw_trace *trace);
+CW_EXTERN int cw_trace_close(cw_trace *trace);
 
 #ifdef __cplusplus
 }

@@ -27,7 +27,7 @@ enum cw_tree_format {
 /* Write the tree of ctx's run to `out` (the caller's). CW_OK, CW_ERR_INVALID
  * for an unknown format or a context of a backend not of the reference,
  * CW_ERR_IO when writing failed. Call it from a task of the run. */
-int cw_tree_dump(cw_ctx *ctx, FILE *out, int format);
+CW_EXTERN int cw_tree_dump(cw_ctx *ctx, FILE *out, int format);
 
 #ifdef __cplusplus
 }

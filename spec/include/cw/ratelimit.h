@@ -59,45 +59,46 @@ typedef struct cw_keyed_limiter cw_keyed_limiter; /* one GCRA state per key */
  * plain memory, not an object of a run: it may be used by several tasks and
  * threads at once, by several runs, and outlive them. CW_ERR_INVALID for a
  * quota with a zero interval or burst, CW_ERR_NOMEM; *out is NULL then. */
-int cw_limiter_new(const cw_quota *q, cw_limiter **out);
-void cw_limiter_free(cw_limiter *l);
+CW_EXTERN int cw_limiter_new(const cw_quota *q, cw_limiter **out);
+CW_EXTERN void cw_limiter_free(cw_limiter *l);
 
 /* Take one cell at time `now`: CW_OK, or CW_ERR_WOULD_BLOCK with the
  * earliest time a cell is available in *next (which may be NULL), the state
  * left unchanged [RATE-002]. */
-int cw_limiter_check_at(cw_limiter *l, cw_time now, cw_time *next);
+CW_EXTERN int cw_limiter_check_at(cw_limiter *l, cw_time now, cw_time *next);
 
 /* cw_limiter_check_at at cw_current(ctx) [RATE-003]. */
-int cw_limiter_check(cw_limiter *l, cw_ctx *ctx, cw_time *next);
+CW_EXTERN int cw_limiter_check(cw_limiter *l, cw_ctx *ctx, cw_time *next);
 
 /* Take one cell, sleeping on the runtime clock until one is available.
  * Suspends the task of `ctx`. Returns CW_OK. */
-int cw_limiter_until_ready(cw_limiter *l, cw_ctx *ctx);
+CW_EXTERN int cw_limiter_until_ready(cw_limiter *l, cw_ctx *ctx);
 
 /* A keyed limiter: every key (a byte string, compared by value) has the
  * state a cw_limiter of quota `q` would have [RATE-004]. Same ownership and
  * errors as cw_limiter_new; freed by cw_keyed_limiter_free. */
-int cw_keyed_limiter_new(const cw_quota *q, cw_keyed_limiter **out);
-void cw_keyed_limiter_free(cw_keyed_limiter *l);
+CW_EXTERN int cw_keyed_limiter_new(const cw_quota *q, cw_keyed_limiter **out);
+CW_EXTERN void cw_keyed_limiter_free(cw_keyed_limiter *l);
 
 /* As cw_limiter_check_at for the key key[0 .. len). A key not held yet is
  * stored, which may first evict idle keys [RATE-005]; CW_ERR_NOMEM when it
  * cannot be stored (nothing changed), CW_ERR_INVALID for len >= 2^32 or
  * a NULL key with len > 0 (NULL with len 0 is the empty key) [RATE-004]. */
-int cw_keyed_limiter_check_at(cw_keyed_limiter *l, const void *key, size_t len, cw_time now,
-                              cw_time *next);
-int cw_keyed_limiter_check(cw_keyed_limiter *l, cw_ctx *ctx, const void *key, size_t len,
-                           cw_time *next);
+CW_EXTERN int cw_keyed_limiter_check_at(cw_keyed_limiter *l, const void *key, size_t len,
+                                        cw_time now, cw_time *next);
+CW_EXTERN int cw_keyed_limiter_check(cw_keyed_limiter *l, cw_ctx *ctx, const void *key, size_t len,
+                                     cw_time *next);
 /* CW_OK once a cell was taken, or the error of cw_keyed_limiter_check. */
-int cw_keyed_limiter_until_ready(cw_keyed_limiter *l, cw_ctx *ctx, const void *key, size_t len);
+CW_EXTERN int cw_keyed_limiter_until_ready(cw_keyed_limiter *l, cw_ctx *ctx, const void *key,
+                                           size_t len);
 
 /* Forget every key that is idle at `now` (or at cw_current(ctx)): it would
  * behave exactly like a key never seen [RATE-005]. */
-void cw_keyed_limiter_retain_recent_at(cw_keyed_limiter *l, cw_time now);
-void cw_keyed_limiter_retain_recent(cw_keyed_limiter *l, cw_ctx *ctx);
+CW_EXTERN void cw_keyed_limiter_retain_recent_at(cw_keyed_limiter *l, cw_time now);
+CW_EXTERN void cw_keyed_limiter_retain_recent(cw_keyed_limiter *l, cw_ctx *ctx);
 
 /* The number of keys held. */
-size_t cw_keyed_limiter_len(cw_keyed_limiter *l);
+CW_EXTERN size_t cw_keyed_limiter_len(cw_keyed_limiter *l);
 
 #ifdef __cplusplus
 }

@@ -60,15 +60,15 @@ typedef void *(*cw_job_fn)(cw_strategy *s, void *arg);
  * parallelism of 0 or above CW_STRATEGY_MAX_PARALLELISM and CW_ERR_NOMEM,
  * both with *out NULL [PAR-001]. Suspends briefly on a backend without
  * CW_CAP_DETERMINISTIC. */
-int cw_strategy_new(cw_ctx *ctx, size_t parallelism, cw_strategy **out);
+CW_EXTERN int cw_strategy_new(cw_ctx *ctx, size_t parallelism, cw_strategy **out);
 
 /* The parallelism the strategy was made with. */
-size_t cw_strategy_parallelism(const cw_strategy *s);
+CW_EXTERN size_t cw_strategy_parallelism(const cw_strategy *s);
 
 /* Stop the pool (waiting for work already running on it) and give up the
  * caller's claim. Call it from a task of the run that made `s`, or after
  * that run ended, once no operation on `s` is in progress. */
-void cw_strategy_release(cw_strategy *s);
+CW_EXTERN void cw_strategy_release(cw_strategy *s);
 
 /* Fold the items [begin, end) into `*out` (f->acc_size bytes) [PAR-002].
  * `ctx` is the calling task's context: the task suspends while the pool
@@ -76,28 +76,28 @@ void cw_strategy_release(cw_strategy *s);
  * program): then the calling thread waits. CW_OK; CW_ERR_INVALID for
  * begin > end, acc_size 0 or a missing function; CW_ERR_NOMEM. On an
  * error no function was called. */
-int cw_strategy_fold(cw_strategy *s, cw_ctx *ctx, size_t begin, size_t end, const cw_fold *f,
-                     void *out);
+CW_EXTERN int cw_strategy_fold(cw_strategy *s, cw_ctx *ctx, size_t begin, size_t end,
+                               const cw_fold *f, void *out);
 
 /* Call fn(out + (i - begin) * elem_size, i, arg) once for every i in
  * [begin, end), so that `out` holds the results in input order [PAR-003].
  * `ctx` and the results are as for cw_strategy_fold; CW_ERR_INVALID for
  * begin > end, elem_size 0 or a NULL fn. */
-int cw_strategy_map(cw_strategy *s, cw_ctx *ctx, size_t begin, size_t end, size_t elem_size,
-                    cw_map_fn fn, void *arg, void *out);
+CW_EXTERN int cw_strategy_map(cw_strategy *s, cw_ctx *ctx, size_t begin, size_t end,
+                              size_t elem_size, cw_map_fn fn, void *arg, void *out);
 
 /* Submit fn(s, arg) to the pool: it runs once, whether or not it is joined
  * [PAR-007]. CW_OK with *out owned by the caller (cw_job_join or
  * cw_job_release); CW_ERR_INVALID for a NULL fn; CW_ERR_NOMEM. */
-int cw_strategy_spawn(cw_strategy *s, cw_job_fn fn, void *arg, cw_job **out);
+CW_EXTERN int cw_strategy_spawn(cw_strategy *s, cw_job_fn fn, void *arg, cw_job **out);
 
 /* Wait until the job ran and consume it: its value goes to *value (which
  * may be NULL). `ctx` as for cw_strategy_fold. If the waiting task is
  * aborted, the job runs on, detached. Returns CW_OK. */
-int cw_job_join(cw_job *j, cw_ctx *ctx, void **value);
+CW_EXTERN int cw_job_join(cw_job *j, cw_ctx *ctx, void **value);
 
 /* Give up the job without waiting: it runs on, and its value is dropped. */
-void cw_job_release(cw_job *j);
+CW_EXTERN void cw_job_release(cw_job *j);
 
 #ifdef __cplusplus
 }

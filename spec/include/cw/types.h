@@ -17,6 +17,21 @@
 extern "C" {
 #endif
 
+/* Marks the functions a library of this interface exports. Most of the
+ * interface is inline functions calling through a backend's table, so the
+ * functions declared with CW_EXTERN (rate limiters, strategies, and an
+ * implementation's own entry points) are the whole of what a program links
+ * against: built with -fvisibility=hidden, a library exports them and
+ * nothing else. An implementation may define CW_EXTERN before including
+ * these headers. */
+#ifndef CW_EXTERN
+#if defined(__GNUC__) || defined(__clang__)
+#define CW_EXTERN __attribute__((visibility("default")))
+#else
+#define CW_EXTERN
+#endif
+#endif
+
 /* Nanoseconds since the Unix epoch. The deterministic backend's clock is
  * virtual; the native backend's is the wall clock. */
 typedef uint64_t cw_time;

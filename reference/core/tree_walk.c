@@ -1,22 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
- * tree_dump.c - the supervision tree as text or DOT (cwrt/tree.h).
+ * tree_walk.c - the supervision tree, task by task, for a reader above the
+ * core (cwrt/tree_dump.c prints it).
  *
  * The walk starts at the run's root node. A node that supervises a task
  * (it is the context the task was spawned from) shows that task; every
  * other node (a task's own context, a context made with cw_child) is
  * looked through, so a task appears below the nearest task above it. The
  * walk keeps an explicit stack, as the abort does: depth costs no C stack.
+ * It runs under the run's lock, so the reader sees one moment of the tree.
  */
 #include <stdlib.h>
 
 #include "core/internal.h"
-#include "cwrt/tree.h"
 
 typedef struct frame {
     cw_node *node;
-    int depth;       /* indent of the tasks found below this node */
-    uint64_t parent; /* the task above, for DOT edges */
+    int depth;       /* depth of the tasks found below this node */
+    uint64_t parent; /* the task above */
 } frame;
 
 static const char *state_of(const cw_task *t)
@@ -28,25 +29,17 @@ static const char *state_of(const cw_task *t)
     return t->state == CW_TASK_NEW ? "new" : "running";
 }
 
-/* "label#id", the root as "root#0". */
-static void put_name(FILE *out, const cw_task *t)
+static void visit_task(const cw_task *t, int depth, uint64_t parent, cw_tree_visit_fn visit,
+                       void *arg)
 {
-    fprintf(out, "%s#%llu", t->label[0] ? t->label : "root", (unsigned long long)t->id);
-}
-
-static void put_task(FILE *out, int format, const cw_task *t, int depth, uint64_t parent)
-{
-    if (format == CW_TREE_TEXT) {
-        fprintf(out, "%*s", 2 * depth, "");
-        put_name(out, t);
-        fprintf(out, " (%s)\n", state_of(t));
-        return;
-    }
-    fprintf(out, "  t%llu [label=\"", (unsigned long long)t->id);
-    put_name(out, t);
-    fprintf(out, "\\n%s\"];\n", state_of(t));
-    if (t->id != parent)
-        fprintf(out, "  t%llu -> t%llu;\n", (unsigned long long)parent, (unsigned long long)t->id);
+    cw_tree_entry e = {
+        .label = t->label[0] ? t->label : "root",
+        .id = t->id,
+        .state = state_of(t),
+        .depth = depth,
+        .parent = parent,
+    };
+    visit(&e, arg);
 }
 
 static int push(frame **stack, size_t *n, size_t *cap, frame f)
@@ -69,12 +62,12 @@ static int push_children(frame **stack, size_t *n, size_t *cap, const cw_node *n
     return CW_OK;
 }
 
-static int walk(cw_rt *rt, FILE *out, int format)
+static int walk(cw_rt *rt, cw_tree_visit_fn visit, void *arg)
 {
     frame *stack = NULL;
     size_t n = 0, cap = 0;
     cw_task *root = rt->root;
-    put_task(out, format, root, 0, root->id);
+    visit_task(root, 0, root->id, visit, arg);
     int rc = CW_OK;
     /* The root node and any node cut off below an aborted one: the nodes
      * without a parent, in the order they were made. */
@@ -88,7 +81,7 @@ static int walk(cw_rt *rt, FILE *out, int format)
         int depth = f.depth;
         uint64_t parent = f.parent;
         if (f.node->task) {
-            put_task(out, format, f.node->task, depth, parent);
+            visit_task(f.node->task, depth, parent, visit, arg);
             parent = f.node->task->id;
             depth++;
         }
@@ -98,21 +91,14 @@ static int walk(cw_rt *rt, FILE *out, int format)
     return rc;
 }
 
-int cw_tree_dump(cw_ctx *ctx, FILE *out, int format)
+int cw_core_tree_walk(cw_ctx *ctx, cw_tree_visit_fn visit, void *arg)
 {
     /* A context of the reference's core answers its label through the core. */
-    if ((format != CW_TREE_TEXT && format != CW_TREE_DOT) || !ctx ||
-        cw__backend_of(ctx)->label != cw_core_label)
+    if (!ctx || cw__backend_of(ctx)->label != cw_core_label)
         return CW_ERR_INVALID;
     cw_rt *rt = ctx->rt;
-    if (format == CW_TREE_DOT)
-        fputs("digraph tasks {\n  node [shape=box, fontname=\"monospace\"];\n", out);
     cw_rt_lock(rt);
-    int rc = walk(rt, out, format);
+    int rc = walk(rt, visit, arg);
     cw_rt_unlock(rt);
-    if (format == CW_TREE_DOT)
-        fputs("}\n", out);
-    if (rc == CW_OK && (fflush(out) != 0 || ferror(out)))
-        rc = CW_ERR_IO;
     return rc;
 }
