@@ -14,24 +14,6 @@
 /* The end of the ABI 1.0 configuration: a smaller `size` is refused. */
 #define SK_CONFIG_1_0 (offsetof(cw_config, blocking_threads) + sizeof(unsigned))
 
-/* 0 over anything is never; otherwise num <= den with den > 0 [RUN-002]. A
- * shorter struct keeps the defaults' rates, which are valid. */
-static bool rate_valid(cw_rate r)
-{
-    return r.num == 0 || (r.den != 0 && r.num <= r.den);
-}
-
-/* Every rate of the storage faults, and a known write mode [RUN-002]. */
-static bool faults_valid(const cw_storage_faults *f)
-{
-    const cw_rate r[] = {f->open,   f->read, f->write,      f->sync,           f->resize,
-                         f->remove, f->scan, f->write_kept, f->resize_partial, f->resize_kept};
-    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
-        if (!rate_valid(r[i]))
-            return false;
-    return f->write_mode == CW_KEEP_PREFIX || f->write_mode == CW_KEEP_SUBSET;
-}
-
 /* The caller's fields over the defaults, so an older, shorter struct works.
  * NULL when valid, else the reason [RUN-002]. */
 static const char *load_config(const cw_config *given, cw_config *cfg)
@@ -51,8 +33,8 @@ static const char *load_config(const cw_config *given, cw_config *cfg)
         (cfg->blob_layouts.first > cfg->blob_layouts.last ||
          cfg->blob_layouts.last > CW_BLOB_LAYOUT_LATEST))
         return "invalid configuration: blob_layouts must be a range of known layouts";
-    if (!rate_valid(cfg->network_dial_failure) || !rate_valid(cfg->network_reset) ||
-        !faults_valid(&cfg->storage_faults))
+    if (!cw_rate_valid(cfg->network_dial_failure) || !cw_rate_valid(cfg->network_reset) ||
+        !cw_storage_faults_valid(&cfg->storage_faults))
         return "invalid configuration: a rate must be a fraction num/den no larger than 1, "
                "and storage_faults.write_mode one of the two";
     return NULL;

@@ -184,10 +184,6 @@ uint64_t cw_rt_draw(cw_rt *rt);
 /* Whether an event of probability `r` happens: one draw, below(den) < num,
  * and none at all for a rate of never or always (spec/11-deterministic.md). */
 bool cw_rt_chance(cw_rt *rt, cw_rate r);
-/* A rate no larger than 1 (RUN-002); storage fault settings made of such
- * rates and a known write_mode (STOR-034). */
-bool cw_rate_valid(cw_rate r);
-bool cw_storage_faults_valid(const cw_storage_faults *f);
 /* Wake `t` at w->arg (the deadline) through the wait `w`, which stays put
  * until disarmed; false, with nothing armed, when memory is exhausted.
  * With `t` NULL the alarm calls the cw_alarm_ops its wait's ops point to

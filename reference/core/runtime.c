@@ -9,23 +9,6 @@
 
 #include "core/internal.h"
 
-/* num 0 is never, whatever den (a zeroed rate is off); otherwise a fraction
- * no larger than 1 [RUN-002]. */
-bool cw_rate_valid(cw_rate r)
-{
-    return r.num == 0 || (r.den > 0 && r.num <= r.den);
-}
-
-bool cw_storage_faults_valid(const cw_storage_faults *f)
-{
-    const cw_rate rates[] = {f->open,   f->read, f->write,      f->sync,           f->resize,
-                             f->remove, f->scan, f->write_kept, f->resize_partial, f->resize_kept};
-    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++)
-        if (!cw_rate_valid(rates[i]))
-            return false;
-    return f->write_mode == CW_KEEP_PREFIX || f->write_mode == CW_KEEP_SUBSET;
-}
-
 int cw_config_resolve(const cw_config *in, cw_config *cfg, char *why, size_t whylen)
 {
     cw_config_default(cfg);

@@ -17,13 +17,23 @@
 
 #include "storage/storage.h"
 
-static const char *const kind_names[] = {"open",   "read",   "write", "sync",
-                                         "resize", "remove", "scan"};
+/* A kind's name is its field's: "open", "read", ... [STOR-030]. */
+static const char *const kind_names[] = {
+#define NAME_OF(KIND, field) #field,
+    CW_STORAGE_FAULT_CALLS(NAME_OF)
+#undef NAME_OF
+};
 
 static cw_rate rate_of(const cw_storage_faults *f, cw_fault_kind kind)
 {
-    const cw_rate rates[] = {f->open, f->read, f->write, f->sync, f->resize, f->remove, f->scan};
-    return rates[kind];
+    switch (kind) {
+#define RATE_OF(KIND, field)                                                                       \
+    case CW_FAULT_##KIND:                                                                          \
+        return f->field;
+        CW_STORAGE_FAULT_CALLS(RATE_OF)
+#undef RATE_OF
+    }
+    return CW_RATE_NEVER;
 }
 
 /* Only a deterministic run injects faults or has a storage audit. */

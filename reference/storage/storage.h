@@ -207,13 +207,9 @@ int cw_fail_os(cw_storage_error *err, int code, const char *partition, const cha
 /* ---- faults.c: injected faults [STOR-030..STOR-034] ------------------------------- */
 
 typedef enum cw_fault_kind {
-    CW_FAULT_OPEN,
-    CW_FAULT_READ,
-    CW_FAULT_WRITE,
-    CW_FAULT_SYNC,
-    CW_FAULT_RESIZE,
-    CW_FAULT_REMOVE,
-    CW_FAULT_SCAN,
+#define CW_FAULT_KIND(KIND, field) CW_FAULT_##KIND,
+    CW_STORAGE_FAULT_CALLS(CW_FAULT_KIND)
+#undef CW_FAULT_KIND
 } cw_fault_kind;
 
 /* Whether a call of `kind` on `partition` (and blob name, NULL for none)

@@ -105,6 +105,30 @@ typedef struct cw_storage_faults {
     cw_rate resize_kept;    /* an unsynced resize survives a crash [STOR-033] */
 } cw_storage_faults;
 
+/* The calls a fault can fail, X(KIND, field) with `field` the call's rate
+ * in cw_storage_faults, in the order the struct has them: the one list an
+ * implementation walks for its validation, its fault names and its draws.
+ * A new call that can fail adds a field above and a line here. */
+#define CW_STORAGE_FAULT_CALLS(X)                                                                  \
+    X(OPEN, open)                                                                                  \
+    X(READ, read)                                                                                  \
+    X(WRITE, write)                                                                                \
+    X(SYNC, sync)                                                                                  \
+    X(RESIZE, resize)                                                                              \
+    X(REMOVE, remove)                                                                              \
+    X(SCAN, scan)
+
+/* Whether every rate of `f` is valid and its write mode known [RUN-002]. */
+static inline bool cw_storage_faults_valid(const cw_storage_faults *f)
+{
+    bool ok = f->write_mode == CW_KEEP_PREFIX || f->write_mode == CW_KEEP_SUBSET;
+#define CW__FAULT_RATE_VALID(KIND, field) ok = ok && cw_rate_valid(f->field);
+    CW_STORAGE_FAULT_CALLS(CW__FAULT_RATE_VALID)
+#undef CW__FAULT_RATE_VALID
+    return ok && cw_rate_valid(f->write_kept) && cw_rate_valid(f->resize_partial) &&
+           cw_rate_valid(f->resize_kept);
+}
+
 /* True when every option of `which` is set in `o`. */
 static inline bool cw_read_options_contains(cw_read_options o, cw_read_options which)
 {

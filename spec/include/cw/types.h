@@ -10,6 +10,7 @@
 #ifndef CW_TYPES_H
 #define CW_TYPES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,6 +60,13 @@ typedef struct cw_rate {
 
 #define CW_RATE_NEVER ((cw_rate){0, 1})
 #define CW_RATE_ALWAYS ((cw_rate){1, 1})
+
+/* Whether `r` is a rate: num 0 over anything (a zeroed rate is off), or a
+ * fraction no larger than 1 [RUN-002]. */
+static inline bool cw_rate_valid(cw_rate r)
+{
+    return r.num == 0 || (r.den > 0 && r.num <= r.den);
+}
 
 typedef struct cw_backend cw_backend;
 
