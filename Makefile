@@ -30,6 +30,7 @@
 # VARIANT selects a build flavour in its own directory: release (default),
 # asan (ASan+UBSan), tsan (ThreadSanitizer, with clang), coverage.
 
+comma := ,
 CC ?= cc
 ifeq ($(origin CC),default)
 CC := cc
@@ -87,8 +88,11 @@ $(CONFIG_STAMP): FORCE
 	  { printf '%s\n' '$(CONFIG_TEXT)' > $@; echo "  CONFIG $(VARIANT): $(if $(strip $(URING_LIBS)),with,without) liburing"; }
 FORCE:
 
-LIB_SRC := $(sort $(wildcard reference/core/*.c reference/cwrt/*.c reference/deterministic/*.c reference/native/*.c reference/buffers/*.c reference/metrics/*.c reference/parallel/*.c reference/ratelimit/*.c reference/storage/*.c reference/network/*.c))
-LIB_ASM := $(sort $(wildcard reference/core/*.S))
+# The reference's backends, from their one list (reference/cwrt/registry.h):
+# each is a folder of reference/, and every folder but tests/ is library.
+BACKENDS := $(shell sed -n 's/^ *X(\([a-z0-9_]*\)).*/\1/p' reference/cwrt/registry.h)
+LIB_SRC := $(sort $(filter-out reference/tests/%,$(wildcard reference/*/*.c)))
+LIB_ASM := $(sort $(filter-out reference/tests/%,$(wildcard reference/*/*.S)))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o) $(LIB_ASM:%.S=$(B)/obj/%.o)
 $(LIB_OBJ): ALL_CFLAGS += $(LIB_CFLAGS)
 CWC_SRC := $(sort $(wildcard conformance/harness/*.c conformance/cases/*.c))
@@ -143,6 +147,9 @@ $(B)/obj/conformance/harness/requirements.o: $(B)/gen/reqs.inc
 $(B)/obj/conformance/harness/profile.o: $(B)/gen/req-profiles.inc
 $(B)/obj/conformance/harness/suiteinfo.o: $(B)/gen/suiteinfo.inc
 $(B)/obj/conformance/%.o: ALL_CFLAGS += -I$(B)/gen -DCWC_WITH_REFERENCE
+# --help names the reference's backends.
+$(B)/obj/conformance/harness/cli.o: ALL_CFLAGS += -DCWC_REFERENCE_BACKENDS='"$(subst $() ,$(comma) ,$(BACKENDS))"'
+$(B)/obj/conformance/harness/cli.o: reference/cwrt/registry.h
 
 $(B)/lib/libcwrt.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -227,8 +234,6 @@ $(B)/bin/test_%: reference/tests/test_%.c $(B)/lib/libcwrt.a
 
 deps:
 	@sh ci/deps.sh
-
-BACKENDS := deterministic native
 
 unit: $(UNIT_BIN)
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done

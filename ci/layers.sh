@@ -13,22 +13,29 @@
 # include the reference's own public headers (include/cwrt/, which declare
 # the entry points of the backends and of cwrt/). A folder missing from the
 # table fails the check. core/internal.h is the core's own; tests/ are the
-# unit tests, which look inside.
+# unit tests, which look inside. BACKEND stands for each backend of
+# reference/cwrt/registry.h (one row each; a backend never uses another),
+# BACKENDS for all of them.
 LAYERS='
-core          -                                                 ext.h sched.h internal.h coro.h list.h  no
-buffers       -                                                 ext.h list.h                            no
-metrics       buffers                                           ext.h list.h                            no
-storage       buffers metrics                                   ext.h list.h                            no
-network       buffers metrics                                   ext.h list.h                            no
-deterministic buffers metrics storage network                   ext.h sched.h coro.h list.h             yes
-native        buffers metrics storage network                   ext.h sched.h coro.h list.h             yes
-cwrt          buffers metrics storage network deterministic native ext.h sched.h coro.h list.h          yes
-parallel      -                                                 -                                       no
-ratelimit     -                                                 -                                       no
-tests         buffers metrics storage network deterministic native cwrt ext.h sched.h internal.h coro.h list.h yes
+core      -                                            ext.h sched.h internal.h coro.h list.h  no
+buffers   -                                            ext.h list.h                            no
+metrics   buffers                                      ext.h list.h                            no
+storage   buffers metrics                              ext.h list.h                            no
+network   buffers metrics                              ext.h list.h                            no
+BACKEND   buffers metrics storage network              ext.h sched.h coro.h list.h             yes
+cwrt      buffers metrics storage network BACKENDS     ext.h sched.h coro.h list.h             yes
+parallel  -                                            -                                       no
+ratelimit -                                            -                                       no
+tests     buffers metrics storage network BACKENDS cwrt ext.h sched.h internal.h coro.h list.h yes
 '
 set -eu
 cd "$(dirname "$0")/.."
+backends=$(sed -n 's/^ *X(\([a-z0-9_]*\)).*/\1/p' reference/cwrt/registry.h | tr '\n' ' ')
+LAYERS=$(echo "$LAYERS" | awk -v list="$backends" '
+    BEGIN { n = split(list, b, " ") }
+    { gsub(/BACKENDS/, list) }
+    $1 == "BACKEND" { for (i = 1; i <= n; i++) { $1 = b[i]; print } next }
+    { print }')
 obj=${1:-build/release/obj}
 [ -d "$obj/reference" ] || make -s libs >/dev/null
 

@@ -60,8 +60,9 @@ conformance=$1 out=$2 jobs=$3 control=$4
 shift 4
 rm -rf "$out" && mkdir -p "$out"
 start=$(date +%s)
-# The control on each backend of NEGATIVE_CONTROLS (both by default).
-controls=${NEGATIVE_CONTROLS:-deterministic native}
+# The control on each backend of NEGATIVE_CONTROLS (by default every one of
+# reference/cwrt/registry.h).
+controls=${NEGATIVE_CONTROLS:-$(sed -n 's/^ *X(\([a-z0-9_]*\)).*/\1/p' "$(dirname "$0")/../reference/cwrt/registry.h")}
 ncontrols=$(echo $controls | wc -w)
 {
   for b in $controls; do echo "$control@$b"; done

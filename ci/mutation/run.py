@@ -34,6 +34,7 @@ import filecmp
 import json
 import os
 import queue
+import re
 import shutil
 import subprocess
 import sys
@@ -60,7 +61,15 @@ TSAN_LIB = "build/tsan/lib/libcwrt.a"
 TSAN_MAKE = ["make", "-s", "CFLAGS=-Wno-error", "VARIANT=tsan", "CC=clang", TSAN_BIN]
 # A case under TSan runs several times slower.
 TSAN_CASE_TIMEOUT = 40
-BACKENDS = ("deterministic", "native")
+def reference_backends():
+    """The backends of reference/cwrt/registry.h, one X(name) a line."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                        "reference", "cwrt", "registry.h")
+    with open(path) as f:
+        return tuple(re.findall(r"^\s*X\((\w+)\)", f.read(), re.M))
+
+
+BACKENDS = reference_backends()
 MIN_SCORED_SAMPLE = 400
 
 

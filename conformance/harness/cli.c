@@ -19,13 +19,17 @@
 #include "harness/report.h"
 #include "harness/suiteinfo.h"
 
+#ifndef CWC_REFERENCE_BACKENDS
+#define CWC_REFERENCE_BACKENDS "none built in"
+#endif
+
 static const char usage_text[] =
     "usage: cw-conformance [OPTION]... --backend NAME|PATH.so\n"
     "       cw-conformance [OPTION]... PATH.so\n"
     "Run the cwrt conformance suite against one backend and report on it.\n"
     "\n"
     "  -b, --backend=NAME|PATH  the backend under test: a reference backend by name\n"
-    "                           (deterministic, native), or a shared object exporting\n"
+    "                           (" CWC_REFERENCE_BACKENDS "), or a shared object exporting\n"
     "                           cw_backend_entry; an argument holding '/' or ending in\n"
     "                           .so (or .so.N) is a file, 'x.so' is ./x.so\n"
     "  -p, --profile=P[,P...]   run only these of the profiles the backend declares\n"

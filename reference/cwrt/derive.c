@@ -11,8 +11,7 @@
 #include <pthread.h>
 
 #include "cwrt/derive.h"
-#include "deterministic/det.h"
-#include "native/native.h"
+#include "cwrt/registry.h"
 
 typedef struct cw_slot {
     const cw_backend *copy; /* NULL when the slot is free */
@@ -103,10 +102,9 @@ static size_t slot_of(const cw_backend *copy)
  * With slots_lock held. */
 static const cw_origin *origin_of(const cw_backend *base)
 {
-    if (base == cw_det_origin.table)
-        return &cw_det_origin;
-    if (base == cw_native_origin.table)
-        return &cw_native_origin;
+    for (const cw_origin *const *o = cw_reference_origins; *o; o++)
+        if (base == (*o)->table)
+            return *o;
     size_t i = slot_of(base);
     return i < CW_DERIVE_MAX ? slots[i].origin : NULL;
 }

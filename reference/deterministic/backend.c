@@ -46,7 +46,7 @@ static const cw_backend det_backend = {
     .checkpoint_free = cw_det_checkpoint_free,
 };
 
-const cw_origin cw_det_origin = {
+const cw_origin cw_deterministic_origin = {
     .table = &det_backend,
     .start = cw_det_start_as,
     .start_checkpoint = cw_det_start_checkpoint_as,

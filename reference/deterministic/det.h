@@ -99,7 +99,7 @@ static inline cw_det *cw_det_of(cw_rt *rt)
     return (cw_det *)(void *)rt;
 }
 
-extern const cw_origin cw_det_origin; /* backend.c */
+extern const cw_origin cw_deterministic_origin; /* backend.c */
 
 /* Runs whose objects name `self`: the deterministic table or one derived
  * from it (backend.c gives the table's own entries). */
