@@ -61,6 +61,20 @@ static inline bool cw_grow(void *items, size_t *cap, size_t need, size_t size, s
     return need <= *cap || cw_grow_slow(items, cap, need, size, first); /* hot paths never call */
 }
 
+/* ---- Sorted arrays (sorted.c) ---------------------------------------------------- */
+
+/* The index in base[0..n) of the element `cmp` finds equal to `key` (cmp
+ * < 0: key sorts first), or where it would go; *found says which. */
+size_t cw_sorted_find(const void *base, size_t n, size_t size, const void *key,
+                      int (*cmp)(const void *key, const void *elem), bool *found);
+/* Insert a copy of `elem` at `at` of the array *items (a T ** as void *)
+ * holding *n of capacity *cap. False when memory is exhausted, with the
+ * array unchanged. */
+bool cw_sorted_insert(void *items, size_t *n, size_t *cap, size_t size, size_t at,
+                      const void *elem);
+/* Take out element `at`. */
+void cw_sorted_remove(void *base, size_t *n, size_t size, size_t at);
+
 /* ---- The run (runtime.c) -------------------------------------------------------- */
 
 void cw_rt_lock(cw_rt *rt);

@@ -85,26 +85,23 @@ static uint64_t task_id(const cw_event *e)
     return id;
 }
 
+static int id_cmp(const void *key, const void *elem)
+{
+    uint64_t a = *(const uint64_t *)key, b = *(const uint64_t *)elem;
+    return (a > b) - (a < b);
+}
+
 /* True the first time `id` is seen (kept sorted for a binary search). */
 static bool first_sight(cw_trace *t, uint64_t id)
 {
-    size_t lo = 0, hi = t->nnamed;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (t->named[mid] == id)
-            return false;
-        if (t->named[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (!cw_grow(&t->named, &t->cap, t->nnamed + 1, sizeof *t->named, 64)) {
+    bool found;
+    size_t at = cw_sorted_find(t->named, t->nnamed, sizeof *t->named, &id, id_cmp, &found);
+    if (found)
+        return false;
+    if (!cw_sorted_insert(&t->named, &t->nnamed, &t->cap, sizeof *t->named, at, &id)) {
         t->failed = true;
         return false; /* the track goes unnamed; the trace is still valid */
     }
-    memmove(&t->named[lo + 1], &t->named[lo], (t->nnamed - lo) * sizeof *t->named);
-    t->named[lo] = id;
-    t->nnamed++;
     return true;
 }
 

@@ -172,43 +172,37 @@ static void remove_at(void **items, size_t *n, size_t at)
     (*n)--;
 }
 
+static int partition_cmp(const void *key, const void *elem)
+{
+    return strcmp(key, (*(mem_partition *const *)elem)->name);
+}
+
 /* The partition named `name` (its index in *at), or NULL with *at where it would go. */
 static mem_partition *partition_find(const mem_storage *ms, const char *name, size_t *at)
 {
-    size_t lo = 0, hi = ms->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(ms->parts[mid]->name, name);
-        if (c == 0) {
-            *at = mid;
-            return ms->parts[mid];
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *at = lo;
-    return NULL;
+    bool found;
+    *at = cw_sorted_find(ms->parts, ms->n, sizeof *ms->parts, name, partition_cmp, &found);
+    return found ? ms->parts[*at] : NULL;
+}
+
+typedef struct blob_key {
+    const uint8_t *name;
+    size_t len;
+} blob_key;
+
+static int blob_cmp(const void *key, const void *elem)
+{
+    const blob_key *k = key;
+    const mem_blob *b = *(mem_blob *const *)elem;
+    return name_cmp(k->name, k->len, b->name, b->len);
 }
 
 static mem_blob *blob_find(const mem_partition *p, const uint8_t *name, size_t len, size_t *at)
 {
-    size_t lo = 0, hi = p->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = name_cmp(p->blobs[mid]->name, p->blobs[mid]->len, name, len);
-        if (c == 0) {
-            *at = mid;
-            return p->blobs[mid];
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *at = lo;
-    return NULL;
+    bool found;
+    blob_key k = {name, len};
+    *at = cw_sorted_find(p->blobs, p->n, sizeof *p->blobs, &k, blob_cmp, &found);
+    return found ? p->blobs[*at] : NULL;
 }
 
 static void blob_free(mem_blob *b);

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
- * sorted.c - the sorted arrays of the registry (names, the metrics of a
- * name, the children of a family): one binary search and one insertion,
- * whatever the element and its order.
+ * sorted.c - sorted arrays: one binary search, one insertion and one
+ * removal, whatever the element and its order, for every layer that keeps
+ * one (the metrics registry's names and families, the memory storage's
+ * partitions and blobs, a trace's named tracks).
  */
 #include <string.h>
 
-#include "metrics/metrics.h"
+#include "core/internal.h"
 
 size_t cw_sorted_find(const void *base, size_t n, size_t size, const void *key,
                       int (*cmp)(const void *key, const void *elem), bool *found)
