@@ -179,6 +179,19 @@ typedef struct cw_net_driver {
     void (*release_sink)(cw_sock *k);
 } cw_net_driver;
 
+/* The network entries every reference backend shares, as designated
+ * initializers: the halves, the listeners' accept and close, and the mock
+ * channel. A backend's table lists these, then what is its own (bind,
+ * dial, the resolver, and on a simulated network partitions), so a new
+ * call both backends make the same way is one line here. */
+#define CW_NETWORK_ENTRIES                                                                         \
+    .size = sizeof(cw_network_ops), .local_addr = cw_net_local_addr,                               \
+    .wait_accept = cw_net_wait_accept, .listener_close = cw_net_listener_close,                    \
+    .wait_sink_send = cw_net_sink_wait_send, .sink_send = cw_net_sink_send,                        \
+    .sink_close = cw_net_sink_close, .wait_stream_recv = cw_net_stream_wait_recv,                  \
+    .stream_recv = cw_net_stream_recv, .stream_peek = cw_net_stream_peek,                          \
+    .stream_close = cw_net_stream_close, .mock_channel = cw_mem_mock_channel
+
 /* Where a deterministic bind of port 0 starts looking. */
 #define CW_NET_PORT_FIRST 1024u
 
