@@ -169,7 +169,38 @@ cw_mem_image *cw_mem_image_new(void); /* NULL when memory is exhausted */
 cw_mem_image *cw_memory_take(cw_rt *rt, cw_mem_image *spare);
 void cw_mem_image_free(cw_mem_image *img);
 
-/* ---- Network (memory_network.c, resolver.c) ---- */
+/* ---- Network (memory_network.c, resolver.c, partition.c) ---- */
+
+/* Where a bind of port 0 starts looking. */
+#define CW_NET_PORT_FIRST 1024u
+
+/* One registered name of the resolver. */
+typedef struct cw_host {
+    char *name;
+    cw_addr *addrs;
+    size_t n;
+} cw_host;
+
+/* A partition between two address patterns [NET-028]. */
+typedef struct cw_cut {
+    cw_addr a, b;
+} cw_cut;
+
+/* The simulated network's part of a run's network (net->impl), made by the
+ * driver's open and freed by its close; under rt->lock. */
+typedef struct cw_mem_net {
+    uint32_t next_ephemeral; /* the next dialer port */
+    cw_host *hosts;          /* the resolver's table */
+    size_t nhosts, cap_hosts;
+    cw_cut *cuts; /* the partitions in force, in the order they were made */
+    size_t ncuts, cap_cuts;
+} cw_mem_net;
+
+static inline cw_mem_net *cw_mem_net_of(const cw_net *net)
+{
+    return net->impl;
+}
+
 extern const cw_net_driver cw_memory_net_driver;
 extern const cw_network_ops cw_network_memory_entries;
 int cw_mem_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size_t *n,
@@ -177,7 +208,12 @@ int cw_mem_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size
 int cw_mem_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs, size_t n);
 /* A recovered run's network takes the table its checkpoint carried. */
 void cw_hosts_adopt(cw_net *net);
-void cw_hosts_free(cw_net *net);
+void cw_hosts_free(cw_mem_net *mn);
+/* partition.c [NET-028..NET-030]: whether a partition cuts the connection
+ * or dial between `x` and `y`; the entries. */
+bool cw_net_cut(const cw_net *net, const cw_addr *x, const cw_addr *y);
+int cw_mem_partition(cw_ctx *ctx, const cw_addr *a, const cw_addr *b);
+int cw_mem_repair(cw_ctx *ctx, const cw_addr *a, const cw_addr *b);
 /* The resolver's table between runs: taken from a run's network into
  * `spare`, or the inheritance (freeing `spare`) when it made none. */
 typedef struct cw_hosts_image cw_hosts_image;

@@ -139,13 +139,14 @@ static int mem_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream 
         cw_rt_unlock(rt);
         return CW_ERR_NOMEM;
     }
-    if (net->next_ephemeral >= CW_NET_EPHEMERAL_END) {
+    cw_mem_net *mn = cw_mem_net_of(net);
+    if (mn->next_ephemeral >= CW_NET_EPHEMERAL_END) {
         cw_rt_unlock(rt);
         cw_panic(ctx, "[NET-007] ephemeral port range exhausted");
     }
     /* A failed dial uses its port too: the port sequence depends only on
      * how many dials were made. */
-    uint16_t port = (uint16_t)net->next_ephemeral++;
+    uint16_t port = (uint16_t)mn->next_ephemeral++;
     cw_addr dialer =
         addr->family == CW_ADDR_IPV6 ? cw_addr_loopback6(port) : cw_addr_loopback4(port);
     /* A partition or the failure rate refuses a dial as if nothing listened;
@@ -163,10 +164,29 @@ static int mem_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream 
     return rc;
 }
 
+static bool mem_net_open(cw_net *net)
+{
+    cw_mem_net *mn = calloc(1, sizeof *mn);
+    if (!mn)
+        return false;
+    mn->next_ephemeral = CW_NET_EPHEMERAL_FIRST;
+    net->impl = mn;
+    cw_hosts_adopt(net);
+    return true;
+}
+
+static void mem_net_close(cw_net *net)
+{
+    cw_mem_net *mn = cw_mem_net_of(net);
+    cw_hosts_free(mn);
+    free(mn->cuts);
+    free(mn);
+}
+
 /* Its connections are pipes: no socket, so no transport entries. */
 const cw_net_driver cw_memory_net_driver = {
-    .open = cw_hosts_adopt,
-    .close = cw_hosts_free,
+    .open = mem_net_open,
+    .close = mem_net_close,
 };
 
 const cw_network_ops cw_network_memory_entries = {

@@ -12,11 +12,11 @@
 
 #include "deterministic/det.h"
 
-static cw_host *find(cw_net *net, const char *name)
+static cw_host *find(cw_mem_net *mn, const char *name)
 {
-    for (size_t i = 0; i < net->nhosts; i++)
-        if (strcmp(net->hosts[i].name, name) == 0)
-            return &net->hosts[i];
+    for (size_t i = 0; i < mn->nhosts; i++)
+        if (strcmp(mn->hosts[i].name, name) == 0)
+            return &mn->hosts[i];
     return NULL;
 }
 
@@ -58,7 +58,7 @@ int cw_mem_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size
         return CW_ERR_INVALID;
     cw_rt_lock(rt);
     cw_net *net = cw_net_open(rt);
-    cw_host *h = net ? find(net, host) : NULL;
+    cw_host *h = net ? find(cw_mem_net_of(net), host) : NULL;
     bool recorded = net && audit_host(rt, "resolve", host, h ? h->addrs : NULL, h ? h->n : 0);
     if (h && recorded) {
         *n = h->n < cap ? h->n : cap;
@@ -111,29 +111,29 @@ int cw_mem_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs
         return CW_ERR_NOMEM;
     cw_rt_lock(rt);
     cw_net *net = cw_net_open(rt);
-    bool room =
-        net && cw_grow(&net->hosts, &net->cap_hosts, net->nhosts + 1, sizeof *net->hosts, 8);
+    cw_mem_net *mn = net ? cw_mem_net_of(net) : NULL;
+    bool room = mn && cw_grow(&mn->hosts, &mn->cap_hosts, mn->nhosts + 1, sizeof *mn->hosts, 8);
     if (!room || !audit_host(rt, "resolver_register", host, addrs, n)) {
         cw_rt_unlock(rt);
         host_clear(&made);
         return CW_ERR_NOMEM;
     }
-    cw_host *h = find(net, host);
+    cw_host *h = find(mn, host);
     if (h) {
         host_clear(h);
-        *h = net->hosts[--net->nhosts];
+        *h = mn->hosts[--mn->nhosts];
     }
     if (n > 0)
-        net->hosts[net->nhosts++] = made;
+        mn->hosts[mn->nhosts++] = made;
     cw_rt_unlock(rt);
     return CW_OK;
 }
 
-void cw_hosts_free(cw_net *net)
+void cw_hosts_free(cw_mem_net *mn)
 {
-    for (size_t i = 0; i < net->nhosts; i++)
-        host_clear(&net->hosts[i]);
-    free(net->hosts);
+    for (size_t i = 0; i < mn->nhosts; i++)
+        host_clear(&mn->hosts[i]);
+    free(mn->hosts);
 }
 
 /* The resolver's table between a run's crash and the next run's start. */
@@ -148,9 +148,10 @@ void cw_hosts_adopt(cw_net *net)
     cw_hosts_image *img = d->inherit_hosts;
     if (!img)
         return;
-    net->hosts = img->hosts;
-    net->nhosts = img->n;
-    net->cap_hosts = img->cap;
+    cw_mem_net *mn = cw_mem_net_of(net);
+    mn->hosts = img->hosts;
+    mn->nhosts = img->n;
+    mn->cap_hosts = img->cap;
     free(img);
     d->inherit_hosts = NULL;
 }
@@ -172,11 +173,12 @@ cw_hosts_image *cw_hosts_take(cw_rt *rt, cw_hosts_image *spare)
         return img;
     }
     cw_hosts_image *img = spare;
-    img->hosts = net->hosts;
-    img->n = net->nhosts;
-    img->cap = net->cap_hosts;
-    net->hosts = NULL;
-    net->nhosts = net->cap_hosts = 0;
+    cw_mem_net *mn = cw_mem_net_of(net);
+    img->hosts = mn->hosts;
+    img->n = mn->nhosts;
+    img->cap = mn->cap_hosts;
+    mn->hosts = NULL;
+    mn->nhosts = mn->cap_hosts = 0;
     return img;
 }
 

@@ -149,7 +149,19 @@ int cw_sys_resolve(cw_ctx *ctx, const char *host, cw_addr *out, size_t cap, size
                    cw_resolve_error *err);
 int cw_sys_resolver_register(cw_ctx *ctx, const char *host, const cw_addr *addrs, size_t n);
 /* The lookups whose task never ran: only at the run's end. */
-void cw_lookups_free(cw_net *net);
+/* The native backend's part of a run's network (net->impl): the system
+ * resolutions under way (resolver.c), which the run frees at its end. */
+typedef struct cw_lookup cw_lookup;
+typedef struct cw_tcp_net {
+    cw_list lookups;
+} cw_tcp_net;
+
+static inline cw_tcp_net *cw_tcp_net_of(const cw_net *net)
+{
+    return net->impl;
+}
+
+void cw_lookups_free(cw_list *lookups);
 
 /* file_storage.c: the storage driver */
 extern const cw_storage_driver cw_file_driver;

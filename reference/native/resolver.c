@@ -22,7 +22,7 @@ struct cw_lookup {
     cw_addr *found;
     size_t cap, n;
     int gai;      /* getaddrinfo's result */
-    cw_list link; /* net->lookups */
+    cw_list link; /* the run's lookups (cw_tcp_net) */
 };
 
 static void lookup_free(cw_lookup *lk)
@@ -43,9 +43,9 @@ static void lookup_unref(void *arg)
     cw_rt_unlock(rt);
 }
 
-void cw_lookups_free(cw_net *net)
+void cw_lookups_free(cw_list *lookups)
 {
-    for (cw_list *it = net->lookups.next, *next; it != &net->lookups; it = next) {
+    for (cw_list *it = lookups->next, *next; it != lookups; it = next) {
         next = it->next;
         lookup_free(cw_container_of(it, cw_lookup, link));
     }
@@ -95,7 +95,7 @@ static cw_lookup *lookup_new(cw_rt *rt, const char *host, size_t cap)
     cw_rt_lock(rt);
     cw_net *net = lk->host && lk->found ? cw_net_open(rt) : NULL;
     if (net)
-        cw_list_push_back(&net->lookups, &lk->link);
+        cw_list_push_back(&cw_tcp_net_of(net)->lookups, &lk->link);
     cw_rt_unlock(rt);
     if (!net) {
         lookup_free(lk);

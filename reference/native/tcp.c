@@ -857,8 +857,26 @@ static int tcp_write(cw_sink *s, const cw_iobufs *bufs)
     return CW_OK;
 }
 
+static bool tcp_net_open(cw_net *net)
+{
+    cw_tcp_net *tn = calloc(1, sizeof *tn);
+    if (!tn)
+        return false;
+    cw_list_init(&tn->lookups);
+    net->impl = tn;
+    return true;
+}
+
+static void tcp_net_close(cw_net *net)
+{
+    cw_tcp_net *tn = cw_tcp_net_of(net);
+    cw_lookups_free(&tn->lookups);
+    free(tn);
+}
+
 const cw_net_driver cw_tcp_net_driver = {
-    .close = cw_lookups_free,
+    .open = tcp_net_open,
+    .close = tcp_net_close,
     .accept = tcp_accept,
     .fill = tcp_fill,
     .fill_direct = tcp_fill_direct,

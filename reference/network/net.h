@@ -28,7 +28,6 @@
 
 typedef struct cw_net cw_net;
 typedef struct cw_sock cw_sock;
-typedef struct cw_lookup cw_lookup;
 
 /* Whose call a half carries (turn.c) [NET-035, NET-010]. */
 typedef struct cw_turn {
@@ -60,7 +59,7 @@ struct cw_stream {
     cw_sock *sock;          /* TCP: the socket; NULL in memory */
     struct cw_sink *writer; /* memory: the sink that fills this buffer, NULL once closed */
     cw_addr remote;         /* audit: the dial target, or the accepted peer */
-    cw_addr local;          /* memory, a dialed connection: the other end (partition.c) */
+    cw_addr local;          /* memory, a dialed connection: the other end (for partitions) */
     struct cw_sink *twin;   /* memory, a dialed connection: the sink of the same side */
     uint8_t *buf;
     size_t off, len, cap;
@@ -118,31 +117,15 @@ struct cw_listener {
     cw_list link;    /* net->listeners */
 };
 
-/* One registered name of the deterministic resolver. */
-typedef struct cw_host {
-    char *name;
-    cw_addr *addrs;
-    size_t n;
-} cw_host;
-
-/* A partition between two address patterns (partition.c) [NET-028]. */
-typedef struct cw_cut {
-    cw_addr a, b;
-} cw_cut;
-
-/* A run's network, made by its first call (run.c). */
+/* A run's network, made by its first call (run.c): what every backend's
+ * has. The rest (a resolver's table, partitions, dialer ports, lookups
+ * under way) is the backend's, behind `impl`. */
 struct cw_net {
     cw_rt *rt;
     cw_list listeners, sinks, streams;
-    uint32_t next_ephemeral; /* memory: the next dialer port */
-    cw_host *hosts;
-    size_t nhosts, cap_hosts;
-    cw_cut *cuts; /* memory: the partitions in force, in the order they were made */
-    size_t ncuts, cap_cuts;
-    cw_list lookups; /* native: cw_lookup, system resolutions under way */
     cw_metric *inbound, *outbound, *inbound_bytes, *outbound_bytes;
     const struct cw_net_driver *driver; /* the backend's (cw_ext_driver) */
-    void *transport;                    /* TCP: the native runtime's state (native/tcp.c) */
+    void *impl;                         /* the driver's state, made by its open */
 };
 
 /* What a backend's network does (deterministic/memory_network.c,
@@ -151,9 +134,10 @@ struct cw_net {
  * object with a socket (sock not NULL), so a backend whose connections are
  * in-memory pipes leaves them NULL. */
 typedef struct cw_net_driver {
-    /* The run's network was just made: adopt what the run inherited. */
-    void (*open)(cw_net *net);
-    /* Every object of the run's network was freed: free the driver's part. */
+    /* The run's network was just made: make net->impl, and adopt what the
+     * run inherited. false, with nothing changed, when memory is exhausted. */
+    bool (*open)(cw_net *net);
+    /* Every object of the run's network was freed: free net->impl. */
     void (*close)(cw_net *net);
     /* Accept one connection if one is ready: CW_OK, CW_ERR_WOULD_BLOCK, or an error. */
     int (*accept)(cw_listener *l, cw_conn *out);
@@ -191,9 +175,6 @@ typedef struct cw_net_driver {
     .sink_close = cw_net_sink_close, .wait_stream_recv = cw_net_stream_wait_recv,                  \
     .stream_recv = cw_net_stream_recv, .stream_peek = cw_net_stream_peek,                          \
     .stream_close = cw_net_stream_close, .mock_channel = cw_mem_mock_channel
-
-/* Where a deterministic bind of port 0 starts looking. */
-#define CW_NET_PORT_FIRST 1024u
 
 /* run.c */
 /* With rt->lock held: the run's network, made on first use with the
@@ -268,19 +249,12 @@ bool cw_pipe_delay(cw_stream *s); /* false: memory exhausted */
  * CW_ERR_SEND_FAILED when that stream is gone or the send reset the
  * connection (NET-014, NET-032). */
 int cw_mem_send(cw_sink *s, const cw_iobufs *bufs);
-/* A partition was made: a stream it cuts holds its bytes [NET-029]. */
+/* A partition cuts the stream's connection: hold its bytes [NET-029]. The
+ * simulated network decides which (deterministic/partition.c). */
 void cw_mem_hold(cw_stream *s);
-/* A partition was repaired: a held stream no partition cuts any more lets
- * what is due arrive, and the rest at its time [NET-030]. */
+/* No partition cuts a held stream any more: what is due arrives, and the
+ * rest at its time [NET-030]. */
 void cw_mem_release(cw_stream *s);
-
-/* partition.c: partitions of the memory network [NET-028..NET-030]. */
-/* Whether a partition cuts the connection or dial between `x` and `y`. */
-bool cw_net_cut(const cw_net *net, const cw_addr *x, const cw_addr *y);
-/* Whether a partition cuts the connection of a memory stream. */
-bool cw_stream_cut(const cw_stream *s);
-int cw_mem_partition(cw_ctx *ctx, const cw_addr *a, const cw_addr *b);
-int cw_mem_repair(cw_ctx *ctx, const cw_addr *a, const cw_addr *b);
 
 /* listener.c; cw_listener_new gives NULL when memory is exhausted. */
 cw_listener *cw_listener_new(cw_rt *rt, const cw_backend *b, const cw_addr *addr);

@@ -179,7 +179,7 @@ static void send_in_flight(cw_stream *s, size_t len)
 
 void cw_mem_hold(cw_stream *s)
 {
-    if (s->held || !cw_stream_cut(s))
+    if (s->held)
         return;
     s->held = true;
     if (s->nsegs > 0)
@@ -188,7 +188,7 @@ void cw_mem_hold(cw_stream *s)
 
 void cw_mem_release(cw_stream *s)
 {
-    if (!s->held || cw_stream_cut(s))
+    if (!s->held)
         return;
     s->held = false;
     arrive_due(s, cw_rt_now(s->rt));

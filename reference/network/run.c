@@ -50,7 +50,6 @@ static void net_close(cw_rt *rt, void *state)
     }
     if (net->driver->close)
         net->driver->close(net);
-    free(net->cuts);
     free(net); /* its metrics belong to the run's registry, which frees them */
 }
 
@@ -72,15 +71,11 @@ cw_net *cw_net_open(cw_rt *rt)
     cw_list_init(&net->listeners);
     cw_list_init(&net->sinks);
     cw_list_init(&net->streams);
-    cw_list_init(&net->lookups);
-    net->next_ephemeral = CW_NET_EPHEMERAL_FIRST;
-    if (!register_metrics(net)) {
+    if (!register_metrics(net) || (net->driver->open && !net->driver->open(net))) {
         free(net);
         return NULL;
     }
     cw_ext_attach(rt, CW_EXT_NETWORK, net, net_close);
-    if (net->driver->open)
-        net->driver->open(net);
     return net;
 }
 

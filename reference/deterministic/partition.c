@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
- * partition.c - partitions of the in-memory network [NET-028..NET-030]:
+ * partition.c - partitions of the simulated network [NET-028..NET-030]:
  * pairs of address patterns whose connections and dials are cut.
  *
  * A cut connection is not torn down: its bytes are held (pipe.c keeps them
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "network/net.h"
+#include "deterministic/det.h"
 
 static bool ip_unspecified(const cw_addr *p)
 {
@@ -41,16 +41,18 @@ static bool cuts(const cw_cut *c, const cw_addr *x, const cw_addr *y)
 
 bool cw_net_cut(const cw_net *net, const cw_addr *x, const cw_addr *y)
 {
-    for (size_t i = 0; i < net->ncuts; i++)
-        if (cuts(&net->cuts[i], x, y))
+    const cw_mem_net *mn = cw_mem_net_of(net);
+    for (size_t i = 0; i < mn->ncuts; i++)
+        if (cuts(&mn->cuts[i], x, y))
             return true;
     return false;
 }
 
-bool cw_stream_cut(const cw_stream *s)
+/* Whether a partition cuts a stream's connection: only a dialed
+ * connection's (the mock channel's pipe has no ends to match). */
+static bool stream_cut(const cw_net *net, const cw_stream *s)
 {
-    const cw_net *net = cw_ext_state(s->rt, CW_EXT_NETWORK);
-    return s->delayed && net->ncuts > 0 && cw_net_cut(net, &s->local, &s->remote);
+    return s->delayed && cw_mem_net_of(net)->ncuts > 0 && cw_net_cut(net, &s->local, &s->remote);
 }
 
 static bool pattern_valid(const cw_addr *p)
@@ -76,16 +78,25 @@ static void audit_pair(cw_rt *rt, const char *label, const cw_addr *a, const cw_
     cw_audit(rt, label, f, 2);
 }
 
-static bool cuts_reserve(cw_net *net)
+static bool cuts_reserve(cw_mem_net *mn)
 {
-    return cw_grow(&net->cuts, &net->cap_cuts, net->ncuts + 1, sizeof *net->cuts, 4);
+    return cw_grow(&mn->cuts, &mn->cap_cuts, mn->ncuts + 1, sizeof *mn->cuts, 4);
 }
 
-/* Streams in the order they were made, which is the order NET-030 takes. */
-static void each_stream(cw_net *net, void (*fn)(cw_stream *s))
+/* After a partition, hold every stream it cuts (`cut` true); after a
+ * repair, release every held one no partition cuts any more. In the order
+ * the streams were made, which is the order NET-030 takes. */
+static void settle_streams(cw_net *net, bool cut)
 {
-    for (cw_list *it = net->streams.next; it != &net->streams; it = it->next)
-        fn(cw_container_of(it, cw_stream, link));
+    for (cw_list *it = net->streams.next; it != &net->streams; it = it->next) {
+        cw_stream *s = cw_container_of(it, cw_stream, link);
+        if (stream_cut(net, s) != cut)
+            continue;
+        if (cut)
+            cw_mem_hold(s);
+        else
+            cw_mem_release(s);
+    }
 }
 
 int cw_mem_partition(cw_ctx *ctx, const cw_addr *a, const cw_addr *b)
@@ -96,17 +107,18 @@ int cw_mem_partition(cw_ctx *ctx, const cw_addr *a, const cw_addr *b)
         return CW_ERR_INVALID;
     cw_rt_lock(rt);
     cw_net *net = cw_net_open(rt);
+    cw_mem_net *mn = net ? cw_mem_net_of(net) : NULL;
     bool known = false;
-    for (size_t i = 0; net && i < net->ncuts && !known; i++)
-        known = same_pair(&net->cuts[i], a, b);
-    if (!net || (!known && !cuts_reserve(net))) {
+    for (size_t i = 0; mn && i < mn->ncuts && !known; i++)
+        known = same_pair(&mn->cuts[i], a, b);
+    if (!mn || (!known && !cuts_reserve(mn))) {
         cw_rt_unlock(rt);
         return CW_ERR_NOMEM;
     }
     if (!known) /* partitioning a pair twice is partitioning it once */
-        net->cuts[net->ncuts++] = (cw_cut){*a, *b};
+        mn->cuts[mn->ncuts++] = (cw_cut){*a, *b};
     audit_pair(rt, "partition", a, b);
-    each_stream(net, cw_mem_hold);
+    settle_streams(net, true);
     cw_rt_unlock(rt);
     return CW_OK;
 }
@@ -124,15 +136,16 @@ int cw_mem_repair(cw_ctx *ctx, const cw_addr *a, const cw_addr *b)
         return CW_ERR_NOMEM;
     }
     /* At most one: a partition of a known pair added nothing. */
-    for (size_t i = 0; i < net->ncuts; i++) {
-        if (same_pair(&net->cuts[i], a, b)) {
-            memmove(&net->cuts[i], &net->cuts[i + 1], (net->ncuts - i - 1) * sizeof *net->cuts);
-            net->ncuts--;
+    cw_mem_net *mn = cw_mem_net_of(net);
+    for (size_t i = 0; i < mn->ncuts; i++) {
+        if (same_pair(&mn->cuts[i], a, b)) {
+            memmove(&mn->cuts[i], &mn->cuts[i + 1], (mn->ncuts - i - 1) * sizeof *mn->cuts);
+            mn->ncuts--;
             break;
         }
     }
     audit_pair(rt, "repair", a, b);
-    each_stream(net, cw_mem_release);
+    settle_streams(net, false);
     cw_rt_unlock(rt);
     return CW_OK;
 }
