@@ -222,7 +222,7 @@ uint32_t cw_cache_count(const cw_bufpool_class *cls);
 /* Take up to `max` parked slots of `cls` as a chain (lock held inside). */
 uint32_t cw_class_take(cw_bufpool_class *cls, uint32_t max, cw_bufpool_slot **chain);
 
-/* ---- table.c: what a backend takes: the table, and each run's two pools ---- */
+/* ---- entries.c: what a backend takes: the table, and each run's two pools -- */
 
 extern const cw_buffer_ops cw_buffer_entries;
 /* Make the network and storage pools of a run of backend `b` from `cfg`.

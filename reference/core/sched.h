@@ -106,7 +106,7 @@ struct cw_rt {
     cw_list stop_waiters;    /* cw_wait_stop waits */
     cw_list signal_waiters;  /* cw_wait_signal waits */
 
-    cw_bufpool *pools[2]; /* the network and storage buffer pools (buffers/table.c) */
+    cw_bufpool *pools[2]; /* the network and storage buffer pools (buffers/entries.c) */
 
     /* The subsystems' state of this run and their drivers (ext.h). */
     cw_ext_slot ext[CW_EXT_COUNT];

@@ -181,7 +181,7 @@ void cw_text_double(cw_text *t, double v);
 /* The whole registry as OpenMetrics text; the caller frees it. */
 char *cw_registry_encode(cw_registry *reg);
 
-/* ---- The runtime's own metrics (runtime.c) --------------------------------- */
+/* ---- The runtime's own metrics (run_metrics.c) ----------------------------- */
 
 /* The registry of a run and the handles the runtime keeps on it. */
 typedef struct cw_rt_metrics {

@@ -5,7 +5,7 @@
  * Everything here is built on the public interface only, so one copy
  * serves every backend:
  *
- *   pool.c      a FIFO of work items and the threads that run them
+ *   threads.c   a FIFO of work items and the threads that run them
  *   latch.c     a count of outstanding items that a task (or a thread)
  *               waits on, woken from the pool through a cw_waker
  *   strategy.c  the strategy object, and the task that stops its pool
@@ -23,7 +23,7 @@
 #include "cw/cw.h"
 #include "cw/strategy.h"
 
-/* ---- Pool (pool.c) --------------------------------------------------------- */
+/* ---- Pool (threads.c) ------------------------------------------------------ */
 
 /* One unit of work. It lives in its submitter's memory: the pool only links
  * it, runs it once, and forgets it. */

@@ -6,7 +6,7 @@
  *
  * The layers, from the caller down:
  *
- *   table.c     the cw_storage_ops table of both backends
+ *   entries.c   the cw_storage_ops table of both backends
  *   storage.c   open, remove, scan: names checked, audited, counted
  *   blob.c      handles and the blob calls, in logical offsets
  *   driver      deterministic/memory_storage.c, or native/file_storage.c
@@ -107,7 +107,7 @@ struct cw_storage_driver {
     int (*audit)(cw_storage *st, char out[65]);
 };
 
-/* The table both backends carry (table.c). */
+/* The table both backends carry (entries.c). */
 extern const cw_storage_ops cw_storage_entries;
 
 /* ---- storage.c ------------------------------------------------------------ */

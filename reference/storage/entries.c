@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
- * table.c - the storage table both reference backends carry. Which kind of
+ * entries.c - the storage table both reference backends carry. Which kind of
  * storage a run gets is decided when it is made (storage.c).
  */
 #include "storage/storage.h"

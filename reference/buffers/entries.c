@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
- * table.c - the buffer entries the reference's backends share, and the two
+ * entries.c - the buffer entries the reference's backends share, and the two
  * pools each run makes from its configuration.
  */
 #include <stdio.h>

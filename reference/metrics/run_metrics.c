@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
- * runtime.c - the metrics every run keeps about itself: its tasks, and its
+ * run_metrics.c - the metrics every run keeps about itself: its tasks, and its
  * two buffer pools. The schedulers add their own (deterministic/).
  *
  * Task series are labelled by the spawning context's label path, the kind

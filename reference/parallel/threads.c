@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
- * pool.c - the threads of a strategy and the queue they serve.
+ * threads.c - the threads of a strategy and the queue they serve.
  *
  * Threads start all at once with the first item, so a strategy that is
  * never used costs nothing. They serve the queue in order until the pool
