@@ -224,11 +224,12 @@ static void *failed_open_root(cw_ctx *ctx, void *arg)
         }
         ck_assert_ptr_null(b);
         cw_blob_names *names = NULL;
-        memset(&err, 0, sizeof err);
-        int scan = cw_storage_scan(ctx, "fresh", &names, &err);
+        cw_storage_error scan_err;
+        memset(&scan_err, 0, sizeof scan_err);
+        int scan = cw_storage_scan(ctx, "fresh", &names, &scan_err);
         if (scan == CW_OK)
             ck_abort_msg("an open that failed with %d descriptors to spare (%d: %s) left its "
-                         "partition behind, listing %zu names",
+                         "partition behind, with %zu name(s) in it",
                          more, rc, err.message, names->count);
         ck_assert_int_eq(scan, CW_ERR_PARTITION_MISSING);
     }

@@ -103,8 +103,8 @@ static void *options_root(cw_ctx *ctx, void *arg)
 
 CWC_CASE(native_tcp_options_applied, "native", "NET-018", PAR | CWC_NEEDS_NETWORK)
 {
-    const struct tcp_options runs[] = {{true, true, 0}, {false, false, 0}, {true, false, 0},
-                                       {false, true, 0}};
+    const struct tcp_options runs[] = {
+        {true, true, 0}, {false, false, 0}, {true, false, 0}, {false, true, 0}};
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         struct tcp_options want = runs[i];
         cw_config cfg = cwc_config();

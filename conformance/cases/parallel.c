@@ -963,8 +963,8 @@ static void sized_reduce(void *acc, void *other, void *arg)
 static void *sized_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
-    static const size_t sizes[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33,
-                                   48, 64, 80, 100, 128, 255, 256, 1000, 4096};
+    static const size_t sizes[] = {1,  2,  3,  7,  8,  9,   15,  16,  17,  24,   31,
+                                   32, 33, 48, 64, 80, 100, 128, 255, 256, 1000, 4096};
     enum { N = 5000, GUARD = 16 };
     static uint8_t out[4096 + GUARD], want[4096];
     cw_strategy *s = new_strategy(ctx, 3);
