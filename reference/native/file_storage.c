@@ -14,7 +14,10 @@
  * zero (so a torn header can never splice with old bytes), writing the
  * header region and syncing the file. A header that parses therefore
  * implies durable directory entries, and reopening never syncs a
- * directory. A removal syncs the directory it changed.
+ * directory. A removal syncs the directory it changed. An open that fails
+ * after it made the blob's file or its partition's directory (its
+ * directory syncs need descriptors of their own, which may be gone)
+ * removes them again, so a scan lists nothing of it (NAT-007).
  *
  * Every call runs its system calls on the I/O threads (io_threads.c), one
  * job per call (but a blob's transfers and syncs, which go through the
