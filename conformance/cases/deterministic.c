@@ -202,6 +202,31 @@ CWC_CASE(run_timeout, "deterministic", "DET-007 RUN-005", DET)
     ck_assert_uint_eq(res.end_time, 10 * CW_SEC);
 }
 
+static void *mark_root(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    *(int *)arg = 1;
+    return arg;
+}
+
+/* A timeout of 0 puts the deadline at the start: the run times out before
+ * its first iteration (step 2 comes before step 3), so the root, which
+ * would have returned at once, never runs, and the clock never moved. */
+CWC_CASE(run_timeout_zero_runs_nothing, "deterministic", "DET-007 RUN-005", DET)
+{
+    cw_config cfg = cwc_config();
+    cfg.timeout = 0;
+    cfg.start_time = 7 * CW_SEC;
+    int ran = 0;
+    cw_run_result res;
+    ck_assert_int_eq(cwc_run(&cfg, mark_root, &ran, &res), CW_ERR_RUN_TIMEOUT);
+    ck_assert_str_eq(res.message, "runtime timeout");
+    ck_assert_msg(ran == 0, "a run with a timeout of 0 ran its root");
+    ck_assert_ptr_null(res.value);
+    ck_assert_uint_eq(res.end_time, 7 * CW_SEC);
+    ck_assert_uint_eq(res.iterations, 0);
+}
+
 static void *skip_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;

@@ -186,3 +186,65 @@ CWC_CASE(native_no_descriptor_in_a_run, "native", "NAT-007",
     ck_assert_int_eq(st.open, CW_ERR_BLOB_OPEN_FAILED);
     ck_assert_int_eq(st.open_os, EMFILE);
 }
+
+/* An open that runs out of descriptors part of the way leaves nothing a
+ * scan sees [NAT-007]: the process gets one more descriptor at a time
+ * (none, one, two...) until the open succeeds, and after each failure
+ * the partition, which did not exist, is still missing. Whatever number
+ * of descriptors a backend's open takes, each step short of it fails
+ * somewhere else in the open. */
+enum { MOST_DESCRIPTORS = 16 };
+
+static void descriptors_limited(int more)
+{
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &saved_nofile), 0);
+    int lowest = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    ck_assert_int_ge(lowest, 0);
+    close(lowest);
+    struct rlimit r = {(rlim_t)(lowest + more), saved_nofile.rlim_max};
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &r), 0);
+}
+
+static void *failed_open_root(cw_ctx *ctx, void *arg)
+{
+    int *opened_with = arg;
+    cw_blob *first = cwc_open(ctx, "other", "first", NULL); /* storage is up */
+    for (int more = 0; more <= MOST_DESCRIPTORS; more++) {
+        cw_blob *b = NULL;
+        uint64_t size;
+        cw_storage_error err;
+        memset(&err, 0, sizeof err);
+        descriptors_limited(more);
+        int rc = cw_storage_open(ctx, "fresh", "blob", 4, &b, &size, &err);
+        descriptors_restored();
+        if (rc == CW_OK) {
+            *opened_with = more;
+            cw_blob_close(b);
+            break;
+        }
+        ck_assert_ptr_null(b);
+        cw_blob_names *names = NULL;
+        cw_storage_error scan_err;
+        memset(&scan_err, 0, sizeof scan_err);
+        int scan = cw_storage_scan(ctx, "fresh", &names, &scan_err);
+        if (scan == CW_OK)
+            ck_abort_msg("an open that failed with %d descriptors to spare (%d: %s) left its "
+                         "partition behind, with %zu name(s) in it",
+                         more, rc, err.message, names->count);
+        ck_assert_int_eq(scan, CW_ERR_PARTITION_MISSING);
+    }
+    cw_blob_close(first);
+    return NULL;
+}
+
+CWC_CASE(native_failed_open_leaves_nothing, "native", "NAT-007 STOR-013",
+         PAR | CWC_NEEDS_STORAGE | CW_CAP_PERSISTENT_STORAGE)
+{
+    int opened_with = -1;
+    cwc_store s;
+    cwc_store_begin(&s);
+    cwc_run_ok(&s.cfg, failed_open_root, &opened_with);
+    cwc_store_end(&s);
+    ck_assert_msg(opened_with >= 0, "no open succeeded with up to %d descriptors to spare",
+                  MOST_DESCRIPTORS);
+}

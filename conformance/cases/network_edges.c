@@ -80,3 +80,38 @@ CWC_CASE(network_tcp_read_timeout_poisons, "network", "NET-019 NET-010",
     cfg.read_timeout = 20 * CW_MSEC;
     cwc_run_ok(&cfg, read_timeout_root, NULL);
 }
+
+/* A dial to an address nothing can reach (the limited broadcast address,
+ * which no TCP connection can have) fails, in each I/O mode: at once where
+ * the host refuses it, or at the run's connect timeout where it lets it
+ * wait. It never completes with CW_OK, and never waits past the timeout.
+ * A backend without a ring refuses a run asking for one (NAT-008); a
+ * deterministic one ignores the mode and finds nothing listening there. */
+static void *unreachable_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_addr nowhere = cw_addr_ipv4(255, 255, 255, 255, 80);
+    cw_sink *sink = NULL;
+    cw_stream *stream = NULL;
+    int rc = cw_dial(ctx, &nowhere, &sink, &stream);
+    ck_assert_msg(rc == CW_ERR_CONNECTION_FAILED || rc == CW_ERR_TIMEOUT,
+                  "a dial to 255.255.255.255:80 returned %d", rc);
+    ck_assert_ptr_null(sink);
+    ck_assert_ptr_null(stream);
+    return NULL;
+}
+
+CWC_CASE(network_dial_unreachable_fails, "network", "NET-006 NAT-008", CWC_OWN_IO)
+{
+    const cw_io_backend modes[] = {CW_IO_THREADS, CW_IO_URING, CW_IO_AUTO};
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        cw_config cfg = cwc_config();
+        cfg.io_backend = modes[i];
+        cfg.connect_timeout = 2 * CW_SEC;
+        cw_run_result res;
+        int rc = cwc_run(&cfg, unreachable_root, NULL, &res);
+        if (modes[i] == CW_IO_URING && cwc_no_ring(rc))
+            continue;
+        ck_assert_msg(rc == CW_OK, "io mode %d: %s", (int)modes[i], res.message);
+    }
+}

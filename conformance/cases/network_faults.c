@@ -728,6 +728,39 @@ CWC_CASE(network_reset_rate, "network", "NET-032 NET-013 NET-014", DET)
     expect_resets(&cfg, 1, 0);
 }
 
+/* The accepted side closes its sink; then the dialer's send resets the
+ * connection (every send does, at this rate): it fails with
+ * CW_ERR_SEND_FAILED, the half is poisoned, and each stream sees its end.
+ * The reset breaks a direction whose sink was already closed: with bytes
+ * of the latency in flight and without. */
+static void *reset_after_close_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct half_pair a, b;
+    cw_listener *l = connect_halves(ctx, &a, &b);
+    cw_sink_close(b.sink);
+    b.sink = NULL;
+    ck_assert_int_eq(send_text(a.sink, "after the close"), CW_ERR_SEND_FAILED);
+    ck_assert_int_eq(send_text(a.sink, "again"), CW_ERR_CLOSED); /* poisoned [NET-013] */
+    expect_end(a.stream);
+    expect_end(b.stream);
+    close_halves(&a);
+    close_halves(&b);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_reset_after_the_peer_closed_its_sink, "network", "NET-032 NET-014 NET-027", DET)
+{
+    const cw_duration latencies[] = {0, 5 * CW_MSEC};
+    for (size_t i = 0; i < sizeof latencies / sizeof latencies[0]; i++) {
+        cw_config cfg = cwc_config();
+        cfg.network_latency = latencies[i];
+        cfg.network_reset = CW_RATE_ALWAYS;
+        cwc_run_ok(&cfg, reset_after_close_root, NULL);
+    }
+}
+
 /* The mock channel is never reset, whatever the rate. */
 static void *mock_root(cw_ctx *ctx, void *arg)
 {

@@ -5,6 +5,7 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 
@@ -860,6 +861,139 @@ CWC_CASE(strategy_abort_waits_for_the_last_running_chunk, "parallel", "PAR-009",
          CWC_UNLESS_DETERMINISTIC)
 {
     cwc_run_ok(NULL, last_chunk_abort_root, NULL);
+}
+
+/* A task aborted while it waits in a map, on the pool: the same unwinding
+ * as a fold's, without the accumulators a fold has. The first calls hold
+ * their chunks until the root has aborted the mapper, so the abort comes
+ * before the map is done; no call of the map runs after the join. */
+struct held_map {
+    atomic_int entered, released, running, calls;
+    atomic_int seen[1000];
+};
+
+static void held_item(void *out, size_t i, void *arg)
+{
+    struct held_map *m = arg;
+    atomic_fetch_add(&m->running, 1);
+    atomic_fetch_add(&m->seen[i], 1);
+    atomic_store(&m->entered, 1);
+    while (!atomic_load(&m->released))
+        pause_us(1000);
+    *(size_t *)out = i;
+    atomic_fetch_add(&m->calls, 1);
+    atomic_fetch_sub(&m->running, 1);
+}
+
+struct map_abort {
+    cw_strategy *s;
+    struct held_map *m;
+};
+
+/* The abort comes while the map waits, or (a mapper that had not parked
+ * yet when every chunk was done) before its next suspension point: the
+ * task ends there either way [TASK-002]. */
+static void *held_mapper(cw_ctx *ctx, void *arg)
+{
+    struct map_abort *a = arg;
+    static size_t out[1000];
+    cw_strategy_map(a->s, ctx, 0, 1000, sizeof(size_t), held_item, a->m, out);
+    return cwc_pending_task(ctx, NULL);
+}
+
+static void *map_abort_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static struct held_map m;
+    memset(&m, 0, sizeof m);
+    struct map_abort a = {new_strategy(ctx, 2), &m};
+    cw_handle *h = cw_spawn(cw_child(ctx, "mapper"), held_mapper, &a);
+    while (!atomic_load(&m.entered)) /* the map is on the pool and waits for it */
+        cw_sleep(ctx, CW_MSEC);
+    cw_abort(h);
+    atomic_store(&m.released, 1);
+    ck_assert_int_eq(cw_join(h, NULL), CW_ERR_CLOSED);
+    cw_handle_release(h);
+    ck_assert_msg(atomic_load(&m.running) == 0, "a call of the aborted map runs after its task");
+    int calls = atomic_load(&m.calls);
+    ck_assert_int_ge(calls, 1);
+    for (size_t i = 0; i < 1000; i++)
+        CWC_REQUIRE(atomic_load(&m.seen[i]) <= 1, "item %zu mapped twice", i);
+    cw_strategy_release(a.s); /* drains the pool: nothing of the map is left on it */
+    ck_assert_int_eq(atomic_load(&m.calls), calls);
+    return NULL;
+}
+
+CWC_CASE(strategy_abort_in_map_unwinds, "parallel", "PAR-009 PAR-003", CWC_UNLESS_DETERMINISTIC)
+{
+    cwc_run_ok(NULL, map_abort_root, NULL);
+}
+
+/* ---- Accumulators of every size ------------------------------------------------------ */
+
+/* A fold over accumulators of `size` bytes: item i adds itself into byte
+ * i % size. Bytewise sums in any grouping give the same bytes, so the
+ * result is known without the chunks; each accumulator must be aligned
+ * for any type and wholly writable. */
+struct sized {
+    size_t size;
+    atomic_int misaligned;
+};
+
+static void sized_identity(void *acc, void *arg)
+{
+    struct sized *z = arg;
+    if ((uintptr_t)acc % _Alignof(max_align_t) != 0)
+        atomic_store(&z->misaligned, 1);
+    memset(acc, 0, z->size);
+}
+
+static void sized_fold(void *acc, size_t begin, size_t end, void *arg)
+{
+    size_t size = ((struct sized *)arg)->size;
+    for (size_t i = begin; i < end; i++)
+        ((uint8_t *)acc)[i % size] += (uint8_t)i;
+}
+
+static void sized_reduce(void *acc, void *other, void *arg)
+{
+    size_t size = ((struct sized *)arg)->size;
+    for (size_t k = 0; k < size; k++)
+        ((uint8_t *)acc)[k] += ((uint8_t *)other)[k];
+}
+
+static void *sized_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static const size_t sizes[] = {1,  2,  3,  7,  8,  9,   15,  16,  17,  24,   31,
+                                   32, 33, 48, 64, 80, 100, 128, 255, 256, 1000, 4096};
+    enum { N = 5000, GUARD = 16 };
+    static uint8_t out[4096 + GUARD], want[4096];
+    cw_strategy *s = new_strategy(ctx, 3);
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t size = sizes[k];
+        struct sized z = {size, 0};
+        cw_fold f = {size, sized_identity, sized_fold, sized_reduce, NULL, &z};
+        memset(want, 0, size);
+        for (size_t i = 0; i < N; i++)
+            want[i % size] += (uint8_t)i;
+        memset(out, 0xa5, sizeof out);
+        int rc = cw_strategy_fold(s, ctx, 0, N, &f, out);
+        ck_assert_msg(rc == CW_OK, "a fold of %zu-byte accumulators returned %d", size, rc);
+        ck_assert_msg(memcmp(out, want, size) == 0, "a fold of %zu-byte accumulators is wrong",
+                      size);
+        for (size_t g = size; g < size + GUARD; g++)
+            ck_assert_msg(out[g] == 0xa5, "a fold of %zu-byte accumulators wrote past them", size);
+        ck_assert_msg(!atomic_load(&z.misaligned),
+                      "an accumulator of %zu bytes is not aligned for any type", size);
+    }
+    cw_strategy_release(s);
+    return NULL;
+}
+
+CWC_CASE(strategy_fold_accumulators_of_any_size, "parallel", "PAR-002 PAR-010", 0)
+{
+    cwc_run_ok(NULL, sized_root, NULL);
 }
 
 /* ---- A fold waits for its slowest chunk ------------------------------------------- */

@@ -6,6 +6,7 @@
  */
 #include <inttypes.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cases/util.h"
@@ -500,5 +501,44 @@ CWC_CASE(keyed_limiter_refuses_unreadable_keys, "ratelimit", "RATE-004", 0)
     /* The empty key is a key like any other: one cell, then a wait. */
     ck_assert_int_eq(cw_keyed_limiter_check_at(k, NULL, 0, 0, &next), CW_OK);
     ck_assert_int_ne(cw_keyed_limiter_check_at(k, "", 0, 0, &next), CW_OK);
+    cw_keyed_limiter_free(k);
+}
+
+/* The bound of RATE-004 is 2^32 bytes: every shorter key is a key. The
+ * longest, 2^32 - 1 bytes, cannot be checked here: the limiter copies the
+ * key it stores, and the key and its copy are 8 GiB, twice the case's
+ * address space (--memory-limit). So this case checks the bound from
+ * above, where nothing is read (2^32, 2^32 + 1, SIZE_MAX: refused, and
+ * deciding nothing for the keys that are held), and below with the longest
+ * key it can afford, 16 MiB and 1 byte, two of them differing in their last
+ * byte alone: each held to its quota on its own. */
+CWC_CASE(keyed_limiter_key_length_bound, "ratelimit", "RATE-004", 0)
+{
+    enum { LONG = (16 << 20) + 1 };
+    cw_quota q;
+    ck_assert_int_eq(cw_quota_per(&q, 2, CW_SEC), CW_OK);
+    cw_keyed_limiter *k;
+    ck_assert_int_eq(cw_keyed_limiter_new(&q, &k), CW_OK);
+    char *a = malloc(LONG), *b = malloc(LONG);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    memset(a, 'k', LONG);
+    memcpy(b, a, LONG);
+    b[LONG - 1] = 'q';
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(cw_keyed_limiter_check_at(k, a, LONG, 0, NULL), CW_OK);
+    ck_assert_msg(cw_keyed_limiter_check_at(k, a, LONG, 0, NULL) == CW_ERR_WOULD_BLOCK,
+                  "a key of %d bytes was not held to its quota", LONG);
+    ck_assert_msg(cw_keyed_limiter_check_at(k, b, LONG, 0, NULL) == CW_OK,
+                  "a key of %d bytes took the state of one differing in its last byte", LONG);
+    const uint64_t too_long[] = {UINT64_C(1) << 32, (UINT64_C(1) << 32) + 1, SIZE_MAX};
+    for (size_t i = 0; i < sizeof too_long / sizeof too_long[0]; i++) {
+        cw_time next = 0;
+        ck_assert_int_eq(cw_keyed_limiter_check_at(k, "k", (size_t)too_long[i], 0, &next),
+                         CW_ERR_INVALID);
+    }
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), 2);
+    free(a);
+    free(b);
     cw_keyed_limiter_free(k);
 }

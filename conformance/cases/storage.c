@@ -1076,6 +1076,55 @@ CWC_CASE(storage_shrink_then_grow_reads_zeros, "storage", "STOR-008 STOR-009 STO
     cwc_store_run(shrink_then_gap_root, NULL);
 }
 
+/* ---- Two opens, the second idle, both syncing [STOR-015] -------------------------------- */
+
+/* The writer's open makes "01xy456789AB" durable (a sync, or a synced
+ * write for each change); then the idle open, which still sees
+ * "0123456789", syncs. A fresh open reads one of the two whole, never a
+ * mix: the writer's bytes at the idle open's length, or the reverse. */
+static void *idle_sync_root(cw_ctx *ctx, void *arg)
+{
+    bool synced_writes = arg != NULL;
+    const char *name = synced_writes ? "synced-writes" : "sync";
+    uint64_t size;
+    cw_blob *w = cwc_open(ctx, "idle", name, &size);
+    cwc_write(w, 0, "0123456789", 10);
+    cwc_sync(w);
+    cw_blob *idle = cwc_open(ctx, "idle", name, &size);
+    ck_assert_uint_eq(size, 10);
+    if (synced_writes) {
+        ck_assert_int_eq(cw_blob_write_at(w, 2, "xy", 2, CW_WRITE_SYNC, NULL), CW_OK);
+        ck_assert_int_eq(cw_blob_write_at(w, 10, "AB", 2, CW_WRITE_SYNC, NULL), CW_OK);
+    } else {
+        cwc_write(w, 2, "xy", 2);
+        cwc_write(w, 10, "AB", 2);
+        cwc_sync(w);
+    }
+    cw_storage_error err;
+    memset(&err, 0, sizeof err);
+    int rc = cw_blob_sync(idle, &err);
+    ck_assert_msg(rc == CW_OK, "the idle open's sync failed: %d %s", rc, err.message);
+    cw_blob_close(idle);
+    cw_blob_close(w);
+
+    cw_blob *fresh = cwc_open(ctx, "idle", name, &size);
+    ck_assert_msg(size == 12 || size == 10, "a fresh open found %llu bytes, not 12 or 10",
+                  (unsigned long long)size);
+    char got[12];
+    ck_assert_int_eq(cw_blob_read_into(fresh, 0, got, (size_t)size, CW_READ_DEFAULT, NULL), CW_OK);
+    const char *want = size == 12 ? "01xy456789AB" : "0123456789";
+    ck_assert_msg(memcmp(got, want, (size_t)size) == 0, "a fresh open read \"%.*s\", not \"%s\"",
+                  (int)size, got, want);
+    cw_blob_close(fresh);
+    return NULL;
+}
+
+CWC_CASE(storage_idle_open_syncs_after_the_writer, "storage", "STOR-015 STOR-004", 0)
+{
+    cwc_store_run(idle_sync_root, NULL);
+    cwc_store_run(idle_sync_root, (void *)1);
+}
+
 /* ---- Calls from outside a task [STOR-019] ---------------------------------------------------- */
 
 /* Each storage call a thread of the program (not a task) can make. */

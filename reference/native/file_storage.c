@@ -14,7 +14,10 @@
  * zero (so a torn header can never splice with old bytes), writing the
  * header region and syncing the file. A header that parses therefore
  * implies durable directory entries, and reopening never syncs a
- * directory. A removal syncs the directory it changed.
+ * directory. A removal syncs the directory it changed. An open that fails
+ * after it made the blob's file or its partition's directory (its
+ * directory syncs need descriptors of their own, which may be gone)
+ * removes them again, so a scan lists nothing of it (NAT-007).
  *
  * Every call runs its system calls on the I/O threads (io_threads.c), one
  * job per call (but a blob's transfers and syncs, which go through the
@@ -46,10 +49,12 @@ static char *path_join(const char *a, const char *b, const char *c)
     return p;
 }
 
-/* mkdir -p: every missing directory of `path`. 0 or an errno. */
-static int make_dirs(const char *path)
+/* mkdir -p: every missing directory of `path`. 0 or an errno; `*made`
+ * tells whether `path` itself was made by this call. */
+static int make_dirs(const char *path, bool *made)
 {
     char *p = cw_strdup(path);
+    *made = false;
     if (!p)
         return ENOMEM;
     int rc = 0;
@@ -58,7 +63,10 @@ static int make_dirs(const char *path)
             continue;
         char c = *s;
         *s = '\0';
-        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+        bool last = c == '\0';
+        if (mkdir(p, 0755) == 0) {
+            *made = last;
+        } else if (errno != EEXIST) {
             rc = errno;
             break;
         }
@@ -180,6 +188,32 @@ static int settle(cw_bfile *f, int fd, cw_blob_range versions, const char *dir, 
     return CW_OK;
 }
 
+/* The blob's file, made when missing (`*made` says so); -1 with errno. */
+static int open_or_create(const char *path, bool *made)
+{
+    *made = false;
+    int fd = cw_file_open(path, O_RDWR | O_CLOEXEC, 0);
+    if (fd >= 0 || errno != ENOENT)
+        return fd;
+    fd = cw_file_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0)
+        *made = true;
+    else if (errno == EEXIST) /* made meanwhile by another process: it is not ours */
+        fd = cw_file_open(path, O_RDWR | O_CLOEXEC, 0);
+    return fd;
+}
+
+/* A failed open changes nothing [NAT-007]: the file it made (an empty or
+ * half-created blob a scan would list) and the partition directory it
+ * made go again. A directory that is not empty stays (rmdir refuses). */
+static void undo_open(const char *dir, const char *path, bool made_dir, bool made_file)
+{
+    if (made_file)
+        (void)unlink(path); /* nothing else to do if it fails: the open failed anyway */
+    if (made_dir)
+        (void)rmdir(dir);
+}
+
 static void open_fn(cw_job *job)
 {
     open_job *j = (open_job *)job;
@@ -196,15 +230,18 @@ static void open_fn(cw_job *job)
         return;
     }
     pthread_mutex_lock(&fs->lock);
-    int e = make_dirs(dir);
+    bool made_dir = false, made_file = false;
+    int e = make_dirs(dir, &made_dir);
     int fd = -1;
     if (e) {
         j->rc = cw_fail_os(j->err, CW_ERR_PARTITION_CREATION_FAILED, f->partition, NULL, e, dir);
-    } else if ((fd = cw_file_open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0) {
+    } else if ((fd = open_or_create(path, &made_file)) < 0) {
         j->rc = cw_fail_os(j->err, CW_ERR_BLOB_OPEN_FAILED, f->partition, f->hex, errno, path);
     } else {
         j->rc = settle(f, fd, j->versions, dir, &j->size, j->err);
     }
+    if (j->rc != CW_OK)
+        undo_open(dir, path, made_dir, made_file);
     pthread_mutex_unlock(&fs->lock);
     if (j->rc == CW_OK) {
         ff->fd = fd;

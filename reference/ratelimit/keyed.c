@@ -94,7 +94,7 @@ static int make_room(cw_keyed_limiter *l, cw_time now, bool *moved)
 int cw_keyed_limiter_check_at(cw_keyed_limiter *l, const void *key, size_t len, cw_time now,
                               cw_time *next)
 {
-    if (len > UINT32_MAX - 1u || (!key && len))
+    if ((uint64_t)len > UINT32_MAX || (!key && len))
         return CW_ERR_INVALID;
     pthread_mutex_lock(&l->lock);
     uint64_t hash = cw_key_hash(&l->table, key, len);
