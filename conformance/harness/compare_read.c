@@ -14,6 +14,7 @@
  * `compare` exits 2. Fields it does not use are not checked
  * (ci/check-reports.py validates a whole report against its schema).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,11 +154,16 @@ int cwc_cmp_read(const char *path, cwc_cmp_run *run)
     json_error_t err;
     memset(run, 0, sizeof *run);
     run->path = path;
-    run->doc = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "cw-conformance compare: %s: cannot read it: %s\n", path, strerror(errno));
+        return -1;
+    }
+    run->doc = json_loadf(f, JSON_REJECT_DUPLICATES, &err);
+    fclose(f);
     if (!run->doc) {
-        /* jansson's text names the file when it cannot be opened, and the
-         * line and column of a syntax error otherwise. */
-        fprintf(stderr, "cw-conformance compare: %s: %s (line %d)\n", path, err.text, err.line);
+        fprintf(stderr, "cw-conformance compare: %s: not JSON: %s (line %d, column %d)\n", path,
+                err.text, err.line, err.column);
         return -1;
     }
     if (!json_is_object(run->doc))

@@ -96,7 +96,8 @@ static int markup_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run
     failed.status = CW_ERR_INVALID;
     snprintf(failed.message, sizeof failed.message,
              "odd markup </pre></td><script>document.documentElement.setAttribute("
-             "'data-owned','yes')</script><img src=x onerror=\"alert(1)\"> &amp; '\"");
+             "'data-owned','yes')</script><img src=x "
+             "onerror=\"this.setAttribute('data-owned','yes')\"> &amp; '\"");
     *out = failed;
     return CW_ERR_INVALID;
 }
