@@ -6,7 +6,8 @@
 #                   tests, the suite on each backend and the skeleton, reports,
 #                   the kit, a sample of the negative corpus, fuzz corpus replay
 #   make check-all  every test (what CI runs): make check, the whole negative
-#                   corpus, ASan+UBSan, TSan, valgrind, allocation sweeps, a
+#                   corpus, ASan+UBSan, TSan, valgrind, allocation sweeps, the
+#                   HTML report in chromium, the skeleton's coverage, a
 #                   fresh clone following the README, cross-check
 #   make certify    run the suite against every reference backend, print certificates
 #   make negative   certify every wrong backend of conformance/mutants/: all must be refused

@@ -218,7 +218,9 @@ static const char compare_usage[] =
     "\n"
     "A regression: a case or requirement that fails in B and did not in A, or that\n"
     "passed in A and does not in B; a profile whose state is worse; a worse verdict\n"
-    "(CONFORMANT, PARTIAL, NOT CONFORMANT). A change of time is never one.\n"
+    "(CONFORMANT, PARTIAL, NOT CONFORMANT). A change of time is never one. The text\n"
+    "lists each regression and improvement and counts the other changes (not run\n"
+    "to not applicable...) by kind; --json lists every change.\n"
     "\n"
     "Exit status: 0 no regression, 1 regressions, 2 a usage error, or a file that\n"
     "cannot be read or is not a report of this schema version (or --json unwritable).\n";

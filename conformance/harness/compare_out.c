@@ -46,7 +46,31 @@ static size_t count_kind(const cwc_cmp_change *list, size_t n, enum cwc_cmp_kind
     return m;
 }
 
-static void print_changes(FILE *f, const char *title, const cwc_cmp_change *list, size_t n)
+/* The other changes of cases and requirements (not run to not applicable,
+ * the bulk of a comparison of two backends that declare different
+ * profiles) counted by transition, each transition once; --json lists
+ * every one. */
+static void print_others(FILE *f, const cwc_cmp_change *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const cwc_cmp_change *x = &list[i];
+        size_t count = 0, k;
+        for (k = 0; k < i; k++)
+            if (list[k].kind == CWC_CMP_CHANGE && !strcmp(list[k].a, x->a) &&
+                !strcmp(list[k].b, x->b))
+                break;
+        if (x->kind != CWC_CMP_CHANGE || k < i)
+            continue; /* not a change, or its transition was counted */
+        for (k = i; k < n; k++)
+            count += list[k].kind == CWC_CMP_CHANGE && !strcmp(list[k].a, x->a) &&
+                     !strcmp(list[k].b, x->b);
+        fprintf(f, "  %-11s %zu from %s to %s (--json lists each)\n", "changed", count, x->a, x->b);
+    }
+}
+
+/* Each change on a line; with `summarize`, the other changes counted. */
+static void print_changes(FILE *f, const char *title, const cwc_cmp_change *list, size_t n,
+                          int summarize)
 {
     char reason[1024];
     if (!n) {
@@ -61,12 +85,16 @@ static void print_changes(FILE *f, const char *title, const cwc_cmp_change *list
             count_kind(list, n, CWC_CMP_ONLY_A), count_kind(list, n, CWC_CMP_ONLY_B));
     for (size_t i = 0; i < n; i++) {
         const cwc_cmp_change *x = &list[i];
+        if (summarize && x->kind == CWC_CMP_CHANGE)
+            continue;
         fprintf(f, "  %-11s %-44s %s -> %s", kind_text(x->kind), x->key, x->a ? x->a : "(none)",
                 x->b ? x->b : "(none)");
         if (x->reason && *x->reason)
             fprintf(f, ": %s", clean(x->reason, reason, sizeof reason));
         fputc('\n', f);
     }
+    if (summarize)
+        print_others(f, list, n);
 }
 
 static void print_timing(FILE *f, const cwc_comparison *c)
@@ -99,9 +127,9 @@ void cwc_cmp_print(FILE *f, const cwc_comparison *c)
                 c->b->spec_version);
     fprintf(f, "%-14s %s -> %s%s\n", "verdict:", c->a->verdict, c->b->verdict,
             c->verdict_regressed ? " (REGRESSION)" : "");
-    print_changes(f, "profiles:", c->profiles, c->nprofiles);
-    print_changes(f, "cases:", c->cases, c->ncases);
-    print_changes(f, "requirements:", c->reqs, c->nreqs);
+    print_changes(f, "profiles:", c->profiles, c->nprofiles, 0);
+    print_changes(f, "cases:", c->cases, c->ncases, 1);
+    print_changes(f, "requirements:", c->reqs, c->nreqs, 1);
     print_timing(f, c);
     fprintf(f, "%-14s %zu\n", "regressions:", c->regressions);
 }
