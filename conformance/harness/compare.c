@@ -209,7 +209,7 @@ static const char compare_usage[] =
     "of the suite may be compared: it is said, and what one suite alone has is\n"
     "listed apart.\n"
     "\n"
-    "  -j, --json=FILE          also write the comparison as JSON\n"
+    "      --json=FILE          also write the comparison as JSON\n"
     "                           (conformance/compare.schema.json)\n"
     "      --time-factor=F      list a case whose time grew or shrank more than F\n"
     "                           times (default 3) ...\n"
@@ -226,7 +226,7 @@ static const char compare_usage[] =
     "cannot be read or is not a report of this schema version (or --json unwritable).\n";
 
 static const struct option compare_options[] = {
-    {"json", required_argument, NULL, 'j'},
+    {"json", required_argument, NULL, 'J'},
     {"time-factor", required_argument, NULL, 'F'},
     {"time-delta", required_argument, NULL, 'D'},
     {"help", no_argument, NULL, 'h'},
@@ -252,8 +252,8 @@ static int compare_args(int argc, char **argv, const char **json, cwc_cmp_limits
     int ch;
     double ms = 50;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "j:h", compare_options, NULL)) != -1) {
-        if (ch == 'j')
+    while ((ch = getopt_long(argc, argv, "h", compare_options, NULL)) != -1) {
+        if (ch == 'J')
             *json = optarg;
         else if (ch == 'h') {
             fputs(compare_usage, stdout);

@@ -55,12 +55,14 @@ static void print_others(FILE *f, const cwc_cmp_change *list, size_t n)
     for (size_t i = 0; i < n; i++) {
         const cwc_cmp_change *x = &list[i];
         size_t count = 0, k;
+        if (x->kind != CWC_CMP_CHANGE)
+            continue; /* only a change has both statuses */
         for (k = 0; k < i; k++)
             if (list[k].kind == CWC_CMP_CHANGE && !strcmp(list[k].a, x->a) &&
                 !strcmp(list[k].b, x->b))
                 break;
-        if (x->kind != CWC_CMP_CHANGE || k < i)
-            continue; /* not a change, or its transition was counted */
+        if (k < i)
+            continue; /* its transition was counted */
         for (k = i; k < n; k++)
             count += list[k].kind == CWC_CMP_CHANGE && !strcmp(list[k].a, x->a) &&
                      !strcmp(list[k].b, x->b);

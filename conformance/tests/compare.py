@@ -174,13 +174,17 @@ def main():
     b["suite"]["version"] = "0.3.0"
     b["cases"][0]["name"] = "renamed_case"
     dropped = b["requirements"].pop()
+    # and another change, listed before the rest (its text counts it)
+    other = next(c for c in b["cases"][1:] if c["status"] == "not_run")
+    other["status"] = "not_applicable"
     text, doc = compare("suite-versions", d, write("suite.json", b), want=0)
     if doc:
         expect_equal("suite-versions", "suite_versions_differ", doc["suite_versions_differ"], True)
         first = det["cases"][0]
         expect_equal("suite-versions", "cases", changes(doc, "cases", "name"),
                      {first["name"]: (first["status"], None, "only_a"),
-                      "renamed_case": (None, first["status"], "only_b")})
+                      "renamed_case": (None, first["status"], "only_b"),
+                      other["name"]: ("not_run", "not_applicable", "change")})
         expect_equal("suite-versions", "requirements", changes(doc, "requirements", "id"),
                      {dropped["id"]: (dropped["status"], None, "only_a")})
         if "note: the suite versions differ (0.2.0, 0.3.0)" not in text:
