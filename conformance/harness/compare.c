@@ -253,16 +253,19 @@ static int compare_args(int argc, char **argv, const char **json, cwc_cmp_limits
     double ms = 50;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "h", compare_options, NULL)) != -1) {
+        int bad = 0;
         if (ch == 'J')
             *json = optarg;
+        else if (ch == 'F')
+            bad = take_limit("time-factor", optarg, 1, &limits->factor);
+        else if (ch == 'D')
+            bad = take_limit("time-delta", optarg, 0, &ms);
         else if (ch == 'h') {
             fputs(compare_usage, stdout);
             return 1;
-        } else if (ch == 'F' && take_limit("time-factor", optarg, 1, &limits->factor) == 0)
-            continue;
-        else if (ch == 'D' && take_limit("time-delta", optarg, 0, &ms) == 0)
-            continue;
-        else
+        } else
+            bad = -1; /* getopt said why */
+        if (bad)
             return -1;
     }
     limits->delta_seconds = ms / 1000;
