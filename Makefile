@@ -6,7 +6,8 @@
 #                   tests, the suite on each backend and the skeleton, reports,
 #                   the kit, a sample of the negative corpus, fuzz corpus replay
 #   make check-all  every test (what CI runs): make check, the whole negative
-#                   corpus, ASan+UBSan, TSan, valgrind, allocation sweeps, a
+#                   corpus, ASan+UBSan, TSan, valgrind, allocation sweeps, the
+#                   HTML report in chromium, the skeleton's coverage, a
 #                   fresh clone following the README, cross-check
 #   make certify    run the suite against every reference backend, print certificates
 #   make negative   certify every wrong backend of conformance/mutants/: all must be refused
@@ -23,7 +24,9 @@
 #   make mutation   the suite's power: mutants of reference/ it rejects
 #                   (N=400 SEED=1 JOBS=cores TIMEOUT=60, RERUN=1 for the last survivors)
 #   make install PREFIX=/usr/local   (kit-check: install and use it as a third party)
-#   make report-check   the harness's verdicts and reports, read back
+#   make report-check   the harness's verdicts and reports, read back (--html,
+#                   compare included); make html-browser renders the HTML
+#                   report in headless chromium (in check-all)
 #   make skeleton-run / skeleton-kit-check / skeleton-coverage
 #                   the skeleton backend of examples/skeleton/ (its own README)
 #
@@ -107,9 +110,9 @@ SPEC_H := $(sort $(wildcard spec/include/cw/*.h))
 .PHONY: FORCE flake-check all libs check check-all certify certify-run fuzz-replay fuzz-candidates spdx config-check fresh-check negative-sample fuzz coverage bench lint install clean deps \
         unit conformance-run plugin-run negative requirements format valgrind report-check \
         kit-check cross-check layers exports-check format-check mutation mutation-selftest alloc-sweep alloc-sweep-full fuzz-ci \
-        oss-fuzz-check
+        oss-fuzz-check html-browser
 
-all: libs $(B)/bin/cw-conformance $(B)/bin/cw-sweep
+all: libs $(B)/bin/cw-conformance $(B)/bin/cw-sweep $(B)/bin/cw-conformance-coverage
 
 # The shared library's version follows the ABI: the SONAME changes with its
 # major version, as a loader refuses another major (spec/10-backend.md).
@@ -174,6 +177,12 @@ $(B)/lib/libcwconformance.a: $(CWC_LIB_OBJ)
 $(B)/bin/cw-conformance: $(CWC_OBJ) $(B)/lib/libcwrt.a
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; $(CC) -o $@ $(CWC_OBJ) $(B)/lib/libcwrt.a $(SAN_LD) $(CHECK_LIBS) $(JSON_LIBS) $(LIBS)
+
+# A script: the candidate's coverage after a run (gcovr), beside the suite
+# it runs.
+$(B)/bin/cw-conformance-coverage: conformance/cw-conformance-coverage
+	@mkdir -p $(dir $@)
+	install -m 755 $< $@
 
 # A backend loaded the way a third party's is: a shared object exporting
 # cw_backend_entry (here wrapping the reference, linked in statically).
@@ -302,9 +311,16 @@ negative-sample: $(B)/bin/cw-conformance $(B)/lib/cwrt-wrap.so $(NEGATIVE_PICK)
 	  $(B)/lib/cwrt-wrap.so $(NEGATIVE_PICK)
 
 # The harness itself: verdicts, exit statuses, and every report format read
-# back by independent readers.
+# back by independent readers; compare on real and derived reports.
 report-check: $(B)/bin/cw-conformance $(B)/bin/cw-conformance-power $(B)/lib/cwc-odd.so
 	@sh conformance/tests/reports.sh $(B) $(PYTHON)
+	@sh conformance/tests/html.sh $(B) $(PYTHON)
+	@$(PYTHON) conformance/tests/compare.py $(B)
+
+# The HTML report as a browser sees it: Debian's chromium, headless, must
+# show a candidate's markup as text and run none of it.
+html-browser: $(B)/bin/cw-conformance $(B)/lib/cwc-odd.so
+	@sh conformance/tests/html.sh $(B) $(PYTHON) browser
 
 requirements: $(B)/bin/cw-conformance
 	@$(B)/bin/cw-conformance --requirements > $(B)/requirements.txt || \
@@ -342,7 +358,7 @@ check: deps
 check-all: deps
 	@rm -f build/*/reports/*.json
 	@sh ci/stages.sh check-all $(CHECK_STAGES) plugin-run negative skeleton-kit-check \
-	  oss-fuzz-check alloc-sweep "VARIANT=asan conformance-run" \
+	  oss-fuzz-check html-browser skeleton-coverage alloc-sweep "VARIANT=asan conformance-run" \
 	  "-j2 -O VARIANT=asan CW_SWEEP_POINTS=$(ASAN_SWEEP_POINTS) unit skeleton-run alloc-sweep" \
 	  "VARIANT=tsan CC=clang BACKENDS=native conformance-run skeleton-run" \
 	  "-j2 -O valgrind skeleton-valgrind" fuzz-candidates fresh-check cross-check
@@ -508,10 +524,12 @@ install: all
 	install -m 755 $(B)/lib/libcwrt.so.$(LIB_VERSION) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libcwrt.so.$(LIB_VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libcwrt.so
-	install -m 755 $(B)/bin/cw-conformance $(B)/bin/cw-sweep $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(B)/bin/cw-conformance $(B)/bin/cw-sweep $(B)/bin/cw-conformance-coverage \
+	  $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 conformance/cw-conformance.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 755 ci/openmetrics.py ci/check-reports.py $(DESTDIR)$(PREFIX)/share/cwrt/
-	install -m 644 conformance/report.schema.json conformance/valgrind.supp $(DESTDIR)$(PREFIX)/share/cwrt/
+	install -m 644 conformance/report.schema.json conformance/compare.schema.json \
+	  conformance/valgrind.supp $(DESTDIR)$(PREFIX)/share/cwrt/
 	for pc in cwrt cwconformance; do \
 	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(LIB_VERSION)|g' \
 	    -e 's|@SUITE_VERSION@|$(SUITE_VERSION)|g' -e 's|@URING_LIBS@|$(strip $(URING_LIBS))|g' ci/$$pc.pc.in \

@@ -9,6 +9,7 @@
 #   sh ci/deps.sh lint       also clang-tidy and cppcheck
 #   sh ci/deps.sh bench      also the benchmarks' baselines (libuv)
 #   sh ci/deps.sh flake      also stress-ng (make flake-check)
+#   sh ci/deps.sh browser    also chromium, to render the --html report headless
 #   sh ci/deps.sh cross      also the aarch64 and s390x cross compilers, their
 #                            libraries (Debian multiarch) and qemu-user-static
 set -eu
@@ -21,6 +22,7 @@ for extra in "$@"; do
     lint) pkgs="$pkgs clang-tidy cppcheck clang-format" ;;
     bench) pkgs="$pkgs time libuv1-dev" ;;
     flake) pkgs="$pkgs stress-ng" ;;
+    browser) pkgs="$pkgs chromium" ;;
     cross) foreign="arm64 s390x"
       pkgs="$pkgs qemu-user-static gcc-aarch64-linux-gnu gcc-s390x-linux-gnu"
       pkgs="$pkgs libc6-dev-arm64-cross libc6-dev-s390x-cross"

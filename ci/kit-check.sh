@@ -46,5 +46,22 @@ for opt in $(grep -o '{"[a-z-]*", [a-z_]*_argument' "$ROOT/conformance/harness/c
   grep -q -- "-$opt" "$KIT/share/man/man1/cw-conformance.1" ||
     { echo "kit: --$opt not in the man page"; exit 1; }
 done
+# compare's own options are in its --help and in the man page too.
+"$KIT/bin/cw-conformance" compare --help > "$W/compare-help.txt"
+for opt in $(grep -o '{"[a-z-]*", [a-z_]*_argument' "$ROOT/conformance/harness/compare.c" | cut -d'"' -f2); do
+  grep -q -- "--$opt" "$W/compare-help.txt" || { echo "kit: compare --$opt not in its --help"; exit 1; }
+  grep -q -- "-$opt" "$KIT/share/man/man1/cw-conformance.1" ||
+    { echo "kit: compare --$opt not in the man page"; exit 1; }
+done
+# The comparison of two runs of the plugin: nothing regressed; its schema
+# is installed beside the report's.
+"$KIT/bin/cw-conformance" compare "$W/plugin.json" "$W/own.json" --json "$W/compare.json" \
+  > "$W/compare.txt" || { cat "$W/compare.txt"; echo "kit: compare found a regression"; exit 1; }
+"$PY" -c 'import json, sys, jsonschema
+jsonschema.Draft202012Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))' \
+  "$KIT/share/cwrt/compare.schema.json" "$W/compare.json"
+# The coverage script is beside the suite, and runs.
+"$KIT/bin/cw-conformance-coverage" --help | grep -q -- "--objects" ||
+  { echo "kit: cw-conformance-coverage --help fails"; exit 1; }
 "$KIT/bin/cw-conformance" --version | head -1
 echo "== kit: installed in $KIT; a plugin and a test binary built with pkg-config alone, certified"

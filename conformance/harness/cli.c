@@ -26,7 +26,9 @@
 static const char usage_text[] =
     "usage: cw-conformance [OPTION]... --backend NAME|PATH.so\n"
     "       cw-conformance [OPTION]... PATH.so\n"
-    "Run the cwrt conformance suite against one backend and report on it.\n"
+    "       cw-conformance compare [--json=OUT] A.json B.json   (compare --help)\n"
+    "Run the cwrt conformance suite against one backend and report on it; or\n"
+    "compare two runs' JSON reports (exit 0 no regression, 1 regressions, 2 error).\n"
     "\n"
     "  -b, --backend=NAME|PATH  the backend under test: a reference backend by name\n"
     "                           (" CWC_REFERENCE_BACKENDS "), or a shared object exporting\n"
@@ -58,6 +60,9 @@ static const char usage_text[] =
     "      --json=FILE          write the JSON report (conformance/report.schema.json)\n"
     "      --xml=FILE           write a JUnit XML report\n"
     "      --tap=FILE           write a TAP version 13 report\n"
+    "      --html=FILE          write the report as one self-contained HTML page (no\n"
+    "                           script, nothing fetched): profiles, failures with the\n"
+    "                           rules' text, requirements, cases\n"
     "  -q, --quiet              no progress line, even on a terminal\n"
     "  -l, --list               list the cases (profile, group, requirements) and exit\n"
     "  -r, --requirements       list the spec's requirements with their cases; after a\n"
@@ -120,6 +125,7 @@ static const struct option long_options[] = {
     {"json", required_argument, NULL, 'J'},
     {"xml", required_argument, NULL, 'X'},
     {"tap", required_argument, NULL, 'T'},
+    {"html", required_argument, NULL, 'H'},
     {"quiet", no_argument, NULL, 'q'},
     {"list", no_argument, NULL, 'l'},
     {"requirements", no_argument, NULL, 'r'},
@@ -134,10 +140,10 @@ static const struct option long_options[] = {
 /* The option `ch` sets a string or a flag of `opt`: where, or NULL. */
 static const char **string_option(int ch, cwc_options *opt)
 {
-    const char **slots[] = {&opt->backend, &opt->profiles, &opt->filter,    &opt->json,
-                            &opt->xml,     &opt->tap,      &opt->time_scale};
-    const char *at = strchr("bpfJXTS", ch);
-    return ch && at ? slots[at - "bpfJXTS"] : NULL;
+    const char **slots[] = {&opt->backend, &opt->profiles, &opt->filter, &opt->json,
+                            &opt->xml,     &opt->tap,      &opt->html,   &opt->time_scale};
+    const char *at = strchr("bpfJXTHS", ch);
+    return ch && at ? slots[at - "bpfJXTHS"] : NULL;
 }
 
 static int *flag_option(int ch, cwc_options *opt)
@@ -273,6 +279,8 @@ static int write_reports(const cwc_options *opt, const cwc_report *r)
         rc = -1;
     if (opt->tap && cwc_write_tap(opt->tap, r) != 0)
         rc = -1;
+    if (opt->html && cwc_write_html(opt->html, r) != 0)
+        rc = -1;
     return rc;
 }
 
@@ -281,8 +289,8 @@ static int write_reports(const cwc_options *opt, const cwc_report *r)
  * test removed again). */
 static int reports_writable(const cwc_options *opt)
 {
-    const char *paths[] = {opt->json, opt->xml, opt->tap};
-    const char *names[] = {"--json", "--xml", "--tap"};
+    const char *paths[] = {opt->json, opt->xml, opt->tap, opt->html};
+    const char *names[] = {"--json", "--xml", "--tap", "--html"};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         if (!paths[i])
             continue;
@@ -366,6 +374,8 @@ static int find_backend(const cwc_options *opt, const cw_backend *given, cwc_rep
 
 int cwc_main(int argc, char **argv, const cw_backend *backend)
 {
+    if (argc > 1 && !strcmp(argv[1], "compare"))
+        return cwc_compare_main(argc - 1, argv + 1);
     cwc_options opt = {.timeout = 60, .repeat = 1};
     int rc = parse_args(argc, argv, &opt);
     if (rc != 0)

@@ -28,6 +28,7 @@ enum cwc_verdict {
 
 typedef struct cwc_options {
     const char *backend, *filter, *json, *tap, *xml, *profiles;
+    const char *html; /* --html: the report as one self-contained page */
     unsigned timeout;
     int list, requirements, certificate, quiet;
     int fail_fast;          /* stop at the first case that fails or times out */
@@ -70,6 +71,7 @@ typedef struct cwc_report {
 typedef struct cwc_req {
     const char *id;
     const char *section;
+    const char *text; /* the rule's words, as Markdown (ci/extract-reqs.sh) */
 } cwc_req;
 extern const cwc_req cwc_requirements[];
 extern const size_t cwc_nrequirements;
@@ -97,5 +99,31 @@ void cwc_print_certificate(FILE *f, const cwc_report *r);
 int cwc_write_json(const char *path, const cwc_report *r);
 int cwc_write_junit(const char *path, const cwc_report *r);
 int cwc_write_tap(const char *path, const cwc_report *r);
+int cwc_write_html(const char *path, const cwc_report *r);
+
+/* What a run says of one profile (state.c), worst first: the HTML report
+ * shows it, `cw-conformance compare` compares it. */
+enum cwc_profile_state {
+    CWC_PS_FAILED,       /* a case of it failed or timed out */
+    CWC_PS_NOT_DECLARED, /* the backend does not declare it */
+    CWC_PS_NOT_SELECTED, /* declared, left out by --profile */
+    CWC_PS_INCOMPLETE,   /* nothing failed, a case of it was not run */
+    CWC_PS_PASSED,       /* every applicable case passed; the run is not certified */
+    CWC_PS_CERTIFIED,
+    CWC_NSTATES
+};
+/* From the run's sets (`certified` is empty unless the run is CONFORMANT)
+ * and the statuses of the cases of profile `p`, counted. */
+enum cwc_profile_state cwc_profile_state(cwc_profiles declared, cwc_profiles selected,
+                                         cwc_profiles certified, int p,
+                                         const size_t counts[CWC_NSTATUS]);
+enum cwc_profile_state cwc_report_profile_state(const cwc_report *r, int p);
+/* "not_declared" (as in compare's JSON), and a sentence for a person. */
+const char *cwc_profile_state_key(enum cwc_profile_state s);
+const char *cwc_profile_state_text(enum cwc_profile_state s);
+
+/* `cw-conformance compare A.json B.json`: argv[0] is "compare". Returns
+ * 0 (no regression), 1 (regressions) or 2 (usage, unreadable input). */
+int cwc_compare_main(int argc, char **argv);
 
 #endif

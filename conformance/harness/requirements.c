@@ -10,7 +10,7 @@
 
 /* Generated from the spec files by the build: every numbered requirement. */
 const cwc_req cwc_requirements[] = {
-#define CWC_REQ(id, section) {id, section},
+#define CWC_REQ(id, section, text) {id, section, text},
 #include "reqs.inc"
 #undef CWC_REQ
 };

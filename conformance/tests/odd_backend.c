@@ -11,7 +11,9 @@
  * case FLAKY; with CWC_ODD_ESCAPE, every run first forks a process that
  * leaves the case's session (setsid) and sleeps, holding stdout; with
  * CWC_ODD_NULL_ENTRY, the table's yield entry is NULL; with
- * CWC_ODD_RUNAWAY, every run takes memory until none is left, then fails.
+ * CWC_ODD_RUNAWAY, every run takes memory until none is left, then fails;
+ * with CWC_ODD_MARKUP, every run fails with a message made to break out of
+ * an HTML report (an element's end, a script, an attribute's quote).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +87,21 @@ static int runaway_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_ru
     return CW_ERR_NOMEM;
 }
 
+/* The message the HTML report must show as text: were it markup, the
+ * script would mark the page as run, which the test looks for. */
+static int markup_start(const cw_config *cfg, cw_task_fn root, void *arg, cw_run_result *out)
+{
+    (void)cfg, (void)root, (void)arg;
+    cw_run_result failed = {0};
+    failed.status = CW_ERR_INVALID;
+    snprintf(failed.message, sizeof failed.message,
+             "odd markup </pre></td><script>document.documentElement.setAttribute("
+             "'data-owned','yes')</script><img src=x "
+             "onerror=\"this.setAttribute('data-owned','yes')\"> &amp; '\"");
+    *out = failed;
+    return CW_ERR_INVALID;
+}
+
 const cw_backend *cw_backend_entry(void)
 {
     odd = *cw_backend_deterministic();
@@ -101,5 +118,7 @@ const cw_backend *cw_backend_entry(void)
         odd.yield = NULL;
     if (getenv("CWC_ODD_RUNAWAY"))
         odd.start = runaway_start;
+    if (getenv("CWC_ODD_MARKUP"))
+        odd.start = markup_start;
     return &odd;
 }

@@ -7,8 +7,9 @@
 #   make skeleton-valgrind    the same under valgrind: no memory error, no leak
 #   make skeleton-kit-check   build it against an installed kit with pkg-config
 #                             alone and certify it with the installed suite
-#   make skeleton-coverage    which lines of it the suite reaches: gcovr HTML
-#                             and Cobertura in build/skeleton-coverage/report/
+#   make skeleton-coverage    which lines of it the suite reaches, through
+#                             cw-conformance-coverage (gcovr HTML and Cobertura
+#                             in build/skeleton-coverage/report/), checked
 #
 # The skeleton sees nothing of reference/: its only include path is the
 # spec's headers, and it exports nothing but cw_backend_entry.
@@ -61,14 +62,6 @@ $(SK_COV)/obj/%.o: examples/skeleton/%.c $(SK_HDR)
 $(SK_COV)/libskeleton.so: $(SK_COV_OBJ)
 	@echo "  CC $@"; $(CC) -shared -o $@ $^ --coverage $(SK_LIBS)
 
-skeleton-coverage: all $(SK_COV)/libskeleton.so
+skeleton-coverage: all $(SK_COV)/libskeleton.so $(B)/lib/libskeleton.so
 	@sh ci/deps.sh coverage
-	@find $(SK_COV) -name '*.gcda' -delete
-	@mkdir -p $(SK_COV)/report
-	@$(B)/bin/cw-conformance --backend $(SK_COV)/libskeleton.so -q --certificate \
-	  > $(SK_COV)/certificate.txt || { cat $(SK_COV)/certificate.txt; exit 1; }
-	@grep '^verdict:' $(SK_COV)/certificate.txt
-	@gcovr --root . --object-directory $(SK_COV)/obj --filter 'examples/skeleton/' \
-	  --html-details $(SK_COV)/report/index.html --cobertura $(SK_COV)/report/coverage.xml \
-	  --print-summary
-	@echo "skeleton coverage: $(SK_COV)/report/index.html, $(SK_COV)/report/coverage.xml"
+	@sh examples/skeleton/coverage-check.sh $(B) $(SK_COV) $(PYTHON)
