@@ -28,8 +28,9 @@
  * reads the whole echo back, and sends the next, for a fixed time.
  *
  * usage: network [--peer NAME=PROGRAM ...] [echo|bulk|simulated ...]   (default: all)
- *        network server native|native1|native_ring|epoll|libuv|io_uring CONNS SIZE
- *              one server alone, for a profiler
+ *        network [--peer NAME=PROGRAM ...] server SERVER CONNS SIZE
+ *              one server alone, for a profiler: native, native1,
+ *              native_ring, epoll, libuv, io_uring or a peer's NAME
  *        network sender native|native_ring|plain
  *              one bulk sender alone, likewise
  */
@@ -1009,8 +1010,24 @@ static void simulated(void)
     }
 }
 
-/* One server alone, so a profiler sees only it. */
-static int one_server(const char *which, int conns, size_t size)
+/* A peer given with --peer, alone: its rate, or -1 when it is not one or
+ * does not come up. */
+static double one_peer(const char *which, int conns, size_t size)
+{
+    for (int i = 0; i < npeers; i++)
+        if (strcmp(peers[i].name, which) == 0) {
+            if (!peer_start(&peers[i]))
+                return -1;
+            double rate = client(peers[i].port, conns, size);
+            peer_stop(&peers[i]);
+            return rate;
+        }
+    return -1;
+}
+
+/* One of network.c's own servers alone: its rate, or -1 when `which` names
+ * none of them. */
+static double one_builtin(const char *which, int conns, size_t size)
 {
     double rate;
     if (strcmp(which, "native") == 0)
@@ -1030,6 +1047,18 @@ static int one_server(const char *which, int conns, size_t size)
         rate = run_uring(conns, size);
 #endif
     else
+        rate = -1;
+    return rate;
+}
+
+/* One server alone, so a profiler sees only it (a peer's runs in a process
+ * of its own: `perf record -p`). */
+static int one_server(const char *which, int conns, size_t size)
+{
+    double rate = one_peer(which, conns, size);
+    if (rate < 0)
+        rate = one_builtin(which, conns, size);
+    if (rate < 0)
         return 2;
     printf("echo %s conns=%d size=%zu %.0f/s\n", which, conns, size, rate);
     return 0;
@@ -1053,10 +1082,6 @@ static int one_bulk(const char *which)
 
 int main(int argc, char **argv)
 {
-    if (argc == 5 && strcmp(argv[1], "server") == 0)
-        return one_server(argv[2], atoi(argv[3]), (size_t)atol(argv[4]));
-    if (argc == 3 && strcmp(argv[1], "sender") == 0)
-        return one_bulk(argv[2]);
     int first = 1;
     for (; first + 1 < argc && strcmp(argv[first], "--peer") == 0; first += 2)
         if (!peer_add(argv[first + 1])) {
@@ -1064,6 +1089,10 @@ int main(int argc, char **argv)
                     argv[first + 1]);
             return 2;
         }
+    if (argc - first == 4 && strcmp(argv[first], "server") == 0)
+        return one_server(argv[first + 1], atoi(argv[first + 2]), (size_t)atol(argv[first + 3]));
+    if (argc - first == 2 && strcmp(argv[first], "sender") == 0)
+        return one_bulk(argv[first + 1]);
     bool all = argc <= first;
     for (int i = first; i < argc || all; i++) {
         const char *what = all ? NULL : argv[i];
