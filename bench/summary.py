@@ -125,8 +125,9 @@ def peer_rows(text):
     for label, name in (("write 4 KiB, fdatasync every 16", "synced 4 KiB writes"),
                         ("write 1 MiB, fdatasync every 4", "synced 1 MiB writes")):
         cwrt = find(text, r"^storage %s\s+threads\s+([0-9.]+) us" % re.escape(label))
-        rows.append((name, "us", cwrt, peer_figures(text, "storage " + label, "us"), True,
-                     1.0, None))
+        peers = {p: find(text, r"^storage peers %s\s.*\s%s ([0-9.]+) us" % (re.escape(label), p))
+                 for p in PEERS}
+        rows.append((name, "us", cwrt, peers, True, 1.0, None))
     return rows
 
 

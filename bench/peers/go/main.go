@@ -10,7 +10,7 @@
 // Usage:
 //
 //	peer spawn|pingpong|timers|sleepers|echo
-//	peer storage DIR
+//	peer write DIR SIZE COUNT SYNC_EVERY
 package main
 
 import (
@@ -20,18 +20,18 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
 )
 
 const (
-	spawns         = 50000
-	pings          = 200000
-	timerTasks     = 100
-	sleepsPerTask  = 100
-	sleepers       = 100000
-	storageRepeats = 3
+	spawns        = 50000
+	pings         = 200000
+	timerTasks    = 100
+	sleepsPerTask = 100
+	sleepers      = 100000
 )
 
 // spawnJoin: one goroutine at a time, started and waited for.
@@ -151,25 +151,18 @@ func writeLoad(dir string, size, count, syncEvery int) float64 {
 	return us
 }
 
-// storage: the synced writes of bench/storage.c, best of a few runs.
-func storage(dir string) {
-	loads := []struct {
-		label                  string
-		size, count, syncEvery int
-	}{
-		{"write 4 KiB, fdatasync every 16", 4096, 4096, 16},
-		{"write 1 MiB, fdatasync every 4", 1 << 20, 64, 4},
-	}
-	for _, l := range loads {
-		best := 0.0
-		for r := 0; r < storageRepeats; r++ {
-			us := writeLoad(dir, l.size, l.count, l.syncEvery)
-			if r == 0 || us < best {
-				best = us
-			}
+// writes: one run of bench/storage.c's synced writes with the sizes it
+// asks for (storage.c runs it between its own, best of a few).
+func writes(args []string) {
+	var n [3]int
+	for i, a := range args[1:] {
+		v, err := strconv.Atoi(a)
+		if err != nil || v <= 0 {
+			fail("write", fmt.Errorf("not a positive count: %q", a))
 		}
-		fmt.Printf("peer go storage %s: us=%.2f\n", l.label, best)
+		n[i] = v
 	}
+	fmt.Printf("peer go write: us=%.2f\n", writeLoad(args[0], n[0], n[1], n[2]))
 }
 
 // echo serves TCP echo on a port of 127.0.0.1 the kernel picks, printed as
@@ -202,7 +195,7 @@ func fail(what string, err error) {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: peer spawn|pingpong|timers|sleepers|echo | peer storage DIR")
+		fmt.Fprintln(os.Stderr, "usage: peer spawn|pingpong|timers|sleepers|echo | peer write DIR SIZE COUNT SYNC_EVERY")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -216,12 +209,12 @@ func main() {
 		sleeping()
 	case "echo":
 		echo()
-	case "storage":
-		if len(os.Args) != 3 {
-			fmt.Fprintln(os.Stderr, "usage: peer storage DIR")
+	case "write":
+		if len(os.Args) != 6 {
+			fmt.Fprintln(os.Stderr, "usage: peer write DIR SIZE COUNT SYNC_EVERY")
 			os.Exit(2)
 		}
-		storage(os.Args[2])
+		writes(os.Args[2:])
 	default:
 		fmt.Fprintf(os.Stderr, "go peer: unknown workload %q\n", os.Args[1])
 		os.Exit(2)

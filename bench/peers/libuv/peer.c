@@ -13,15 +13,17 @@
  *              each callback runs past its deadline
  *   sleepers   100,000 uv_timer_t of 1 s pending at once: wall time and
  *              the peak RSS they add, per timer
- *   storage    uv_fs_write of 4 KiB blocks with a uv_fs_fdatasync every 16,
- *              and of 1 MiB with one every 4, chained by their callbacks
+ *   write      uv_fs_write of SIZE-byte blocks with a uv_fs_fdatasync every
+ *              SYNC_EVERY, chained by their callbacks: one run of
+ *              bench/storage.c's synced writes, which storage.c runs
+ *              between its own
  *
  * Echo on TCP is bench/network.c's libuv server, in that program.
  * Each prints one "peer libuv ..." row in the key=value form
  * bench/summary.py reads.
  *
  * usage: peer spawn|pingpong|timers|sleepers
- *        peer storage DIR
+ *        peer write DIR SIZE COUNT SYNC_EVERY
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -31,13 +33,7 @@
 #include <time.h>
 #include <uv.h>
 
-enum {
-    SPAWNS = 50000,
-    TIMER_TASKS = 100,
-    SLEEPS_PER_TASK = 100,
-    SLEEPERS = 100000,
-    STORAGE_REPEATS = 3
-};
+enum { SPAWNS = 50000, TIMER_TASKS = 100, SLEEPS_PER_TASK = 100, SLEEPERS = 100000 };
 
 static double peer_now_ns(void)
 {
@@ -237,23 +233,23 @@ static double peer_write_load(uv_loop_t *loop, const char *dir, size_t size, int
     return us;
 }
 
-static void peer_storage(uv_loop_t *loop, const char *dir)
+/* A positive count from the command line, or exit with why. */
+static long peer_count(const char *s)
 {
-    static const struct {
-        const char *label;
-        size_t size;
-        int count, sync_every;
-    } loads[] = {{"write 4 KiB, fdatasync every 16", 4096, 4096, 16},
-                 {"write 1 MiB, fdatasync every 4", 1 << 20, 64, 4}};
-    for (size_t i = 0; i < sizeof loads / sizeof loads[0]; i++) {
-        double best = 1e30;
-        for (int r = 0; r < STORAGE_REPEATS; r++) {
-            double us =
-                peer_write_load(loop, dir, loads[i].size, loads[i].count, loads[i].sync_every);
-            best = us < best ? us : best;
-        }
-        printf("peer libuv storage %s: us=%.2f\n", loads[i].label, best);
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v <= 0 || v > (1L << 30)) {
+        fprintf(stderr, "libuv peer: not a positive count: \"%s\"\n", s);
+        exit(2);
     }
+    return v;
+}
+
+static void peer_write(uv_loop_t *loop, char **args)
+{
+    double us = peer_write_load(loop, args[0], (size_t)peer_count(args[1]),
+                                (int)peer_count(args[2]), (int)peer_count(args[3]));
+    printf("peer libuv write: us=%.2f\n", us);
 }
 
 int main(int argc, char **argv)
@@ -268,10 +264,12 @@ int main(int argc, char **argv)
         peer_timers(loop);
     else if (argc == 2 && !strcmp(w, "sleepers"))
         peer_sleepers(loop);
-    else if (argc == 3 && !strcmp(w, "storage"))
-        peer_storage(loop, argv[2]);
+    else if (argc == 6 && !strcmp(w, "write"))
+        peer_write(loop, argv + 2);
     else {
-        fprintf(stderr, "usage: peer spawn|pingpong|timers|sleepers | peer storage DIR\n");
+        fprintf(
+            stderr,
+            "usage: peer spawn|pingpong|timers|sleepers | peer write DIR SIZE COUNT SYNC_EVERY\n");
         return 2;
     }
     peer_check(uv_loop_close(loop), "loop_close");

@@ -8,7 +8,7 @@
 //! row in the key=value form bench/summary.py reads.
 //!
 //! usage: peer spawn|pingpong|timers|sleepers|echo
-//!        peer storage DIR
+//!        peer write DIR SIZE COUNT SYNC_EVERY
 
 use std::path::Path;
 use std::process::exit;
@@ -23,7 +23,6 @@ const PINGS: u32 = 200_000;
 const TIMER_TASKS: usize = 100;
 const SLEEPS_PER_TASK: usize = 100;
 const SLEEPERS: usize = 100_000;
-const STORAGE_REPEATS: usize = 3;
 
 fn fail(what: &str, err: impl std::fmt::Display) -> ! {
     eprintln!("tokio peer: {what}: {err}");
@@ -155,19 +154,18 @@ async fn write_load(dir: &Path, size: usize, count: usize, sync_every: usize) ->
     us
 }
 
-/// The synced writes of bench/storage.c, best of a few runs.
-async fn storage(dir: String) {
-    let loads = [
-        ("write 4 KiB, fdatasync every 16", 4096, 4096, 16),
-        ("write 1 MiB, fdatasync every 4", 1 << 20, 64, 4),
-    ];
-    for (label, size, count, sync_every) in loads {
-        let mut best = f64::INFINITY;
-        for _ in 0..STORAGE_REPEATS {
-            best = best.min(write_load(Path::new(&dir), size, count, sync_every).await);
-        }
-        println!("peer tokio storage {label}: us={best:.2}");
-    }
+/// One run of bench/storage.c's synced writes with the sizes it asks for
+/// (storage.c runs it between its own, best of a few).
+async fn writes(args: Vec<String>) {
+    let n: Vec<usize> = args[1..]
+        .iter()
+        .map(|a| match a.parse::<usize>() {
+            Ok(v) if v > 0 => v,
+            _ => fail("write", format!("not a positive count: {a:?}")),
+        })
+        .collect();
+    let us = write_load(Path::new(&args[0]), n[0], n[1], n[2]).await;
+    println!("peer tokio write: us={us:.2}");
 }
 
 /// One connection: read what arrives and write it back, until the client
@@ -213,9 +211,9 @@ async fn main() {
         (Some("timers"), 2) => tokio::spawn(timers()),
         (Some("sleepers"), 2) => tokio::spawn(sleepers()),
         (Some("echo"), 2) => tokio::spawn(echo()),
-        (Some("storage"), 3) => tokio::spawn(storage(args[2].clone())),
+        (Some("write"), 6) => tokio::spawn(writes(args[2..].to_vec())),
         _ => {
-            eprintln!("usage: peer spawn|pingpong|timers|sleepers|echo | peer storage DIR");
+            eprintln!("usage: peer spawn|pingpong|timers|sleepers|echo | peer write DIR SIZE COUNT SYNC_EVERY");
             exit(2)
         }
     };
