@@ -16,7 +16,8 @@
 #   make fuzz       build the fuzz targets for libFuzzer and AFL++ (FUZZ_SECONDS to run)
 #   make fuzz-ci    every fuzz target for CI_SECONDS (60) from the corpus in git; fails on a finding
 #   make coverage   gcovr reports (HTML, JSON, Cobertura) for reference/
-#   make bench      the benchmarks in bench/
+#   make bench      the benchmarks in bench/, and the native backend against
+#                   Go, tokio and libuv (bench/peers/): a table and a chart
 #   make flake-check correct backends certified under 4x CPU oversubscription,
 #                   valgrind and TSan: no refusal allowed (FLAKE_N=10)
 #   make lint       the layer check, clang-tidy and cppcheck

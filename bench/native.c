@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -181,11 +182,13 @@ static void bench_pingpong(void)
 {
     double n1 = pingpong_ns(cw_backend_native(), 1);
     double n2 = pingpong_ns(cw_backend_native(), 2);
+    double nd = pingpong_ns(cw_backend_native(), 0); /* one worker per CPU, as the peers */
     double det = pingpong_ns(cw_backend_deterministic(), 0);
     double pt = pthread_pingpong_ns();
-    printf("bench pingpong: native_1_worker_ns=%.0f native_2_workers_ns=%.0f det_ns=%.0f "
-           "pthread_condvar_ns=%.0f pthread/native1=%.2f pthread/native2=%.2f\n",
-           n1, n2, det, pt, pt / n1, pt / n2);
+    printf("bench pingpong: native_1_worker_ns=%.0f native_2_workers_ns=%.0f "
+           "native_default_ns=%.0f det_ns=%.0f pthread_condvar_ns=%.0f pthread/native1=%.2f "
+           "pthread/native2=%.2f\n",
+           n1, n2, nd, det, pt, pt / n1, pt / n2);
 }
 
 /* ---- timer accuracy ---------------------------------------------------------------- */
@@ -278,23 +281,43 @@ static void *sleepers_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
+/* The peak RSS of the calling process, in KiB. */
+static long max_rss_kib(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        abort();
+    return ru.ru_maxrss;
+}
+
+/* In a child of its own, so that the peak is the run's. bytes_per_task is
+ * what the run adds to the peak the child had before it, per task, as the
+ * peers of bench/peers/ count theirs. */
 static void bench_sleepers(const cw_backend *b, bool guard)
 {
+    long *base =
+        mmap(NULL, sizeof *base, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED)
+        abort();
     double t0 = now_ns();
     pid_t pid = fork();
     if (pid == 0) {
         cw_config cfg;
         cw_config_default(&cfg);
         cfg.stack_guard = guard;
+        *base = max_rss_kib();
         run(b, &cfg, sleepers_root, NULL);
         _exit(0);
     }
     int status = 0;
     struct rusage ru;
     wait4(pid, &status, 0, &ru);
-    printf("bench sleepers: backend=%s tasks=%d guard=%d ok=%d wall_s=%.2f peak_rss_mib=%.0f\n",
+    printf("bench sleepers: backend=%s tasks=%d guard=%d ok=%d wall_s=%.2f peak_rss_mib=%.0f "
+           "bytes_per_task=%.0f\n",
            b->name, SLEEPERS, guard, WIFEXITED(status) && WEXITSTATUS(status) == 0,
-           (now_ns() - t0) / 1e9, (double)ru.ru_maxrss / 1024.0);
+           (now_ns() - t0) / 1e9, (double)ru.ru_maxrss / 1024.0,
+           (double)(ru.ru_maxrss - *base) * 1024.0 / SLEEPERS);
+    munmap(base, sizeof *base);
 }
 
 int main(int argc, char **argv)

@@ -12,7 +12,10 @@
  *              one worker per CPU, which on a small machine competes with
  *              the client for the CPUs; native_ring is the default with
  *              io_backend CW_IO_URING, whose connections receive through
- *              the network's ring (reference/native/net_ring.c).
+ *              the network's ring (reference/native/net_ring.c). Each
+ *              `--peer NAME=PROGRAM` adds a server in a process of its
+ *              own, started once as `PROGRAM echo` (bench/peers/: Go's,
+ *              tokio's), which prints "port N" and serves until killed.
  *   bulk       1 MiB sends on one connection to a reader that keeps up as
  *              it can: the native sender over epoll and through the ring,
  *              against a plain thread's blocking sends
@@ -24,9 +27,10 @@
  * The client is one thread with epoll: each connection sends a message,
  * reads the whole echo back, and sends the next, for a fixed time.
  *
- * usage: network [echo|bulk|simulated ...]   (default: all)
- *        network server native|native1|native_ring|epoll|libuv|io_uring CONNS SIZE
- *              one server alone, for a profiler
+ * usage: network [--peer NAME=PROGRAM ...] [echo|bulk|simulated ...]   (default: all)
+ *        network [--peer NAME=PROGRAM ...] server SERVER CONNS SIZE
+ *              one server alone, for a profiler: native, native1,
+ *              native_ring, epoll, libuv, io_uring or a peer's NAME
  *        network sender native|native_ring|plain
  *              one bulk sender alone, likewise
  */
@@ -42,7 +46,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef CW_BENCH_LIBUV
@@ -534,6 +541,88 @@ static void *uv_thread(void *arg)
 }
 #endif
 
+/* ---- Peer servers in processes of their own
+ * -------------------------------------------------------------- */
+
+extern char **environ;
+
+enum { MAX_PEERS = 4 };
+
+/* A peer's echo server (bench/peers/), up for the whole echo run. */
+typedef struct cw_peer {
+    const char *name, *program;
+    pid_t pid;
+    uint16_t port;
+} cw_peer;
+
+static cw_peer peers[MAX_PEERS];
+static int npeers;
+
+/* `--peer NAME=PROGRAM`: false when the argument is malformed. */
+static bool peer_add(const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec || !eq[1] || npeers == MAX_PEERS)
+        return false;
+    peers[npeers].name = strndup(spec, (size_t)(eq - spec));
+    peers[npeers].program = eq + 1;
+    npeers++;
+    return true;
+}
+
+/* Start `PROGRAM echo` and read the port it prints; false (and why, on
+ * stderr) when it does not come up. */
+static bool peer_start(cw_peer *p)
+{
+    int out[2];
+    if (pipe(out) != 0)
+        die("pipe");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&fa, out[0]);
+    char *argv[] = {(char *)p->program, "echo", NULL};
+    int rc = posix_spawn(&p->pid, p->program, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(out[1]);
+    if (rc != 0) {
+        fprintf(stderr, "bench: peer %s: %s: %s\n", p->name, p->program, strerror(rc));
+        close(out[0]);
+        return false;
+    }
+    FILE *f = fdopen(out[0], "r");
+    char line[64];
+    unsigned port = 0;
+    bool up = f && fgets(line, sizeof line, f) && sscanf(line, "port %u", &port) == 1 && port &&
+              port <= 65535;
+    if (f)
+        fclose(f); /* the peer's later output, none expected, goes nowhere */
+    if (!up) {
+        fprintf(stderr, "bench: peer %s printed no port\n", p->name);
+        kill(p->pid, SIGKILL);
+        waitpid(p->pid, NULL, 0);
+        return false;
+    }
+    p->port = (uint16_t)port;
+    return true;
+}
+
+static void peer_stop(cw_peer *p)
+{
+    if (kill(p->pid, SIGTERM) != 0 || waitpid(p->pid, NULL, 0) != p->pid)
+        die("peer stop");
+}
+
+/* The peers that came up, moved to the front; how many. */
+static int peers_start(void)
+{
+    int up = 0;
+    for (int i = 0; i < npeers; i++)
+        if (peer_start(&peers[i]))
+            peers[up++] = peers[i];
+    return up;
+}
+
 /* ---- The measurements
  * ---------------------------------------------------------------------------- */
 
@@ -613,10 +702,13 @@ static void echo(void)
     static const int conns[] = {1, 64, 1024};
     static const size_t sizes[] = {64, 64 * 1024};
     enum { NATIVE1, NATIVE, RING, EPOLL, LIBUV, URING, SERVERS };
+    int up = peers_start();
     for (size_t s = 0; s < 2; s++)
         for (size_t c = 0; c < 3; c++) {
-            double r[SERVERS][3] = {{0}};
+            double r[SERVERS][3] = {{0}}, pr[MAX_PEERS][3] = {{0}};
             for (int k = 0; k < 3; k++) {
+                for (int i = 0; i < up; i++)
+                    pr[i][k] = client(peers[i].port, conns[c], sizes[s]);
                 r[NATIVE1][k] = run_native(conns[c], sizes[s], 1, CW_IO_AUTO);
                 r[NATIVE][k] = run_native(conns[c], sizes[s], 0, CW_IO_AUTO);
                 r[RING][k] = run_native(conns[c], sizes[s], 0, CW_IO_URING);
@@ -650,9 +742,16 @@ static void echo(void)
             printf(" native_default/io_uring=%.2f native_ring/io_uring=%.2f io_uring/epoll=%.2f",
                    m[NATIVE] / m[URING], m[RING] / m[URING], m[URING] / m[EPOLL]);
 #endif
+            for (int i = 0; i < up; i++) {
+                double pm = median3(pr[i][0], pr[i][1], pr[i][2]);
+                printf(" %s %.0f/s native_default/%s=%.2f", peers[i].name, pm, peers[i].name,
+                       m[NATIVE] / pm);
+            }
             printf("\n");
             fflush(stdout);
         }
+    for (int i = 0; i < up; i++)
+        peer_stop(&peers[i]);
 }
 
 /* ---- Bulk: one connection, the runtime sending ------------------------------------------------
@@ -911,8 +1010,24 @@ static void simulated(void)
     }
 }
 
-/* One server alone, so a profiler sees only it. */
-static int one_server(const char *which, int conns, size_t size)
+/* A peer given with --peer, alone: its rate, or -1 when it is not one or
+ * does not come up. */
+static double one_peer(const char *which, int conns, size_t size)
+{
+    for (int i = 0; i < npeers; i++)
+        if (strcmp(peers[i].name, which) == 0) {
+            if (!peer_start(&peers[i]))
+                return -1;
+            double rate = client(peers[i].port, conns, size);
+            peer_stop(&peers[i]);
+            return rate;
+        }
+    return -1;
+}
+
+/* One of network.c's own servers alone: its rate, or -1 when `which` names
+ * none of them. */
+static double one_builtin(const char *which, int conns, size_t size)
 {
     double rate;
     if (strcmp(which, "native") == 0)
@@ -932,6 +1047,18 @@ static int one_server(const char *which, int conns, size_t size)
         rate = run_uring(conns, size);
 #endif
     else
+        rate = -1;
+    return rate;
+}
+
+/* One server alone, so a profiler sees only it (a peer's runs in a process
+ * of its own: `perf record -p`). */
+static int one_server(const char *which, int conns, size_t size)
+{
+    double rate = one_peer(which, conns, size);
+    if (rate < 0)
+        rate = one_builtin(which, conns, size);
+    if (rate < 0)
         return 2;
     printf("echo %s conns=%d size=%zu %.0f/s\n", which, conns, size, rate);
     return 0;
@@ -955,12 +1082,19 @@ static int one_bulk(const char *which)
 
 int main(int argc, char **argv)
 {
-    if (argc == 5 && strcmp(argv[1], "server") == 0)
-        return one_server(argv[2], atoi(argv[3]), (size_t)atol(argv[4]));
-    if (argc == 3 && strcmp(argv[1], "sender") == 0)
-        return one_bulk(argv[2]);
-    bool all = argc < 2;
-    for (int i = 1; i < argc || all; i++) {
+    int first = 1;
+    for (; first + 1 < argc && strcmp(argv[first], "--peer") == 0; first += 2)
+        if (!peer_add(argv[first + 1])) {
+            fprintf(stderr, "bench: --peer wants NAME=PROGRAM (at most %d), not %s\n", MAX_PEERS,
+                    argv[first + 1]);
+            return 2;
+        }
+    if (argc - first == 4 && strcmp(argv[first], "server") == 0)
+        return one_server(argv[first + 1], atoi(argv[first + 2]), (size_t)atol(argv[first + 3]));
+    if (argc - first == 2 && strcmp(argv[first], "sender") == 0)
+        return one_bulk(argv[first + 1]);
+    bool all = argc <= first;
+    for (int i = first; i < argc || all; i++) {
         const char *what = all ? NULL : argv[i];
         if (all || strcmp(what, "echo") == 0)
             echo();

@@ -22,13 +22,20 @@
  * Each figure is the best of a few runs. Files go to a directory made
  * under $TMPDIR (default /tmp) and removed at the end.
  *
- * usage: storage [write|read|memory ...]   (default: all)
+ * Each `--peer NAME=PROGRAM` (bench/peers/: Go's, tokio's, libuv's) runs
+ * the synced writes too, as `PROGRAM write DIR SIZE COUNT SYNC_EVERY`,
+ * in turn with the sides above, so that a disk shared with other work
+ * weighs on all alike; a line per synced load gives each peer's best.
+ *
+ * usage: storage [--peer NAME=PROGRAM ...] [write|read|memory ...]   (default: all)
  */
 #include <fcntl.h>
 #include <ftw.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -202,6 +209,68 @@ static void cw_run(load *l)
         die(res.message);
 }
 
+/* ---- The peers' synced writes ---------------------------------------------------------- */
+
+extern char **environ;
+
+enum { MAX_PEERS = 4 };
+
+static struct {
+    const char *name, *program;
+} peers[MAX_PEERS];
+static int npeers;
+
+/* `--peer NAME=PROGRAM`: false when the argument is malformed. */
+static bool peer_add(const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec || !eq[1] || npeers == MAX_PEERS)
+        return false;
+    peers[npeers].name = strndup(spec, (size_t)(eq - spec));
+    peers[npeers].program = eq + 1;
+    return peers[npeers++].name != NULL;
+}
+
+/* One run of `l`'s writes by peer `i`, in a process of its own: us per
+ * write, or -1 (and why, on stderr) when it fails. */
+static double peer_write_us(int i, const load *l)
+{
+    char size[24], count[24], every[24], line[128];
+    snprintf(size, sizeof size, "%zu", l->size);
+    snprintf(count, sizeof count, "%d", l->count);
+    snprintf(every, sizeof every, "%d", l->sync_every);
+    char *argv[] = {(char *)peers[i].program, "write", dir, size, count, every, NULL};
+    int out[2];
+    if (pipe(out) != 0)
+        die("pipe");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&fa, out[0]);
+    pid_t pid;
+    int rc = posix_spawn(&pid, peers[i].program, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(out[1]);
+    FILE *f = fdopen(out[0], "r");
+    bool got = rc == 0 && f && fgets(line, sizeof line, f);
+    const char *at = got ? strstr(line, "us=") : NULL; /* its row: "peer NAME write: us=X" */
+    double us = at ? strtod(at + 3, NULL) : -1;
+    if (f)
+        fclose(f);
+    else
+        close(out[0]);
+    int status = 0;
+    if (rc == 0 &&
+        (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0))
+        us = -1;
+    if (rc != 0)
+        fprintf(stderr, "storage bench: peer %s: %s: %s\n", peers[i].name, peers[i].program,
+                strerror(rc));
+    else if (us <= 0)
+        fprintf(stderr, "storage bench: peer %s: its write run failed\n", peers[i].name);
+    return us;
+}
+
 enum { THREADS, URING, RAW, RAW_URING, SIDES };
 
 /* One run of side `side` of `proto`: ns per operation, or -1 when this
@@ -230,16 +299,32 @@ static void compare(const char *label, load proto)
     memset(proto.buf, 0x5A, proto.size > (1 << 20) ? proto.size : 1 << 20);
     char path[300];
     snprintf(path, sizeof path, "%s/raw", dir);
-    double best[SIDES] = {1e30, 1e30, 1e30, 1e30};
-    for (int r = 0; r < REPEATS; r++)
+    double best[SIDES] = {1e30, 1e30, 1e30, 1e30}, peer_best[MAX_PEERS];
+    bool synced = proto.sync_every > 0 && !proto.read;
+    for (int i = 0; i < npeers; i++)
+        peer_best[i] = -1;
+    for (int r = 0; r < REPEATS; r++) {
         for (int side = 0; side < SIDES; side++) {
             double ns = run_side(side, proto, path);
             best[side] = ns < best[side] ? ns : best[side];
         }
+        for (int i = 0; synced && i < npeers; i++) {
+            double us = peer_write_us(i, &proto);
+            if (us > 0 && (peer_best[i] < 0 || us < peer_best[i]))
+                peer_best[i] = us;
+        }
+    }
     printf("storage %-34s threads %8.2f us  uring %8.2f us  raw %8.2f us  raw ring %8.2f us  "
            "ratio threads %.2f uring %.2f (raw ring: %.2f)\n",
            label, best[THREADS] / 1e3, best[URING] / 1e3, best[RAW] / 1e3, best[RAW_URING] / 1e3,
            best[THREADS] / best[RAW], best[URING] / best[RAW], best[URING] / best[RAW_URING]);
+    if (synced && npeers) {
+        printf("storage peers %-28s", label);
+        for (int i = 0; i < npeers; i++)
+            if (peer_best[i] > 0)
+                printf("  %s %.2f us", peers[i].name, peer_best[i]);
+        printf("\n");
+    }
     free(proto.buf);
 }
 
@@ -321,8 +406,15 @@ int main(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s/cw-bench-storage-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
     if (!mkdtemp(dir))
         die("mkdtemp");
-    bool all = argc < 2;
-    for (int i = all ? 0 : 1; i < (all ? 1 : argc); i++) {
+    int first = 1;
+    for (; first + 1 < argc && strcmp(argv[first], "--peer") == 0; first += 2)
+        if (!peer_add(argv[first + 1])) {
+            fprintf(stderr, "storage bench: --peer wants NAME=PROGRAM (at most %d), not %s\n",
+                    MAX_PEERS, argv[first + 1]);
+            return 2;
+        }
+    bool all = argc <= first;
+    for (int i = all ? 0 : first; i < (all ? 1 : argc); i++) {
         const char *what = all ? NULL : argv[i];
         if (!what || !strcmp(what, "write"))
             bench_write();

@@ -7,7 +7,8 @@
 #   sh ci/deps.sh fuzz       also the fuzzers (clang's libFuzzer, AFL++)
 #   sh ci/deps.sh coverage   also gcovr
 #   sh ci/deps.sh lint       also clang-tidy and cppcheck
-#   sh ci/deps.sh bench      also the benchmarks' baselines (libuv)
+#   sh ci/deps.sh bench      also the benchmarks' baselines and peers (libuv, Go,
+#                            tokio from Debian's crate directory, gnuplot)
 #   sh ci/deps.sh flake      also stress-ng (make flake-check)
 #   sh ci/deps.sh browser    also chromium, to render the --html report headless
 #   sh ci/deps.sh cross      also the aarch64 and s390x cross compilers, their
@@ -20,7 +21,7 @@ for extra in "$@"; do
     fuzz) pkgs="$pkgs clang libclang-rt-14-dev afl++" ;;
     coverage) pkgs="$pkgs gcovr" ;;
     lint) pkgs="$pkgs clang-tidy cppcheck clang-format" ;;
-    bench) pkgs="$pkgs time libuv1-dev" ;;
+    bench) pkgs="$pkgs time libuv1-dev golang-go librust-tokio-dev gnuplot-nox" ;;
     flake) pkgs="$pkgs stress-ng" ;;
     browser) pkgs="$pkgs chromium" ;;
     cross) foreign="arm64 s390x"

@@ -1,13 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0 OR MIT
 # Every source file carries the project's licence as an SPDX line within
-# its first three lines (LICENSE): C, assembly, Python, shell, Rust, make.
+# its first three lines (LICENSE): C, assembly, Python, shell, Rust, Go,
+# make, gnuplot.
 #   sh ci/spdx.sh          list the files without one; exit 1 if any
 #   sh ci/spdx.sh --add    add the line to each of them
 set -eu
 cd "$(dirname "$0")/.."
 id="SPDX-License-Identifier: Apache-2.0 OR MIT"
-files=$(git ls-files '*.c' '*.h' '*.S' '*.py' '*.sh' '*.rs' '*.mk' 'Makefile' '*/Makefile' '.ci/run' \
+files=$(git ls-files '*.c' '*.h' '*.S' '*.py' '*.sh' '*.rs' '*.go' '*/go.mod' '*.gp' '*.mk' 'Makefile' '*/Makefile' '.ci/run' \
         '*/Dockerfile' | while read -r f; do [ -f "$f" ] && printf '%s\n' "$f"; done)
 # One awk over every file: a process per file took seconds.
 # shellcheck disable=SC2086
@@ -17,7 +18,8 @@ missing=${missing% }
 if [ "${1:-}" = "--add" ]; then
     for f in $missing; do
         case "$f" in
-        *.c | *.h | *.S | *.rs) line="/* $id */" ; [ "${f##*.}" = rs ] && line="// $id" ;;
+        *.c | *.h | *.S) line="/* $id */" ;;
+        *.rs | *.go | */go.mod) line="// $id" ;;
         *) line="# $id" ;;
         esac
         if head -1 "$f" | grep -q '^#!'; then
