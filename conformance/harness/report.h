@@ -13,6 +13,7 @@
 
 #include "harness/cwc.h"
 #include "harness/profile.h"
+#include "harness/progress.h"
 
 #define CWC_SUITE_VERSION "0.2.0"
 /* The version of the JSON report's shape (conformance/report.schema.json). */
@@ -33,6 +34,7 @@ typedef struct cwc_options {
     int fail_fast;          /* stop at the first case that fails or times out */
     unsigned repeat;        /* run each case this many times, seed + 0 .. (--repeat) */
     const char *time_scale; /* "auto", or the factor of every real-time limit */
+    unsigned jobs;          /* cases at once, each in a process of its own (jobs.c) */
 } cwc_options;
 
 enum cwc_status { CWC_PASS, CWC_FAIL, CWC_TIMEOUT, CWC_NA, CWC_NOT_RUN, CWC_NSTATUS };
@@ -43,6 +45,7 @@ typedef struct cwc_result {
     enum cwc_status status;
     double seconds;
     char reason[512];
+    int left; /* processes its runs left behind, killed (reaper.c) */
 } cwc_result;
 
 typedef struct cwc_report {
@@ -85,6 +88,14 @@ const char *cwc_verdict_name(enum cwc_verdict v);
 /* Select and run the cases; fill the report and its verdict. Non-zero on
  * exhausted memory. */
 int cwc_run_suite(const cwc_options *opt, cwc_report *r);
+/* One selected case, with its --repeat and I/O modes, in this process
+ * (run.c); then what it left behind, said on stderr. */
+void cwc_run_case(const cwc_options *opt, const cwc_report *r, cwc_result *x);
+void cwc_say_leftovers(const cwc_result *x);
+/* The selected cases, opt->jobs at once, each in a process of its own
+ * (jobs.c); starts none after case `*stop`, which it lowers to the first
+ * that failed with --fail-fast. Non-zero on exhausted memory. */
+int cwc_run_jobs(const cwc_options *opt, cwc_report *r, cwc_progress *pg, size_t *stop);
 void cwc_report_free(cwc_report *r);
 
 /* `t` as ISO 8601 in UTC: "2026-12-03T08:41:09Z". */
