@@ -17,7 +17,7 @@
 #   make coverage   gcovr reports (HTML, JSON, Cobertura) for reference/
 #   make bench      the benchmarks in bench/
 #   make flake-check correct backends certified under 4x CPU oversubscription,
-#                   valgrind and TSan: no refusal allowed (FLAKE_N=10)
+#                   valgrind and TSan: no refusal allowed (FLAKE_N=10, FLAKE_ARGS="--jobs 2")
 #   make lint       the layer check, clang-tidy and cppcheck
 #   make layers     the layer check of reference/ alone (ci/layers.sh)
 #   make mutation   the suite's power: mutants of reference/ it rejects
@@ -289,9 +289,13 @@ negative-sample: $(B)/bin/cw-conformance $(B)/lib/cwrt-wrap.so $(NEGATIVE_PICK)
 	  $(B)/lib/cwrt-wrap.so $(NEGATIVE_PICK)
 
 # The harness itself: verdicts, exit statuses, and every report format read
-# back by independent readers.
-report-check: $(B)/bin/cw-conformance $(B)/bin/cw-conformance-power $(B)/lib/cwc-odd.so
+# back by independent readers; --jobs against one case at a time (reusing
+# the reports conformance-run and skeleton-run left), and --expect.
+report-check: $(B)/bin/cw-conformance $(B)/bin/cw-conformance-power $(B)/lib/cwc-odd.so \
+  $(B)/lib/libskeleton.so $(B)/mutants/det_counter_32bit.so
 	@sh conformance/tests/reports.sh $(B) $(PYTHON)
+	@CWRT_NATIVE_IO=$(NATIVE_IO) sh conformance/tests/jobs.sh $(B) $(PYTHON)
+	@sh conformance/tests/expect.sh $(B) $(PYTHON)
 
 requirements: $(B)/bin/cw-conformance
 	@$(B)/bin/cw-conformance --requirements > $(B)/requirements.txt || \

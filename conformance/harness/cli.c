@@ -50,6 +50,9 @@ static const char usage_text[] =
     "                           the seeds it passed and failed with\n"
     "  -j, --jobs=N             run N cases at once, each in a process of its own (default\n"
     "                           1); the results and reports are a serial run's\n"
+    "      --expect=FILE        the results some cases are expected to get (NAME PASS|FAIL|\n"
+    "                           TIMEOUT|SKIP WHY, a line each; '#' comments): exit 0 while\n"
+    "                           each gets it, 1 on a regression or an unexpected pass\n"
     "  -x, --fail-fast          stop at the first case that fails or times out; the\n"
     "                           rest are not run (the verdict is still NOT CONFORMANT)\n"
     "  -c, --certificate        print the certificate after the run\n"
@@ -70,6 +73,8 @@ static const char usage_text[] =
     "  3  PARTIAL         no case failed, but the run was not complete: a filter, a\n"
     "                     narrower profile list, a CK_* selection, or a requirement\n"
     "                     without a case; no certificate is issued\n"
+    "With --expect: 0 when each case got the result expected, whatever the verdict,\n"
+    "1 on a regression or an unexpected pass, 2 as above (a malformed file, too).\n"
     "A case of a profile the backend does not declare is 'not applicable': never\n"
     "passed, never failed.\n"
     "\n"
@@ -127,16 +132,17 @@ static const struct option long_options[] = {
     {"time-scale", required_argument, NULL, 'S'},
     {"memory-limit", required_argument, NULL, 'M'},
     {"jobs", required_argument, NULL, 'j'},
+    {"expect", required_argument, NULL, 'E'},
     {NULL, 0, NULL, 0},
 };
 
 /* The option `ch` sets a string or a flag of `opt`: where, or NULL. */
 static const char **string_option(int ch, cwc_options *opt)
 {
-    const char **slots[] = {&opt->backend, &opt->profiles, &opt->filter,    &opt->json,
-                            &opt->xml,     &opt->tap,      &opt->time_scale};
-    const char *at = strchr("bpfJXTS", ch);
-    return ch && at ? slots[at - "bpfJXTS"] : NULL;
+    const char **slots[] = {&opt->backend, &opt->profiles, &opt->filter,     &opt->json,
+                            &opt->xml,     &opt->tap,      &opt->time_scale, &opt->expect};
+    const char *at = strchr("bpfJXTSE", ch);
+    return ch && at ? slots[at - "bpfJXTSE"] : NULL;
 }
 
 static int *flag_option(int ch, cwc_options *opt)
@@ -343,13 +349,19 @@ static int run_and_report(const cwc_options *opt, cwc_report *r)
         cwc_report_free(r);
         return CWC_USAGE;
     }
-    int rc = write_reports(opt, r) != 0 ? CWC_USAGE : (int)r->verdict;
+    /* With --expect, the exit status says whether anything changed; the
+     * verdict stays the reports' and the certificate's. */
+    int rc = write_reports(opt, r) != 0 ? CWC_USAGE
+             : r->expect                 ? cwc_expectation_status(r)
+                                         : (int)r->verdict;
     if (opt->requirements)
         cwc_print_requirements(r);
     if (opt->certificate)
         cwc_print_certificate(stdout, r);
     else
         cwc_print_summary(stdout, r);
+    if (r->expect)
+        cwc_print_expectations(stdout, r);
     cwc_report_free(r);
     return flushed_stdout() != 0 ? CWC_USAGE : rc;
 }
@@ -390,12 +402,20 @@ int cwc_main(int argc, char **argv, const cw_backend *backend)
         usage(stderr, 0);
         return CWC_USAGE;
     }
+    cwc_expectations expect = {0};
     cwc_report r = {.filter = opt.filter, .timeout = opt.timeout};
-    if (find_backend(&opt, backend, &r) != 0)
+    if (opt.expect && cwc_read_expectations(opt.expect, &expect) != 0)
         return CWC_USAGE;
+    r.expect = opt.expect ? &expect : NULL;
+    if (find_backend(&opt, backend, &r) != 0) {
+        cwc_free_expectations(&expect);
+        return CWC_USAGE;
+    }
     cwc_backend = r.backend;
     cwc_settle_memory_limit(); /* after the load: a candidate may bring a sanitizer */
     cwc_allocator_perturb();
     cwc_become_subreaper();
-    return run_and_report(&opt, &r);
+    rc = run_and_report(&opt, &r);
+    cwc_free_expectations(&expect);
+    return rc;
 }

@@ -225,8 +225,7 @@ static void take_results(cwc_jobs *s, size_t *stop)
         size_t index = j->index;
         finish(s, j);
         const cwc_result *x = &s->r->results[index];
-        if (s->opt->fail_fast && index < *stop &&
-            (x->status == CWC_FAIL || x->status == CWC_TIMEOUT)) {
+        if (index < *stop && cwc_stops_run(s->opt, x)) {
             *stop = index;
             cancel_after(s, index);
         }

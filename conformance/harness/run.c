@@ -403,6 +403,7 @@ static long select_cases(const cwc_options *opt, cwc_report *r)
     for (const cwc_case *c = cwc_cases(); c && r->results; c = c->next) {
         cwc_result *x = &r->results[r->n++];
         x->c = c;
+        x->expect = cwc_expectation_of(r->expect, c);
         x->selected = classify(opt, &e, r, x) == 1;
         torun += (size_t)x->selected;
         r->counts[x->status] += (size_t)!x->selected;
@@ -411,17 +412,20 @@ static long select_cases(const cwc_options *opt, cwc_report *r)
     return r->results ? (long)torun : -1;
 }
 
-/* --fail-fast: a case after the first failure is not run; the verdict is
- * already decided. */
+/* --fail-fast: a case after the first failure (the first not expected,
+ * with --expect) is not run; the verdict is already decided. */
 static void leave_out(cwc_result *x)
 {
     x->status = CWC_NOT_RUN;
     snprintf(x->reason, sizeof x->reason, "not run: --fail-fast stopped at a failure");
 }
 
-static bool failed(const cwc_result *x)
+bool cwc_stops_run(const cwc_options *opt, const cwc_result *x)
 {
-    return x->status == CWC_FAIL || x->status == CWC_TIMEOUT;
+    bool failed = x->status == CWC_FAIL || x->status == CWC_TIMEOUT;
+    bool expected = x->expect && (x->expect->expected == CWC_EXPECT_FAIL ||
+                                  x->expect->expected == CWC_EXPECT_TIMEOUT);
+    return opt->fail_fast && failed && !expected;
 }
 
 /* One case after the other, in this process; with --fail-fast, `*stop`
@@ -435,7 +439,7 @@ static void run_serially(const cwc_options *opt, cwc_report *r, cwc_progress *pg
         cwc_progress_case(pg, x->c->name);
         cwc_run_case(opt, r, x);
         cwc_say_leftovers(x);
-        if (opt->fail_fast && failed(x))
+        if (cwc_stops_run(opt, x))
             *stop = i;
     }
 }
@@ -469,6 +473,7 @@ int cwc_run_suite(const cwc_options *opt, cwc_report *r)
     }
     r->seconds = now_seconds() - t0;
     decide(r);
+    cwc_judge(r);
     return 0;
 }
 
