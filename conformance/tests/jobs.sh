@@ -102,12 +102,19 @@ same odd -- --backend "$ODD" --profile core --filter _and_
 # Processes that leave their case's session are killed, each case's said
 # in the suite's order, and a pipe on the suite's output ends with it.
 for j in 1 2; do
+  # The reader gives up after 90 s: a process left behind would hold the
+  # pipe for ever, and the test is to fail, not hang.
   (CWC_ODD_ESCAPE=1 timeout 60 "$CWC" --jobs "$j" --backend "$ODD" --profile core \
-    --filter clock_sleep 2> "$OUT/escape-$j.err" | cat > "$OUT/escape-$j.txt")
+    --filter clock_sleep 2> "$OUT/escape-$j.err" | timeout 90 cat > "$OUT/escape-$j.txt")
   echo $? > "$OUT/escape-$j.rc"
 done
-if [ "$(cat "$OUT/escape-2.rc")" -ne 0 ] || [ "$(grep -c 'left .* running; killed' "$OUT/escape-2.err")" -ne 4 ] ||
-  ! cmp -s "$OUT/escape-1.err" "$OUT/escape-2.err"; then
+# (How many processes a case left depends on when it ended: its child may
+# not yet have forked the one that sleeps.)
+for j in 1 2; do
+  sed 's/ left [0-9]* process\(es\)* running/ left some running/' "$OUT/escape-$j.err" > "$OUT/escape-$j.said"
+done
+if [ "$(cat "$OUT/escape-2.rc")" -ne 0 ] || [ "$(grep -c 'left some running; killed' "$OUT/escape-2.said")" -ne 4 ] ||
+  ! cmp -s "$OUT/escape-1.said" "$OUT/escape-2.said"; then
   echo "FAIL escape: with --jobs 2, the leftovers were not killed, or not said in order:"
   cat "$OUT/escape-2.err"; failures=$((failures + 1))
 else
