@@ -8,7 +8,7 @@
  *
  *     # comment (a line whose first non-blank character is '#')
  *     backend_table_and_objects  FAIL     the table is a copy (ABI-002)
- *     network_duplex             TIMEOUT  the ring stalls under four tasks
+ *     network_duplex_connections TIMEOUT  the ring stalls under four tasks
  *
  * a case of the suite, the result expected of it (PASS, FAIL, TIMEOUT or
  * SKIP, in any case of letters) and why, which is required. A case the
