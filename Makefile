@@ -19,7 +19,7 @@
 #   make bench      the benchmarks in bench/, and the native backend against
 #                   Go, tokio and libuv (bench/peers/): a table and a chart
 #   make flake-check correct backends certified under 4x CPU oversubscription,
-#                   valgrind and TSan: no refusal allowed (FLAKE_N=10)
+#                   valgrind and TSan: no refusal allowed (FLAKE_N=10, FLAKE_ARGS="--jobs 2")
 #   make lint       the layer check, clang-tidy and cppcheck
 #   make layers     the layer check of reference/ alone (ci/layers.sh)
 #   make mutation   the suite's power: mutants of reference/ it rejects
@@ -312,11 +312,16 @@ negative-sample: $(B)/bin/cw-conformance $(B)/lib/cwrt-wrap.so $(NEGATIVE_PICK)
 	  $(B)/lib/cwrt-wrap.so $(NEGATIVE_PICK)
 
 # The harness itself: verdicts, exit statuses, and every report format read
-# back by independent readers; compare on real and derived reports.
-report-check: $(B)/bin/cw-conformance $(B)/bin/cw-conformance-power $(B)/lib/cwc-odd.so
+# back by independent readers; compare on real and derived reports; --jobs
+# against one case at a time (reusing the reports conformance-run and
+# skeleton-run left), and --expect.
+report-check: $(B)/bin/cw-conformance $(B)/bin/cw-conformance-power $(B)/lib/cwc-odd.so \
+  $(B)/lib/libskeleton.so $(B)/mutants/det_counter_32bit.so
 	@sh conformance/tests/reports.sh $(B) $(PYTHON)
 	@sh conformance/tests/html.sh $(B) $(PYTHON)
 	@$(PYTHON) conformance/tests/compare.py $(B)
+	@CWRT_NATIVE_IO=$(NATIVE_IO) sh conformance/tests/jobs.sh $(B) $(PYTHON)
+	@sh conformance/tests/expect.sh $(B) $(PYTHON)
 
 # The HTML report as a browser sees it: Debian's chromium, headless, must
 # show a candidate's markup as text and run none of it.

@@ -8,7 +8,9 @@ when installed, in share/cwrt, and in conformance/ in the source tree) with
 python3-jsonschema; the JUnit XML is read by python3-junitparser, and every
 case of the JSON must be there once, with a <failure> exactly when it failed
 or timed out and a <skipped> exactly when it was not applicable or not run;
-the TAP must have one test point per case, "# SKIP" for the same cases.
+the TAP must have one test point per case, "# SKIP" for the same cases and
+"# TODO" for those --expect says fail. With --expect, each case's outcome
+must follow from its status and expectation, and the counts from them.
 """
 import argparse
 import json
@@ -67,7 +69,53 @@ def check_json(path, expect):
         fail("%s: partial_reason and verdict %s disagree" % (path, v))
     if expect and v != expect:
         fail("%s: verdict %s, expected %s" % (path, v, expect))
+    check_expectations(path, report)
     return report
+
+
+def outcome(want, got):
+    """What --expect's FILE said of a case (want) against its status (got),
+    as conformance/cw-conformance.1 defines it."""
+    failed, skipped = got in FAILED, got in SKIPPED
+    if want in ("pass", "skip"):
+        if failed:
+            return "regression"
+        if want == "skip":
+            return "as_expected" if skipped else "changed"
+        return "unchecked" if skipped else "as_expected"
+    if got == "pass":
+        return "unexpected_pass"
+    if skipped:
+        return "unchecked"
+    return "as_expected" if want == got else "changed"
+
+
+def check_expectations(path, report):
+    """Each case's outcome follows from its expectation and status, and
+    the counts of the run's expectations are theirs."""
+    e = report["expectations"]
+    if e is None:
+        if any(c["expected"] is not None for c in report["cases"]):
+            fail("%s: a case has an expectation, the run none" % path)
+        return
+    counts = {}
+    for c in report["cases"]:
+        x = c["expected"]
+        if x is None:
+            fail("%s: case %s has no expectation in a run with --expect" % (path, c["name"]))
+        if (x["line"] is None) != (x["reason"] is None) or (x["line"] is None and x["status"] != "pass"):
+            fail("%s: case %s: an expectation without its line, or a line without reason" % (path, c["name"]))
+        if x["outcome"] != outcome(x["status"], c["status"]):
+            fail("%s: case %s expected %s, got %s: outcome %s" % (path, c["name"], x["status"],
+                                                                  c["status"], x["outcome"]))
+        counts[x["outcome"]] = counts.get(x["outcome"], 0) + 1
+    keys = {"as_expected": "as_expected", "regressions": "regression",
+            "unexpected_passes": "unexpected_pass", "changed": "changed", "unchecked": "unchecked"}
+    for key, name in keys.items():
+        if e[key] != counts.get(name, 0):
+            fail("%s: expectations say %d %s, the cases %d" % (path, e[key], key, counts.get(name, 0)))
+    if e["listed"] != sum(c["expected"]["line"] is not None for c in report["cases"]):
+        fail("%s: expectations list %d cases, the cases have other lines" % (path, e["listed"]))
 
 
 def check_junit(path, report):
@@ -110,6 +158,11 @@ def check_tap(path, report):
         skip = " # SKIP " in line
         if ok == (c["status"] in FAILED) or skip != (c["status"] in SKIPPED):
             fail("%s: %r for a case that is %s" % (path, line, c["status"]))
+        # A failure --expect expects is a TAP TODO, and nothing else is.
+        todo = " # TODO " in line
+        known = (c["expected"] or {}).get("status") in FAILED and c["status"] not in SKIPPED
+        if todo != known:
+            fail("%s: %r for a case expected %s" % (path, line, (c["expected"] or {}).get("status")))
 
 
 def main():

@@ -6,7 +6,8 @@
 # keeps four times as many CPU hogs as the machine has cores busy, then
 # once each under valgrind (deterministic, skeleton) and TSan (native,
 # skeleton). Prints each one's refusals and slowest case; fails on any
-# refusal.
+# refusal. FLAKE_ARGS adds options to every certification: FLAKE_ARGS="--jobs 2"
+# runs two cases at once beside the hogs.
 #   sh ci/flake-check.sh BUILD_DIR   (build/release; build/tsan for TSan)
 set -u
 B=$1
@@ -25,7 +26,7 @@ certify() {
     json=$out/$label-$seed.json
     t0=$(date +%s)
     # shellcheck disable=SC2086
-    $runner "$cwc" --backend "$backend" --seed "$seed" --quiet --certificate --json "$json" \
+    $runner "$cwc" --backend "$backend" --seed "$seed" --quiet --certificate --json "$json" ${FLAKE_ARGS:-} \
         > "$out/$label-$seed.txt" 2>&1
     rc=$?
     slowest=$(/usr/bin/python3 -c 'import json,sys

@@ -54,6 +54,11 @@ static const char usage_text[] =
     "      --repeat=N           run each case N times, under seeds N..N+N-1 from --seed;\n"
     "                           a case whose verdict changes is FLAKY, a failure naming\n"
     "                           the seeds it passed and failed with\n"
+    "  -j, --jobs=N             run N cases at once, each in a process of its own (default\n"
+    "                           1); the results and reports are a serial run's\n"
+    "      --expect=FILE        the results some cases are expected to get (NAME PASS|FAIL|\n"
+    "                           TIMEOUT|SKIP WHY, a line each; '#' comments): exit 0 while\n"
+    "                           each gets it, 1 on a regression or an unexpected pass\n"
     "  -x, --fail-fast          stop at the first case that fails or times out; the\n"
     "                           rest are not run (the verdict is still NOT CONFORMANT)\n"
     "  -c, --certificate        print the certificate after the run\n"
@@ -77,6 +82,8 @@ static const char usage_text[] =
     "  3  PARTIAL         no case failed, but the run was not complete: a filter, a\n"
     "                     narrower profile list, a CK_* selection, or a requirement\n"
     "                     without a case; no certificate is issued\n"
+    "With --expect: 0 when each case got the result expected, whatever the verdict,\n"
+    "1 on a regression or an unexpected pass, 2 as above (a malformed file, too).\n"
     "A case of a profile the backend does not declare is 'not applicable': never\n"
     "passed, never failed.\n"
     "\n"
@@ -134,16 +141,19 @@ static const struct option long_options[] = {
     {"repeat", required_argument, NULL, 'R'},
     {"time-scale", required_argument, NULL, 'S'},
     {"memory-limit", required_argument, NULL, 'M'},
+    {"jobs", required_argument, NULL, 'j'},
+    {"expect", required_argument, NULL, 'E'},
     {NULL, 0, NULL, 0},
 };
 
 /* The option `ch` sets a string or a flag of `opt`: where, or NULL. */
 static const char **string_option(int ch, cwc_options *opt)
 {
-    const char **slots[] = {&opt->backend, &opt->profiles, &opt->filter, &opt->json,
-                            &opt->xml,     &opt->tap,      &opt->html,   &opt->time_scale};
-    const char *at = strchr("bpfJXTHS", ch);
-    return ch && at ? slots[at - "bpfJXTHS"] : NULL;
+    const char **slots[] = {&opt->backend, &opt->profiles, &opt->filter,     &opt->json,
+                            &opt->xml,     &opt->tap,      &opt->html,       &opt->time_scale,
+                            &opt->expect};
+    const char *at = strchr("bpfJXTHSE", ch);
+    return ch && at ? slots[at - "bpfJXTHSE"] : NULL;
 }
 
 static int *flag_option(int ch, cwc_options *opt)
@@ -154,7 +164,8 @@ static int *flag_option(int ch, cwc_options *opt)
     return ch && at ? slots[at - "cqlrx"] : NULL;
 }
 
-/* --seed, --timeout and --repeat: whole numbers in range, or a usage error. */
+/* --seed, --timeout, --repeat, --memory-limit and --jobs: whole numbers in
+ * range, or a usage error. */
 static int take_number(int ch, cwc_options *opt)
 {
     static const struct {
@@ -164,7 +175,8 @@ static int take_number(int ch, cwc_options *opt)
     } numbers[] = {{'s', "seed", UINT64_MAX, 0},
                    {'t', "timeout", 86400, 1},
                    {'R', "repeat", 1000, 1},
-                   {'M', "memory-limit", 1u << 24, 0}};
+                   {'M', "memory-limit", 1u << 24, 0},
+                   {'j', "jobs", 256, 1}};
     size_t k = 0;
     while (numbers[k].ch != ch)
         k++;
@@ -179,6 +191,8 @@ static int take_number(int ch, cwc_options *opt)
         opt->timeout = (unsigned)n;
     else if (ch == 'R')
         opt->repeat = (unsigned)n;
+    else if (ch == 'j')
+        opt->jobs = (unsigned)n;
     else
         cwc_memory_limit_mib = (unsigned long)n;
     return 0;
@@ -190,7 +204,11 @@ static int take_time_scale(const cwc_options *opt)
 {
     const char *text = opt->time_scale ? opt->time_scale : getenv("CWC_TIME_SCALE");
     if (!text || !strcmp(text, "auto")) {
-        cwc_time_scale = cwc_measure_time_scale();
+        /* Measured before any case runs: N cases at once on fewer CPUs
+         * each get that share of the machine, which no measurement sees. */
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        double share = cpus > 0 && opt->jobs > (unsigned long)cpus ? (double)opt->jobs / cpus : 1;
+        cwc_time_scale = cwc_measure_time_scale() * share;
         return 0;
     }
     char *end;
@@ -222,7 +240,7 @@ static int take_option(int ch, cwc_options *opt)
         return 0;
     if (ch == 'h' || ch == 'V')
         return 1;
-    if (ch && strchr("stRM", ch) && take_number(ch, opt) == 0)
+    if (ch && strchr("stRMj", ch) && take_number(ch, opt) == 0)
         return 0;
     usage(stderr, 0);
     return -1;
@@ -232,7 +250,7 @@ static int parse_args(int argc, char **argv, cwc_options *opt)
 {
     int ch, rc;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "b:p:f:s:t:cqlrxVh", long_options, NULL)) != -1)
+    while ((ch = getopt_long(argc, argv, "b:p:f:s:t:j:cqlrxVh", long_options, NULL)) != -1)
         if ((rc = take_option(ch, opt)) != 0)
             return rc;
     if (optind < argc && !opt->backend)
@@ -344,13 +362,19 @@ static int run_and_report(const cwc_options *opt, cwc_report *r)
         cwc_report_free(r);
         return CWC_USAGE;
     }
-    int rc = write_reports(opt, r) != 0 ? CWC_USAGE : (int)r->verdict;
+    /* With --expect, the exit status says whether anything changed; the
+     * verdict stays the reports' and the certificate's. */
+    int rc = write_reports(opt, r) != 0 ? CWC_USAGE
+             : r->expect                 ? cwc_expectation_status(r)
+                                         : (int)r->verdict;
     if (opt->requirements)
         cwc_print_requirements(r);
     if (opt->certificate)
         cwc_print_certificate(stdout, r);
     else
         cwc_print_summary(stdout, r);
+    if (r->expect)
+        cwc_print_expectations(stdout, r);
     cwc_report_free(r);
     return flushed_stdout() != 0 ? CWC_USAGE : rc;
 }
@@ -376,7 +400,7 @@ int cwc_main(int argc, char **argv, const cw_backend *backend)
 {
     if (argc > 1 && !strcmp(argv[1], "compare"))
         return cwc_compare_main(argc - 1, argv + 1);
-    cwc_options opt = {.timeout = 60, .repeat = 1};
+    cwc_options opt = {.timeout = 60, .repeat = 1, .jobs = 1};
     int rc = parse_args(argc, argv, &opt);
     if (rc != 0)
         return rc > 0 ? 0 : CWC_USAGE;
@@ -393,12 +417,20 @@ int cwc_main(int argc, char **argv, const cw_backend *backend)
         usage(stderr, 0);
         return CWC_USAGE;
     }
+    cwc_expectations expect = {0};
     cwc_report r = {.filter = opt.filter, .timeout = opt.timeout};
-    if (find_backend(&opt, backend, &r) != 0)
+    if (opt.expect && cwc_read_expectations(opt.expect, &expect) != 0)
         return CWC_USAGE;
+    r.expect = opt.expect ? &expect : NULL;
+    if (find_backend(&opt, backend, &r) != 0) {
+        cwc_free_expectations(&expect);
+        return CWC_USAGE;
+    }
     cwc_backend = r.backend;
     cwc_settle_memory_limit(); /* after the load: a candidate may bring a sanitizer */
     cwc_allocator_perturb();
     cwc_become_subreaper();
-    return run_and_report(&opt, &r);
+    rc = run_and_report(&opt, &r);
+    cwc_free_expectations(&expect);
+    return rc;
 }

@@ -97,20 +97,51 @@ static const char *status_key(enum cwc_status s)
     return keys[s];
 }
 
-static json_t *case_json(const cwc_result *x)
+/* What --expect said of the case and how it came out; null without it.
+ * A case the file does not list is expected to pass, with no line. */
+static json_t *expected_json(const cwc_report *r, const cwc_result *x)
 {
-    return json_pack("{s:o, s:s, s:s, s:o, s:s, s:f, s:o}", "name", str(x->c->name), "profile",
-                     cwc_profile_name(cwc_case_profile(x->c)), "group", x->c->group, "requirements",
-                     words(x->c->reqs), "status", status_key(x->status), "duration_seconds",
-                     x->seconds, "reason", str(x->reason));
+    if (!r->expect)
+        return json_null();
+    char want[16];
+    snprintf(want, sizeof want, "%s",
+             cwc_expected_name(x->expect ? x->expect->expected : CWC_EXPECT_PASS));
+    for (char *p = want; *p; p++)
+        *p = (char)(*p - 'A' + 'a');
+    return json_pack("{s:s, s:o, s:o, s:s}", "status", want, "line",
+                     x->expect ? json_integer(x->expect->line) : json_null(), "reason",
+                     opt_str(x->expect ? x->expect->reason : NULL), "outcome",
+                     cwc_outcome_name(x->outcome));
+}
+
+static json_t *case_json(const cwc_report *r, const cwc_result *x)
+{
+    return json_pack("{s:o, s:s, s:s, s:o, s:s, s:f, s:o, s:o}", "name", str(x->c->name),
+                     "profile", cwc_profile_name(cwc_case_profile(x->c)), "group", x->c->group,
+                     "requirements", words(x->c->reqs), "status", status_key(x->status),
+                     "duration_seconds", x->seconds, "reason", str(x->reason), "expected",
+                     expected_json(r, x));
 }
 
 static json_t *cases_json(const cwc_report *r)
 {
     json_t *a = json_array();
     for (size_t i = 0; i < r->n; i++)
-        json_array_append_new(a, case_json(&r->results[i]));
+        json_array_append_new(a, case_json(r, &r->results[i]));
     return a;
+}
+
+/* The counts of --expect's outcomes, and its file; null without it. */
+static json_t *expectations_json(const cwc_report *r)
+{
+    if (!r->expect)
+        return json_null();
+    const size_t *o = r->outcomes;
+    return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I}", "file", str(r->expect->path),
+                     "listed", (json_int_t)r->expect->n, "as_expected",
+                     (json_int_t)o[CWC_AS_EXPECTED], "regressions", (json_int_t)o[CWC_REGRESSION],
+                     "unexpected_passes", (json_int_t)o[CWC_UNEXPECTED_PASS], "changed",
+                     (json_int_t)o[CWC_CHANGED], "unchecked", (json_int_t)o[CWC_UNCHECKED]);
 }
 
 static const char *req_key(const char *status)
@@ -149,7 +180,7 @@ static json_t *report_json(const cwc_report *r)
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)cwc_seed);
     json_t *certified = profile_list(r->verdict == CWC_CONFORMANT ? r->selected : 0);
     return json_pack("{s:i, s:s, s:o, s:o, s:{s:s, s:s}, s:{s:o, s:o, s:o}, s:o, s:s, s:f, "
-                     "s:s, s:i, s:o, s:o, s:o, s:o, s:o}",
+                     "s:s, s:i, s:o, s:o, s:o, s:o, s:o, s:o}",
                      "schema", CWC_REPORT_SCHEMA, "verdict", cwc_verdict_name(r->verdict),
                      "partial_reason", opt_str(r->verdict == CWC_PARTIAL ? r->partial_why : NULL),
                      "suite", suite_json(), "spec", "version", cwc_spec_version(), "sha256",
@@ -157,8 +188,9 @@ static json_t *report_json(const cwc_report *r)
                      "selected", profile_list(r->selected), "certified", certified, "backend",
                      backend_json(r), "timestamp", when, "duration_seconds", r->seconds, "seed",
                      seed, "timeout_seconds", (int)r->timeout, "selection", selection_json(r),
-                     "suite_power", power_json(), "summary", summary_json(r), "cases",
-                     cases_json(r), "requirements", requirements_json(r));
+                     "suite_power", power_json(), "summary", summary_json(r), "expectations",
+                     expectations_json(r), "cases", cases_json(r), "requirements",
+                     requirements_json(r));
 }
 
 int cwc_write_json(const char *path, const cwc_report *r)

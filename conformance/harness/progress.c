@@ -6,6 +6,8 @@
  * Each case runs in a forked child, and a fork copies only the forking
  * thread: the drawing thread therefore shares nothing with it but atomics
  * and draws with write(2), never holding a stdio lock a child could inherit.
+ * With --jobs, several cases run at once: the line names the one running
+ * longest (the one the rest of the report waits for) and how many run.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,7 +22,7 @@
 struct cwc_progress {
     pthread_t thread;
     size_t total;
-    atomic_size_t index;
+    atomic_size_t index, running;
     _Atomic(const char *) name;
     atomic_int stop;
     atomic_llong case_start_ns;
@@ -39,8 +41,12 @@ static void draw(cwc_progress *p, long long start_ns)
     const char *name = atomic_load(&p->name);
     long long now = now_ns();
     double in_case = (double)(now - atomic_load(&p->case_start_ns)) / 1e9;
-    int n = snprintf(line, sizeof line, "\r\033[K[%zu/%zu] %.60s  %.1f s (total %.0f s)",
-                     atomic_load(&p->index), p->total, name ? name : "", in_case,
+    size_t running = atomic_load(&p->running);
+    char others[32] = "";
+    if (running > 1)
+        snprintf(others, sizeof others, ", %zu running", running);
+    int n = snprintf(line, sizeof line, "\r\033[K[%zu/%zu] %.60s  %.1f s%s (total %.0f s)",
+                     atomic_load(&p->index), p->total, name ? name : "", in_case, others,
                      (double)(now - start_ns) / 1e9);
     if (n <= 0)
         return;
@@ -84,6 +90,17 @@ void cwc_progress_case(cwc_progress *p, const char *name)
     atomic_store(&p->name, name);
     atomic_store(&p->case_start_ns, now_ns());
     atomic_fetch_add(&p->index, 1);
+}
+
+void cwc_progress_jobs(cwc_progress *p, size_t started, size_t running, const char *oldest,
+                       double since)
+{
+    if (!p)
+        return;
+    atomic_store(&p->name, oldest);
+    atomic_store(&p->case_start_ns, (long long)(since * 1e9));
+    atomic_store(&p->index, started);
+    atomic_store(&p->running, running);
 }
 
 void cwc_progress_stop(cwc_progress *p)

@@ -13,10 +13,11 @@
 
 #include "harness/cwc.h"
 #include "harness/profile.h"
+#include "harness/progress.h"
 
 #define CWC_SUITE_VERSION "0.2.0"
 /* The version of the JSON report's shape (conformance/report.schema.json). */
-#define CWC_REPORT_SCHEMA 1
+#define CWC_REPORT_SCHEMA 2
 
 /* Exit statuses of cw-conformance and cwc_main (include/cwconformance.h). */
 enum cwc_verdict {
@@ -34,9 +35,39 @@ typedef struct cwc_options {
     int fail_fast;          /* stop at the first case that fails or times out */
     unsigned repeat;        /* run each case this many times, seed + 0 .. (--repeat) */
     const char *time_scale; /* "auto", or the factor of every real-time limit */
+    unsigned jobs;          /* cases at once, each in a process of its own (jobs.c) */
+    const char *expect;     /* the file of the results expected (expect.c) */
 } cwc_options;
 
 enum cwc_status { CWC_PASS, CWC_FAIL, CWC_TIMEOUT, CWC_NA, CWC_NOT_RUN, CWC_NSTATUS };
+
+/* What an --expect file says of a case (expect.c): a case it does not
+ * list is expected to pass. */
+enum cwc_expected { CWC_EXPECT_PASS, CWC_EXPECT_FAIL, CWC_EXPECT_TIMEOUT, CWC_EXPECT_SKIP };
+
+/* A case's result against its expectation: only a regression (a failure
+ * not expected) and an unexpected pass make the run's exit status 1. */
+enum cwc_outcome {
+    CWC_AS_EXPECTED,
+    CWC_REGRESSION,      /* failed or timed out, expected to pass or be skipped */
+    CWC_UNEXPECTED_PASS, /* passed, expected to fail or time out */
+    CWC_CHANGED,         /* failed the other way, or ran and passed, expected skipped */
+    CWC_UNCHECKED,       /* not run: its expectation of a result was not put to the test */
+    CWC_NOUTCOMES
+};
+
+typedef struct cwc_expectation {
+    const cwc_case *c;
+    enum cwc_expected expected;
+    unsigned line; /* of the file */
+    char *reason;
+} cwc_expectation;
+
+typedef struct cwc_expectations {
+    const char *path;
+    cwc_expectation *lines;
+    size_t n;
+} cwc_expectations;
 
 typedef struct cwc_result {
     const cwc_case *c;
@@ -44,6 +75,9 @@ typedef struct cwc_result {
     enum cwc_status status;
     double seconds;
     char reason[512];
+    int left; /* processes its runs left behind, killed (reaper.c) */
+    const cwc_expectation *expect; /* its line of --expect; NULL: expected to pass */
+    enum cwc_outcome outcome;      /* with --expect, once it has run */
 } cwc_result;
 
 typedef struct cwc_report {
@@ -65,6 +99,8 @@ typedef struct cwc_report {
     /* The storage and network cases ran with CW_IO_URING and again with
      * CW_IO_THREADS (NAT-008); false: once, with CW_IO_AUTO. */
     bool each_io;
+    const cwc_expectations *expect; /* --expect, or NULL */
+    size_t outcomes[CWC_NOUTCOMES];
 } cwc_report;
 
 /* The requirements of the spec, generated from the spec files at build time. */
@@ -87,7 +123,35 @@ const char *cwc_verdict_name(enum cwc_verdict v);
 /* Select and run the cases; fill the report and its verdict. Non-zero on
  * exhausted memory. */
 int cwc_run_suite(const cwc_options *opt, cwc_report *r);
+/* One selected case, with its --repeat and I/O modes, in this process
+ * (run.c); then what it left behind, said on stderr. */
+void cwc_run_case(const cwc_options *opt, const cwc_report *r, cwc_result *x);
+void cwc_say_leftovers(const cwc_result *x);
+/* With --fail-fast, whether the run stops after this case: it failed, and
+ * (with --expect) was not expected to. */
+bool cwc_stops_run(const cwc_options *opt, const cwc_result *x);
+/* The selected cases, opt->jobs at once, each in a process of its own
+ * (jobs.c); starts none after case `*stop`, which it lowers to the first
+ * that failed with --fail-fast. Non-zero on exhausted memory. */
+int cwc_run_jobs(const cwc_options *opt, cwc_report *r, cwc_progress *pg, size_t *stop);
 void cwc_report_free(cwc_report *r);
+
+/* --expect (expect.c): read and check the whole file, or say on stderr
+ * where it is wrong and return -1 (a usage error). */
+int cwc_read_expectations(const char *path, cwc_expectations *e);
+void cwc_free_expectations(cwc_expectations *e);
+/* The file's line for case `c`, or NULL. */
+const cwc_expectation *cwc_expectation_of(const cwc_expectations *e, const cwc_case *c);
+/* Each result's outcome against its expectation, and their counts. */
+void cwc_judge(cwc_report *r);
+/* "PASS", "FAIL", "TIMEOUT", "SKIP"; a result's status in the same words. */
+const char *cwc_expected_name(enum cwc_expected x);
+const char *cwc_status_word(enum cwc_status s);
+const char *cwc_outcome_name(enum cwc_outcome o);
+/* The unexpected results, one a line, and the count of each outcome. */
+void cwc_print_expectations(FILE *f, const cwc_report *r);
+/* The run's exit status under --expect: 1 on an unexpected result, else 0. */
+int cwc_expectation_status(const cwc_report *r);
 
 /* `t` as ISO 8601 in UTC: "2026-12-03T08:41:09Z". */
 void cwc_timestamp(time_t t, char out[32]);

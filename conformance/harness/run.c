@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,10 +215,7 @@ static void run_once(const cwc_options *opt, cwc_result *x)
     cwc_done_fd = -1;
     close(done[1]);
     require_end(done[0], x);
-    int left = cwc_reap_leftovers();
-    if (left > 0)
-        fprintf(stderr, "cw-conformance: %s left %d process%s running; killed\n", x->c->name, left,
-                left == 1 ? "" : "es");
+    x->left += cwc_reap_leftovers();
     close(done[0]);
 }
 
@@ -295,7 +293,7 @@ static void add_seed(char *seeds, size_t size, uint64_t seed)
  * FLAKY: a failure that names the seeds it passed and failed with and the
  * first failure, so a third party tells a flaky backend (or case) from a
  * wrong one. A case that fails every time fails as it did the first time. */
-static void run_case(const cwc_options *opt, const cwc_report *r, cwc_result *x)
+static void run_repeated(const cwc_options *opt, const cwc_report *r, cwc_result *x)
 {
     if (opt->repeat <= 1) {
         run_each_io(opt, r, x);
@@ -328,6 +326,19 @@ static void run_case(const cwc_options *opt, const cwc_report *r, cwc_result *x)
                  first_failure);
     else
         memcpy(x->reason, first_failure, sizeof x->reason);
+}
+
+void cwc_run_case(const cwc_options *opt, const cwc_report *r, cwc_result *x)
+{
+    x->left = 0;
+    run_repeated(opt, r, x);
+}
+
+void cwc_say_leftovers(const cwc_result *x)
+{
+    if (x->left > 0)
+        fprintf(stderr, "cw-conformance: %s left %d process%s running; killed\n", x->c->name,
+                x->left, x->left == 1 ? "" : "es");
 }
 
 /* Requirements of the selected profiles that no case names: the spec has a
@@ -392,12 +403,45 @@ static long select_cases(const cwc_options *opt, cwc_report *r)
     for (const cwc_case *c = cwc_cases(); c && r->results; c = c->next) {
         cwc_result *x = &r->results[r->n++];
         x->c = c;
+        x->expect = cwc_expectation_of(r->expect, c);
         x->selected = classify(opt, &e, r, x) == 1;
         torun += (size_t)x->selected;
         r->counts[x->status] += (size_t)!x->selected;
     }
     free_env(&e);
     return r->results ? (long)torun : -1;
+}
+
+/* --fail-fast: a case after the first failure (the first not expected,
+ * with --expect) is not run; the verdict is already decided. */
+static void leave_out(cwc_result *x)
+{
+    x->status = CWC_NOT_RUN;
+    snprintf(x->reason, sizeof x->reason, "not run: --fail-fast stopped at a failure");
+}
+
+bool cwc_stops_run(const cwc_options *opt, const cwc_result *x)
+{
+    bool failed = x->status == CWC_FAIL || x->status == CWC_TIMEOUT;
+    bool expected = x->expect && (x->expect->expected == CWC_EXPECT_FAIL ||
+                                  x->expect->expected == CWC_EXPECT_TIMEOUT);
+    return opt->fail_fast && failed && !expected;
+}
+
+/* One case after the other, in this process; with --fail-fast, `*stop`
+ * becomes the first that failed. */
+static void run_serially(const cwc_options *opt, cwc_report *r, cwc_progress *pg, size_t *stop)
+{
+    for (size_t i = 0; i < r->n && i <= *stop; i++) {
+        cwc_result *x = &r->results[i];
+        if (!x->selected)
+            continue;
+        cwc_progress_case(pg, x->c->name);
+        cwc_run_case(opt, r, x);
+        cwc_say_leftovers(x);
+        if (cwc_stops_run(opt, x))
+            *stop = i;
+    }
 }
 
 int cwc_run_suite(const cwc_options *opt, cwc_report *r)
@@ -409,25 +453,27 @@ int cwc_run_suite(const cwc_options *opt, cwc_report *r)
     double t0 = now_seconds();
     r->each_io = torun > 0 && runs_each_io(r->backend);
     cwc_progress *pg = opt->quiet ? NULL : cwc_progress_start((size_t)torun);
-    bool stop = false;
+    size_t stop = SIZE_MAX; /* the first case that failed, with --fail-fast */
+    int rc = 0;
+    if (opt->jobs > 1)
+        rc = cwc_run_jobs(opt, r, pg, &stop);
+    else
+        run_serially(opt, r, pg, &stop);
+    cwc_progress_stop(pg);
+    if (rc != 0) {
+        cwc_report_free(r);
+        return -1;
+    }
+    /* The same cases left out whether they ran one at a time or not. */
     for (size_t i = 0; i < r->n; i++) {
         cwc_result *x = &r->results[i];
-        if (!x->selected)
-            continue;
-        if (stop) { /* --fail-fast: the verdict is already decided */
-            x->status = CWC_NOT_RUN;
-            snprintf(x->reason, sizeof x->reason, "not run: --fail-fast stopped at a failure");
-            r->counts[CWC_NOT_RUN]++;
-            continue;
-        }
-        cwc_progress_case(pg, x->c->name);
-        run_case(opt, r, x);
-        r->counts[x->status]++;
-        stop = opt->fail_fast && (x->status == CWC_FAIL || x->status == CWC_TIMEOUT);
+        if (x->selected && i > stop)
+            leave_out(x);
+        r->counts[x->status] += (size_t)x->selected;
     }
-    cwc_progress_stop(pg);
     r->seconds = now_seconds() - t0;
     decide(r);
+    cwc_judge(r);
     return 0;
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * tap.c - the TAP version 13 report: one test point per case of the suite,
- * "# SKIP" with the reason for a case not applicable or not run, and the
- * verdict as a closing comment.
+ * "# SKIP" with the reason for a case not applicable or not run, "# TODO"
+ * for one --expect says fails, and the verdict as a closing comment.
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +18,14 @@ static void one_line(FILE *f, const char *s)
         fputc(*p == '\n' || *p == '#' ? ' ' : *p, f);
 }
 
+/* A case --expect says fails is a TAP "TODO": a known failure, which a
+ * TAP consumer does not count (and whose pass it reports as a bonus). */
+static bool todo(const cwc_result *x)
+{
+    return x->expect && x->status != CWC_NA && x->status != CWC_NOT_RUN &&
+           (x->expect->expected == CWC_EXPECT_FAIL || x->expect->expected == CWC_EXPECT_TIMEOUT);
+}
+
 static void point(FILE *f, size_t i, const cwc_result *x)
 {
     int ok = x->status != CWC_FAIL && x->status != CWC_TIMEOUT;
@@ -25,6 +33,9 @@ static void point(FILE *f, size_t i, const cwc_result *x)
     if (x->status == CWC_NA || x->status == CWC_NOT_RUN) {
         fputs(" # SKIP ", f);
         one_line(f, x->reason);
+    } else if (todo(x)) {
+        fprintf(f, " # TODO expected %s: ", cwc_expected_name(x->expect->expected));
+        one_line(f, x->expect->reason);
     }
     fputc('\n', f);
     if (!ok) {
