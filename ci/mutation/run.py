@@ -28,7 +28,8 @@ or a survivor, never equivalent. Release score = (a) / (a + b + survived);
 with the sanitizer runs = (a + b) / (a + b + survived); (c) is in neither.
 The sanitizer passes are optional and run for survivors only (each costs a
 build of that variant and a slower run); without them (b) holds only the
-reviewed entries.
+reviewed entries. A sanitizer run's failure without a report of the
+sanitizer's own counts only if the same case fails a second run.
 
 Writes build/mutation/report.json, report.tsv and summary.txt; a run of at
 least 400 mutants of the whole sample also writes
@@ -100,6 +101,11 @@ SANITIZERS = {
     "tsan": Sanitizer("tsan", "tsan", ["CC=clang"], ("native",), 4),
     "valgrind": Sanitizer("valgrind", None, [], ("deterministic",), 20, VALGRIND),
 }
+# What a sanitizer prints when it finds something (ASan, LSan, UBSan, TSan,
+# and valgrind's -q error lines): a sanitizer run's failure without one may be
+# a case too slow under the sanitizer, so it must fail again to count.
+SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak)Sanitizer|runtime error:|"
+                              r"WARNING: ThreadSanitizer|^==\d+== \S", re.M)
 # The categories of equivalent.txt (its header says what each means).
 CATEGORIES = ("equivalent", "sanitizer", "unreachable-oom", "survivor")
 
@@ -294,11 +300,8 @@ class Job:
         if p.returncode == 0:
             return None
         with open(log, errors="replace") as f:
-            text = f.read().splitlines()
-        failed = [line for line in text
-                  if line.startswith("FAILED:") or ":F:" in line or ":E:" in line
-                  or "Sanitizer" in line or line.startswith("==")]
-        return (failed[0] if failed else "exit status %d" % p.returncode)[:300]
+            text = f.read()
+        return first_failure(text, p.returncode)
 
     def kill_strays(self, binary):
         """End what a run left behind: a case's process may have a process
@@ -358,9 +361,34 @@ class Job:
                     continue  # a variant that does not build says nothing of the mutant
             for b in backends:
                 why = self.run_backend(b, san)
+                if why and not self.sanitizer_reported(b, san):
+                    # No report of the sanitizer's own: only a second failure
+                    # of the same case tells a kill from a case the slower
+                    # build made miss its time.
+                    again = self.run_backend(b, san)
+                    why = why if again == why else None
                 if why:
                     return "sanitizer", [san.name], "%s on %s: %s" % (san.name, b, why)
         return "survived", [], None
+
+    def sanitizer_reported(self, backend, san):
+        """Whether the last run of `san` on `backend` printed a finding."""
+        log = os.path.join(self.dir, "run-%s-%s.txt" % (backend, san.name))
+        with open(log, errors="replace") as f:
+            return SANITIZER_REPORT.search(f.read()) is not None
+
+
+def first_failure(text, status):
+    """What a failed run's log says first: the failing case, else the line
+    of a sanitizer's report, else the exit status."""
+    failed = [line for line in text.splitlines()
+              if line.startswith("FAILED:") or ":F:" in line or ":E:" in line]
+    m = SANITIZER_REPORT.search(text)
+    if not failed and m:
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.start())
+        failed = [text[start:len(text) if end < 0 else end]]
+    return (failed[0] if failed else "exit status %d" % status)[:300]
 
 
 def backends_reaching(folder):

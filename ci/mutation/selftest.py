@@ -86,6 +86,7 @@ def main():
            "one mutant gone redraws more of the sample than its own place")
     check_reviewed_list()
     check_figures()
+    check_sanitizer_logs()
     print("mutation self-test: %d mutants of reference/, generator, reviewed list and "
           "figures ok" % len(ms))
 
@@ -146,6 +147,26 @@ def check_figures():
            "equivalent figure %s" % fig["equivalent"])
     expect(fig["survived"] == {"total": 2, "listed": 1}, "survivors %s" % fig["survived"])
     expect(folders["core"]["score"] == round(2 / 6, 4), "a folder's release score")
+
+
+
+def check_sanitizer_logs():
+    """A sanitizer's finding is told from its warnings, and a run's first
+    failure is named by its case."""
+    asan_warning = "==1==WARNING: AddressSanitizer failed to allocate 0x4000000000000020 bytes\n"
+    finding = ("==2==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6\n",
+               "==3==ERROR: LeakSanitizer: detected memory leaks\n",
+               "x.c:3:5: runtime error: signed integer overflow\n",
+               "WARNING: ThreadSanitizer: data race (pid=4)\n",
+               "==5== Invalid read of size 8\n")
+    expect(not run.SANITIZER_REPORT.search(asan_warning + "FAILED: a case\n"),
+           "an allocation warning taken for a sanitizer's finding")
+    expect(all(run.SANITIZER_REPORT.search(asan_warning + f) for f in finding),
+           "a sanitizer's finding not recognised")
+    expect(run.first_failure(asan_warning + "FAILED:  c: x.c:1: no\n", 1) == "FAILED:  c: x.c:1: no",
+           "a warning named instead of the failing case")
+    expect(run.first_failure(asan_warning + finding[0], 1) == finding[0].strip(),
+           "a sanitizer's report not named when no case failed")
 
 
 if __name__ == "__main__":
