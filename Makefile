@@ -22,8 +22,10 @@
 #                   valgrind and TSan: no refusal allowed (FLAKE_N=10, FLAKE_ARGS="--jobs 2")
 #   make lint       the layer check, clang-tidy and cppcheck
 #   make layers     the layer check of reference/ alone (ci/layers.sh)
-#   make mutation   the suite's power: mutants of reference/ it rejects
-#                   (N=400 SEED=1 JOBS=cores TIMEOUT=60, RERUN=1 for the last survivors)
+#   make mutation   the suite's power: mutants of reference/ it rejects, as three
+#                   figures (release suite, sanitizer runs, equivalent); N=400 SEED=1
+#                   JOBS=cores TIMEOUT=60, RERUN=1 for the last survivors, ASAN=1 TSAN=1
+#                   VALGRIND_RUN=1 certify survivors again under each
 #   make install PREFIX=/usr/local   (kit-check: install and use it as a third party)
 #   make report-check   the harness's verdicts and reports, read back (--html,
 #                   compare included); make html-browser renders the HTML
@@ -422,7 +424,8 @@ TIMEOUT ?= 120
 mutation: deps
 	$(PYTHON) ci/mutation/run.py --n $(N) --seed $(SEED) --jobs $(JOBS) --timeout $(TIMEOUT) \
 	  $(if $(RERUN),--rerun) $(if $(RESCORE),--rescore) $(if $(FILTER),--filter $(FILTER)) \
-	  $(if $(SINCE),--since $(SINCE)) $(if $(TSAN),--tsan)
+	  $(if $(SINCE),--since $(SINCE)) $(if $(ASAN),--asan) $(if $(TSAN),--tsan) \
+	  $(if $(VALGRIND_RUN),--valgrind)
 
 mutation-selftest:
 	@$(PYTHON) ci/mutation/selftest.py

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0 OR MIT
 """Write the C header the conformance suite quotes in its certificate: the
-spec's version and digest, and the suite's power from the last mutation run.
+spec's version and digest, and the suite's power from the last mutation run:
+the share of mutants the release suite kills, and what the sanitizer runs add
+(ci/mutation/run.py writes the three figures).
 
     ci/suite-info.py SPEC_DIR [MUTATION_SCORE_JSON] > suiteinfo.h
 
@@ -52,20 +54,50 @@ def c_string(s):
                          for b in str(s).encode("utf-8")) + '"'
 
 
+def power_text(p):
+    """The certificate's line: the release figure first (what a third
+    party's run gives), then what the sanitizer runs add, then the
+    equivalents left out of both."""
+    rel, san, eq = p["release"], p["sanitizer"], p["equivalent"]
+    head = "%.1f%% of %d mutants killed by the release suite (seed %d, %s)" % (
+        100 * rel["score"], rel["of"], p["seed"], p["date"])
+    if not san.get("measured", True):
+        return "%s; %s" % (head, p["basis"])
+    by = ", ".join("%s %d" % (n, k) for n, k in sorted(san["by"].items()) if k)
+    return "%s; the sanitizer runs add %d%s: %.1f%%; %d equivalent not counted" % (
+        head, san["killed"], " (%s)" % by if by else "", 100 * san["score_with"], eq["total"])
+
+
 def power(path):
     if not path or not os.path.exists(path):
         return ["#define CWC_POWER_MEASURED 0"]
     p = json.load(open(path, encoding="utf-8"))
-    if p.get("schema") != 1:
-        sys.exit("suite-info: %s: unknown schema %r" % (path, p.get("schema")))
-    lines = ["#define CWC_POWER_MEASURED 1"]
-    for key in ("sampled", "invalid", "equivalent", "killed", "survived", "seed"):
-        lines.append("#define CWC_POWER_%s %dLL" % (key.upper(), int(p[key])))
-    lines.append("#define CWC_POWER_SCORE %.6f" % float(p["score"]))
-    lines.append("#define CWC_POWER_DATE %s" % c_string(p["date"]))
-    folders = ", ".join("{%s, %dLL, %dLL, %.6f}" % (c_string(k), int(v["killed"]),
-                                                   int(v["survived"]), float(v["score"]))
-                        for k, v in sorted(p.get("folders", {}).items()))
+    if p.get("schema") != 2:
+        sys.exit("suite-info: %s: schema %r, want 2 (the three figures of ci/mutation/run.py)"
+                 % (path, p.get("schema")))
+    try:
+        rel, san, eq = p["release"], p["sanitizer"], p["equivalent"]
+        if rel["of"] <= 0 or not 0 <= rel["score"] <= 1 or rel["killed"] > rel["of"]:
+            sys.exit("suite-info: %s: the release figure %r is not a share" % (path, rel))
+        measured = san.get("measured", True)
+        if not measured and not p.get("basis"):
+            sys.exit("suite-info: %s: sanitizer kills not measured, and no basis says why" % path)
+        lines = ["#define CWC_POWER_MEASURED 1"]
+        values = {"sampled": p["sampled"], "invalid": p["invalid"], "equivalent": eq["total"],
+                  "killed": rel["killed"], "survived": rel["of"] - rel["killed"], "seed": p["seed"],
+                  "sanitizer_killed": san["killed"] if measured else -1}
+        for key, v in values.items():
+            lines.append("#define CWC_POWER_%s %dLL" % (key.upper(), int(v)))
+        lines.append("#define CWC_POWER_SCORE %.6f" % float(rel["score"]))
+        lines.append("#define CWC_POWER_SCORE_WITH_SANITIZERS %.6f"
+                     % float(san["score_with"] if measured else -1))
+        lines.append("#define CWC_POWER_DATE %s" % c_string(p["date"]))
+        lines.append("#define CWC_POWER_TEXT %s" % c_string(power_text(p)))
+        folders = ", ".join("{%s, %dLL, %dLL, %.6f}" % (
+            c_string(k), int(v["killed"]), int(v.get("sanitizer", 0)) + int(v["survived"]),
+            float(v["score"])) for k, v in sorted(p.get("folders", {}).items()))
+    except (KeyError, TypeError, ValueError) as e:
+        sys.exit("suite-info: %s: not a mutation score of schema 2 (%r)" % (path, e))
     # C has no empty initializer: an unused entry stands in for none.
     lines.append("#define CWC_POWER_FOLDERS {%s}" % (folders or "{0, 0LL, 0LL, 0.0}"))
     lines.append("#define CWC_POWER_NFOLDERS %d" % len(p.get("folders", {})))

@@ -68,10 +68,11 @@ def main():
     out = []
     for line in lines:
         if line.strip() and not line.startswith("#"):
+            # file, line text, mutation (the id), then category and reason
             parts = line.rstrip("\n").split("\t")
-            ident = "\t".join(parts[:-1])
+            ident = "\t".join(parts[:-2])
             if ident in ids and ids[ident] != ident:
-                line = "%s\t%s\n" % (ids[ident], parts[-1])
+                line = "%s\t%s\t%s\n" % (ids[ident], parts[-2], parts[-1])
                 moved += 1
         out.append(line)
     with open(run.EQUIVALENT, "w") as f:

@@ -318,7 +318,83 @@ def ops_for_file(text):
         if call and call not in NO_DELETE_CALLS:
             a, b = toks[i].start, toks[end].end
             add(a, b, ";" + "\n" * text.count("\n", a, b), "delete-call")
+    # The operators added later come last, so the occurrence numbers of the
+    # earlier ones' ids (which equivalent.txt keys on) stay as they were.
+    for i, t in enumerate(toks):
+        if inside[i]:
+            for a, b, rep, op in later_ops(toks, i, text):
+                add(a, b, rep, op)
     return out
+
+
+# Binary operators swapped: only where the token follows a value, so a
+# unary minus, an address-of or a dereference is never taken for one.
+BINARY = {"+": "-", "-": "+", "<<": ">>", ">>": "<<", "&": "|", "|": "&"}
+COMPOUND = {"+=": "-=", "-=": "+=", "|=": "&=", "&=": "|=", "<<=": ">>=", ">>=": "<<="}
+# Words that may precede a parenthesised type in a cast.
+TYPE_WORDS = {"void", "char", "short", "int", "long", "float", "double", "signed", "unsigned",
+              "const", "volatile", "struct", "union", "enum", "_Bool", "bool", "_Atomic"}
+
+
+def later_ops(toks, i, text):
+    """The mutants of binary arithmetic, compound assignment, condition
+    deletion, removed negation and swapped arguments at toks[i]."""
+    t, s = toks[i], toks[i].text
+    if s in BINARY and i > 0 and follows_value(toks, i):
+        yield t.start, t.end, BINARY[s], "arithmetic"
+    elif s in COMPOUND:
+        yield t.start, t.end, COMPOUND[s], "compound-assignment"
+    elif s == "!" and i + 1 < len(toks):
+        yield t.start, t.end, "", "negation"
+    elif s == "if" and i + 1 < len(toks) and toks[i + 1].text == "(":
+        close = matching(toks, i + 1, "(", ")")
+        if close is not None and close > i + 2:
+            a, b = toks[i + 2].start, toks[close - 1].end
+            if not (close == i + 3 and toks[i + 2].kind == "int"):
+                yield a, b, "1", "condition-true"
+                yield a, b, "0", "condition-false"
+    elif t.kind == "ident" and s not in KEYWORDS and i + 5 < len(toks):
+        args = toks[i + 1:i + 6]
+        if ([x.text for x in args[::2]] == ["(", ",", ")"] and args[1].kind == args[3].kind == "ident"
+                and args[1].text != args[3].text and not {args[1].text, args[3].text} & KEYWORDS):
+            yield (args[1].start, args[3].end, "%s, %s" % (args[3].text, args[1].text),
+                   "swap-arguments")
+
+
+def follows_value(toks, i):
+    """Whether toks[i] follows an operand, which makes it a binary operator."""
+    p = toks[i - 1]
+    if p.kind in ("int", "float", "lit"):
+        return True
+    if p.kind == "ident":
+        return p.text not in KEYWORDS or p.text in ("true", "false", "NULL")
+    if p.text == "]":
+        return True
+    if p.text != ")":
+        return False
+    # `(type)-x` is a cast of a unary operand; `f(x) - y` and `(a) - b` are not.
+    k = i - 1
+    depth = 0
+    while k >= 0:
+        depth += toks[k].text == ")"
+        depth -= toks[k].text == "("
+        if depth == 0:
+            break
+        k -= 1
+    return not is_cast(toks, k, i - 1)
+
+
+def is_cast(toks, open_, close):
+    """Whether toks[open_:close+1] is a parenthesised type name before an operand."""
+    if open_ <= 0 or toks[open_ - 1].kind == "ident" and toks[open_ - 1].text not in KEYWORDS:
+        return False  # a call's argument list, or sizeof(...)'s
+    if toks[open_ - 1].text in (")", "]", "sizeof"):
+        return False
+    inner = toks[open_ + 1:close]
+    if not inner or not all(x.kind == "ident" or x.text == "*" for x in inner):
+        return False
+    return (inner[-1].text == "*" or any(x.text in TYPE_WORDS for x in inner)
+            or (len(inner) == 1 and (inner[0].text.endswith("_t") or inner[0].text.startswith("cw_"))))
 
 
 ARITH = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "sizeof"}
@@ -395,6 +471,8 @@ def source_files(root):
 
 
 def describe(before, after):
+    if not after.strip():
+        return "%s => (removed)" % " ".join(before.split())
     if after.startswith(";") and after.strip() == ";":
         return "%s => ;" % " ".join(before.split())
     return "%s => %s" % (" ".join(before.split()), " ".join(after.split()))

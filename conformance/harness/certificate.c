@@ -103,7 +103,7 @@ static void print_requirements(FILE *f, const cwc_report *r)
 
 static void print_identity(FILE *f, const cwc_report *r)
 {
-    char caps[128], declared[256], when[32], power[128];
+    char caps[128], declared[256], when[32], power[320];
     cwc_caps_text(r->backend->capabilities, caps, sizeof caps);
     cwc_profiles_text(r->declared, " ", declared, sizeof declared);
     cwc_timestamp(r->started, when);

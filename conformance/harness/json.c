@@ -68,7 +68,7 @@ static json_t *suite_json(void)
 static json_t *power_json(void)
 {
     const cwc_power *p = cwc_suite_power();
-    char text[128];
+    char text[320];
     cwc_power_text(text, sizeof text);
     if (!p->measured)
         return json_pack("{s:b, s:s}", "measured", 0, "text", text);
@@ -77,10 +77,19 @@ static json_t *power_json(void)
         json_object_set_new(folders, p->folders[i].name,
                             json_pack("{s:I, s:I, s:f}", "killed", p->folders[i].killed, "survived",
                                       p->folders[i].survived, "score", p->folders[i].score));
-    return json_pack("{s:b, s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:o}", "measured", 1,
-                     "text", text, "score", p->score, "killed", p->killed, "survived", p->survived,
-                     "sampled", p->sampled, "invalid", p->invalid, "equivalent", p->equivalent,
-                     "seed", p->seed, "date", p->date, "folders", folders);
+    json_t *o = json_pack("{s:b, s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:o}", "measured", 1,
+                          "text", text, "score", p->score, "killed", p->killed, "survived",
+                          p->survived, "sampled", p->sampled, "invalid", p->invalid, "equivalent",
+                          p->equivalent, "seed", p->seed, "date", p->date, "folders", folders);
+    /* What the sanitizer runs add, where the score measured it. */
+    if (o && p->sanitizer_killed >= 0 &&
+        json_object_update_new(o, json_pack("{s:I, s:f}", "sanitizer_killed", p->sanitizer_killed,
+                                            "score_with_sanitizers", p->score_with_sanitizers)) !=
+            0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }
 
 static json_t *selection_json(const cwc_report *r)

@@ -30,9 +30,12 @@ static const cwc_power power = {1,
                                 CWC_POWER_SCORE,
                                 CWC_POWER_DATE,
                                 folders,
-                                CWC_POWER_NFOLDERS};
+                                CWC_POWER_NFOLDERS,
+                                CWC_POWER_SANITIZER_KILLED,
+                                CWC_POWER_SCORE_WITH_SANITIZERS,
+                                CWC_POWER_TEXT};
 #else
-static const cwc_power power = {0, 0, 0, 0, 0, 0, 0, 0.0, "", NULL, 0};
+static const cwc_power power = {0, 0, 0, 0, 0, 0, 0, 0.0, "", NULL, 0, -1, -1.0, "not measured"};
 #endif
 
 const cwc_power *cwc_suite_power(void)
@@ -42,10 +45,5 @@ const cwc_power *cwc_suite_power(void)
 
 void cwc_power_text(char *out, size_t len)
 {
-    if (!power.measured) {
-        snprintf(out, len, "not measured");
-        return;
-    }
-    snprintf(out, len, "%.1f%% of %lld mutants killed (seed %lld, %s)", power.score * 100.0,
-             power.killed + power.survived, power.seed, power.date);
+    snprintf(out, len, "%s", power.text);
 }
