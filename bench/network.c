@@ -60,6 +60,7 @@
 #endif
 
 #include "cwrt/cwrt.h"
+#include "peer_arg.h"
 
 #ifndef RUN_SECONDS
 #define RUN_SECONDS 0.3 /* -DRUN_SECONDS=2 for a profiler's longer look */
@@ -561,12 +562,10 @@ static int npeers;
 /* `--peer NAME=PROGRAM`: false when the argument is malformed. */
 static bool peer_add(const char *spec)
 {
-    const char *eq = strchr(spec, '=');
-    if (!eq || eq == spec || !eq[1] || npeers == MAX_PEERS)
+    char *name;
+    if (npeers == MAX_PEERS || !cw_peer_arg(spec, &name, &peers[npeers].program))
         return false;
-    peers[npeers].name = strndup(spec, (size_t)(eq - spec));
-    peers[npeers].program = eq + 1;
-    npeers++;
+    peers[npeers++].name = name;
     return true;
 }
 

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "cwrt/cwrt.h"
+#include "peer_arg.h"
 
 #ifdef CW_HAVE_LIBURING
 #include <liburing.h>
@@ -223,12 +224,11 @@ static int npeers;
 /* `--peer NAME=PROGRAM`: false when the argument is malformed. */
 static bool peer_add(const char *spec)
 {
-    const char *eq = strchr(spec, '=');
-    if (!eq || eq == spec || !eq[1] || npeers == MAX_PEERS)
+    char *name;
+    if (npeers == MAX_PEERS || !cw_peer_arg(spec, &name, &peers[npeers].program))
         return false;
-    peers[npeers].name = strndup(spec, (size_t)(eq - spec));
-    peers[npeers].program = eq + 1;
-    return peers[npeers++].name != NULL;
+    peers[npeers++].name = name;
+    return true;
 }
 
 /* One run of `l`'s writes by peer `i`, in a process of its own: us per
