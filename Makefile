@@ -424,7 +424,8 @@ TIMEOUT ?= 120
 mutation: deps
 	$(PYTHON) ci/mutation/run.py --n $(N) --seed $(SEED) --jobs $(JOBS) --timeout $(TIMEOUT) \
 	  $(if $(RERUN),--rerun) $(if $(RESCORE),--rescore) $(if $(FILTER),--filter $(FILTER)) \
-	  $(if $(SINCE),--since $(SINCE)) $(if $(ASAN),--asan) $(if $(TSAN),--tsan) \
+	  $(if $(SINCE),--since $(SINCE)) $(if $(CATEGORY),--category $(CATEGORY)) \
+	  $(if $(ASAN),--asan) $(if $(TSAN),--tsan) \
 	  $(if $(VALGRIND_RUN),--valgrind)
 
 mutation-selftest:

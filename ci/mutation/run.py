@@ -165,14 +165,22 @@ def load_equivalent(path=EQUIVALENT):
 
 def listed_verdict(entry):
     """What a reviewed entry makes of its mutant without running it:
-    (status, sanitizers, why, should be caught by), or None to run it."""
+    (status, sanitizers, why, should be caught by), or None to run it.
+    A sanitizer entry is run: the release suite may kill it (RUN-008 sees
+    many leaks), and only a release survivor takes the entry's verdict."""
     cat, why = entry["category"], entry["reason"]
     if cat == "equivalent":
         return "equivalent", [], why, ""
-    if cat == "sanitizer":
-        return "sanitizer", entry["sanitizers"], "listed: " + why, ""
     if cat == "unreachable-oom":
         return "survived", [], "listed unreachable-oom: " + why, "an allocation failure at this point"
+    return None
+
+
+def survivor_verdict(entry):
+    """What a reviewed entry makes of a mutant the release suite did not
+    kill: a sanitizer entry's verdict, or None (a survivor)."""
+    if entry and entry["category"] == "sanitizer":
+        return "sanitizer", entry["sanitizers"], "listed: " + entry["reason"], ""
     return None
 
 
@@ -318,8 +326,9 @@ class Job:
             except OSError:
                 pass
 
-    def test(self, m):
-        """The mutant's (status, sanitizers that killed it, why)."""
+    def test(self, m, entry=None):
+        """The mutant's (status, sanitizers that killed it, why); `entry`,
+        its reviewed entry if any, stands for the sanitizer runs."""
         src = os.path.join(self.dir, m["file"])
         st = os.stat(src)
         with open(src) as f:
@@ -342,7 +351,8 @@ class Job:
                 why = self.run_backend(b)
                 if why:
                     return "killed", [], "%s: %s" % (b, why)
-            return self.under_sanitizers(m)
+            reviewed = survivor_verdict(entry)
+            return reviewed[:3] if reviewed else self.under_sanitizers(m)
         finally:
             self.restore(m, text, st)
 
@@ -524,6 +534,9 @@ def main():
     ap.add_argument("--filter", default="", help="only mutants whose file contains this")
     ap.add_argument("--since", default="", help="only mutants of lines changed since this revision")
     ap.add_argument("--list", action="store_true", help="print the sample and stop")
+    ap.add_argument("--category", default="", choices=("",) + CATEGORIES,
+                    help="instead of a sample, every mutant ci/mutation/equivalent.txt puts in "
+                         "this category (an audit of the entries)")
     for name, what in (("asan", "built with ASan+UBSan"),
                        ("tsan", "the native backend, built with TSan"),
                        ("valgrind", "the deterministic backend, under valgrind")):
@@ -536,6 +549,8 @@ def main():
     # The filter the report's sample was cut with: a rerun or a rescore of a
     # filtered report is no score of the whole sample either.
     args.sample_filter = " ".join(f for f in (args.filter, args.since and "since " + args.since) if f)
+    if args.category and args.rerun:
+        sys.exit("--category audits the reviewed entries; it is not a rerun")
     if args.rescore:
         return rescore(args)
 
@@ -551,13 +566,23 @@ def main():
         # population changes with the code, the survivors' ids do not.
         by_id = {m["id"]: m for m in population}
         listed = load_equivalent()
+        # Survivors and what only a sanitizer killed: new cases may kill
+        # either in the release runs.
         keep = [r["id"] for r in last["mutants"]
-                if (r["status"] == "survived" and r["id"] not in listed) or withdrawn(r, listed)
-                or (r["id"] in listed and listed[r["id"]]["category"] == "survivor"
-                    and r["status"] == "survived")]
+                if (r["status"] in ("survived", "sanitizer") and r["id"] not in listed)
+                or withdrawn(r, listed)
+                or (r["id"] in listed and r["status"] in ("survived", "sanitizer")
+                    and listed[r["id"]]["category"] in ("survivor", "sanitizer"))]
         picked = [by_id[i] for i in keep if i in by_id]
         args.gone = len(keep) - len(picked)
         args.last = last
+    if args.category:
+        # Every mutant of the population a reviewed entry puts in this
+        # category, sampled or not: an audit of the entries.
+        listed = load_equivalent()
+        picked = [m for m in population
+                  if m["id"] in listed and listed[m["id"]]["category"] == args.category]
+        args.sample_filter = "category " + args.category
     if args.filter:
         picked = [m for m in picked if args.filter in m["file"]]
     if args.since:
@@ -605,7 +630,7 @@ def main():
                 return
             t0 = time.time()
             try:
-                status, sans, why = job.test(m)
+                status, sans, why = job.test(m, equivalent.get(m["id"]))
             except Exception as e:  # noqa: BLE001 - a harness failure must not lose the mutant
                 status, sans, why = "invalid", [], ("harness error: %r" % e)[:300]
             entry = equivalent.get(m["id"])
@@ -666,6 +691,9 @@ def rescore(args):
                     r["status"] == "equivalent" and r["why"] != "same object code"):
                 status, sans, why, should = verdict
                 r = dict(r, status=status, sanitizers=sans, why=why, should=should)
+        elif r["status"] == "survived" and survivor_verdict(entry):
+            status, sans, why, should = survivor_verdict(entry)
+            r = dict(r, status=status, sanitizers=sans, why=why, should=should)
         elif entry and r["status"] == "survived":
             r = dict(r, should=entry["reason"])
         results.append(r)

@@ -107,8 +107,12 @@ def check_reviewed_list():
         expect(eq["reference/a.c\t\ty\t= 2;\t2 => 0"]["sanitizers"] == ["asan", "valgrind"],
                "a line text with tabs, or a sanitizer list, misread")
         got = [run.listed_verdict(e) for e in eq.values()]
-        expect([g and g[0] for g in got] == ["equivalent", "sanitizer", "survived", None],
+        expect([g and g[0] for g in got] == ["equivalent", None, "survived", None],
                "a category counted in the wrong figure: %s" % got)
+        # A sanitizer entry is run; only a release survivor takes its verdict.
+        got = [run.survivor_verdict(e) for e in eq.values()]
+        expect([g and g[0] for g in got] == [None, "sanitizer", None, None],
+               "a release survivor's reviewed verdict wrong: %s" % got)
         for bad in ("reference/a.c\tx;\t1 => 0\tno reason\n",
                     "reference/a.c\tx;\t1 => 0\tsanitizer:msan\twhy\n",
                     "reference/a.c\tx;\t1 => 0\tequivalent:asan\twhy\n",

@@ -35,7 +35,7 @@ static void *objects_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(backend_table_and_objects, "backend", "ABI-001 ABI-002 ABI-003", 0)
+CWC_CASE(backend_table_and_objects, "backend", "ABI-001 ABI-002 ABI-003 RUN-008", CWC_REPEATED)
 {
     ck_assert_uint_eq(CW_ABI_MAJOR(cwc_backend->abi_version), CW_ABI_MAJOR(CW_ABI_VERSION));
     ck_assert_uint_ge(cwc_backend->size, offsetof(cw_backend, audit_digest));
@@ -49,7 +49,7 @@ CWC_CASE(backend_table_and_objects, "backend", "ABI-001 ABI-002 ABI-003", 0)
 
 /* A declaration is whole: what a profile needs is declared with it, and a
  * capability comes with its entries (and they only with it). */
-CWC_CASE(backend_declares_whole_profiles, "backend", "ABI-004", 0)
+CWC_CASE(backend_declares_whole_profiles, "backend", "ABI-004 RUN-008", CWC_REPEATED)
 {
     const cw_backend *b = cwc_backend;
     int recover = (b->capabilities & CW_CAP_RECOVER) != 0;
@@ -79,7 +79,7 @@ static void *audit_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(audit_matches_capability, "backend", "ABI-003", 0)
+CWC_CASE(audit_matches_capability, "backend", "ABI-003 RUN-008", CWC_REPEATED)
 {
     int has = (cwc_backend->capabilities & CW_CAP_AUDIT) != 0;
     cwc_run_ok(NULL, audit_root, &has);
@@ -92,7 +92,7 @@ CWC_CASE(audit_matches_capability, "backend", "ABI-003", 0)
     ck_assert_str_eq(res.digest, "");
 }
 
-CWC_CASE(error_strings, "errors", "ERR-001", 0)
+CWC_CASE(error_strings, "errors", "ERR-001 RUN-008", CWC_REPEATED)
 {
     ck_assert_str_eq(cw_strerror(CW_OK), "ok");
     ck_assert_str_eq(cw_strerror(CW_ERR_EXITED), "exited");

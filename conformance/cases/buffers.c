@@ -16,7 +16,7 @@
 
 /* ---- BUF-001: handles and the table ------------------------------------------------ */
 
-CWC_CASE(buffer_handles, "buffers", "BUF-001", 0)
+CWC_CASE(buffer_handles, "buffers", "BUF-001 RUN-008", CWC_REPEATED)
 {
     const cw_buffer_ops *ops = cwc_buffer_ops();
     ck_assert_uint_ge(ops->size, offsetof(cw_buffer_ops, runtime_pool) + sizeof ops->runtime_pool);
@@ -62,7 +62,7 @@ CWC_CASE(buffer_handles, "buffers", "BUF-001", 0)
 
 /* ---- BUF-002: making buffers ----------------------------------------------------------- */
 
-CWC_CASE(buffer_constructors, "buffers", "BUF-002", 0)
+CWC_CASE(buffer_constructors, "buffers", "BUF-002 RUN-008", CWC_REPEATED)
 {
     cw_iobuf b;
     CWC_OK(cw_iobuf_copy(cwc_backend, "hello", 5, &b));
@@ -126,7 +126,7 @@ static void *release_on_thread(void *arg)
     return NULL;
 }
 
-CWC_CASE(buffer_sharing, "buffers", "BUF-003", 0)
+CWC_CASE(buffer_sharing, "buffers", "BUF-003 RUN-008", CWC_REPEATED)
 {
     cw_iobuf a;
     CWC_OK(cw_iobuf_copy(cwc_backend, "shared", 6, &a));
@@ -159,7 +159,7 @@ CWC_CASE(buffer_sharing, "buffers", "BUF-003", 0)
 
 /* ---- BUF-004, BUF-005: adopted and static bytes --------------------------------------- */
 
-CWC_CASE(buffer_adopt, "buffers", "BUF-004", 0)
+CWC_CASE(buffer_adopt, "buffers", "BUF-004 RUN-008", CWC_REPEATED)
 {
     atomic_store(&releases, 0);
     char *bytes = malloc(10);
@@ -188,7 +188,7 @@ CWC_CASE(buffer_adopt, "buffers", "BUF-004", 0)
 }
 
 /* Nothing to view where bytes were promised: refused, nothing released. */
-CWC_CASE(buffer_null_data_refused, "buffers", "BUF-033", 0)
+CWC_CASE(buffer_null_data_refused, "buffers", "BUF-033 RUN-008", CWC_REPEATED)
 {
     atomic_store(&releases, 0);
     cw_iobuf b;
@@ -206,7 +206,7 @@ CWC_CASE(buffer_null_data_refused, "buffers", "BUF-033", 0)
 
 static const char lit[] = "a static table";
 
-CWC_CASE(buffer_static, "buffers", "BUF-005", 0)
+CWC_CASE(buffer_static, "buffers", "BUF-005 RUN-008", CWC_REPEATED)
 {
     cw_iobuf b, s;
     CWC_OK(cw_iobuf_static(cwc_backend, lit, sizeof lit - 1, &b));
@@ -225,7 +225,7 @@ CWC_CASE(buffer_static, "buffers", "BUF-005", 0)
 
 /* ---- BUF-006, BUF-007: views ----------------------------------------------------------- */
 
-CWC_CASE(buffer_views, "buffers", "BUF-006", 0)
+CWC_CASE(buffer_views, "buffers", "BUF-006 RUN-008", CWC_REPEATED)
 {
     cw_iobuf b, s, h;
     CWC_OK(cw_iobuf_copy(cwc_backend, "0123456789", 10, &b));
@@ -266,7 +266,7 @@ CWC_CASE(buffer_views, "buffers", "BUF-006", 0)
     cw_iobuf_release(&b);
 }
 
-CWC_CASE(buffer_empty_views_do_not_pin, "buffers", "BUF-007", 0)
+CWC_CASE(buffer_empty_views_do_not_pin, "buffers", "BUF-007 RUN-008", CWC_REPEATED)
 {
     cw_bufpool *p = cwc_small_pool(1); /* one buffer per class */
     cw_iobuf_mut m;
@@ -311,7 +311,7 @@ CWC_CASE(buffer_empty_views_do_not_pin, "buffers", "BUF-007", 0)
 
 /* ---- BUF-008: copy out ------------------------------------------------------------------ */
 
-CWC_CASE(buffer_copy_out, "buffers", "BUF-008", 0)
+CWC_CASE(buffer_copy_out, "buffers", "BUF-008 RUN-008", CWC_REPEATED)
 {
     char out[16];
     cw_iobuf b;
@@ -356,7 +356,7 @@ CWC_CASE(buffer_copy_out, "buffers", "BUF-008", 0)
 
 /* ---- BUF-009 .. BUF-012: mutable buffers, freeze, back to mutable, equality ----------- */
 
-CWC_CASE(buffer_mut_writes, "buffers", "BUF-009", 0)
+CWC_CASE(buffer_mut_writes, "buffers", "BUF-009 RUN-008", CWC_REPEATED)
 {
     cw_iobuf_mut m;
     CWC_OK(cw_iobuf_mut_with_capacity(cwc_backend, 8, &m));
@@ -387,7 +387,7 @@ CWC_CASE(buffer_mut_writes, "buffers", "BUF-009", 0)
     cw_iobuf_mut_release(&m);
 }
 
-CWC_CASE(buffer_freeze, "buffers", "BUF-010", 0)
+CWC_CASE(buffer_freeze, "buffers", "BUF-010 RUN-008", CWC_REPEATED)
 {
     cw_iobuf_mut m;
     cw_iobuf b;
@@ -408,7 +408,7 @@ CWC_CASE(buffer_freeze, "buffers", "BUF-010", 0)
     cw_iobuf_release(&b);
 }
 
-CWC_CASE(buffer_try_into_mut, "buffers", "BUF-011", 0)
+CWC_CASE(buffer_try_into_mut, "buffers", "BUF-011 RUN-008", CWC_REPEATED)
 {
     cw_iobuf b, s;
     cw_iobuf_mut m;
@@ -456,7 +456,7 @@ CWC_CASE(buffer_try_into_mut, "buffers", "BUF-011", 0)
     cw_bufpool_release(p);
 }
 
-CWC_CASE(buffer_equality, "buffers", "BUF-012", 0)
+CWC_CASE(buffer_equality, "buffers", "BUF-012 RUN-008", CWC_REPEATED)
 {
     cw_iobuf a, b, c;
     CWC_OK(cw_iobuf_copy(cwc_backend, "same bytes", 10, &a));
@@ -482,7 +482,7 @@ CWC_CASE(buffer_equality, "buffers", "BUF-012", 0)
 
 /* ---- BUF-013 .. BUF-017: lists and the builder ------------------------------------------- */
 
-CWC_CASE(buffer_list_basics, "buffers", "BUF-013", 0)
+CWC_CASE(buffer_list_basics, "buffers", "BUF-013 RUN-008", CWC_REPEATED)
 {
     cw_iobufs *l = cw_iobufs_new(cwc_backend);
     cw_iobuf a, b, e;
@@ -527,7 +527,7 @@ CWC_CASE(buffer_list_basics, "buffers", "BUF-013", 0)
     cw_iobufs_release(l);
 }
 
-CWC_CASE(buffer_list_split_advance, "buffers", "BUF-014", 0)
+CWC_CASE(buffer_list_split_advance, "buffers", "BUF-014 RUN-008", CWC_REPEATED)
 {
     cw_iobufs *l = CWC_LIST("abc", "defg", "hi");
     const uint8_t *d1 = cw_iobufs_chunk(l, 1)->data;
@@ -556,7 +556,7 @@ CWC_CASE(buffer_list_split_advance, "buffers", "BUF-014", 0)
 /* Every split point of a list of several chunks, the chunk boundaries and
  * the bytes either side of them included: the head holds exactly the first
  * `at` bytes in as few chunks as cover them, the list the rest. */
-CWC_CASE(buffer_list_split_everywhere, "buffers", "BUF-014 BUF-013", 0)
+CWC_CASE(buffer_list_split_everywhere, "buffers", "BUF-014 BUF-013 RUN-008", CWC_REPEATED)
 {
     static const char all[] = "abcdefghijk";
     for (size_t at = 0; at <= 11; at++) {
@@ -578,7 +578,7 @@ CWC_CASE(buffer_list_split_everywhere, "buffers", "BUF-014 BUF-013", 0)
     }
 }
 
-CWC_CASE(buffer_coalesce, "buffers", "BUF-015", 0)
+CWC_CASE(buffer_coalesce, "buffers", "BUF-015 RUN-008", CWC_REPEATED)
 {
     cw_iobuf out;
     cw_iobufs *l = CWC_LIST("only");
@@ -624,7 +624,7 @@ CWC_CASE(buffer_coalesce, "buffers", "BUF-015", 0)
     cw_bufpool_release(p);
 }
 
-CWC_CASE(buffer_list_mut, "buffers", "BUF-016", 0)
+CWC_CASE(buffer_list_mut, "buffers", "BUF-016 RUN-008", CWC_REPEATED)
 {
     cw_iobufs_mut *l = cw_iobufs_mut_new(cwc_backend);
     cw_iobuf_mut m;
@@ -672,7 +672,7 @@ CWC_CASE(buffer_list_mut, "buffers", "BUF-016", 0)
     cw_iobufs_mut_release(l);
 }
 
-CWC_CASE(buffer_builder, "buffers", "BUF-017", 0)
+CWC_CASE(buffer_builder, "buffers", "BUF-017 RUN-008", CWC_REPEATED)
 {
     cw_bufpool *p = cwc_small_pool(2);
     cw_iobufs_builder *bld = cw_iobufs_builder_new(p, 16);
@@ -745,7 +745,7 @@ static void *misuse_root(cw_ctx *ctx, void *arg)
     return (void *)(intptr_t)7;
 }
 
-CWC_CASE(buffer_misuse_is_reported, "buffers", "BUF-018", 0)
+CWC_CASE(buffer_misuse_is_reported, "buffers", "BUF-018 RUN-008", CWC_REPEATED)
 {
     misuse(); /* outside any task */
     ck_assert_int_eq((int)(intptr_t)cwc_run_ok(NULL, misuse_root, NULL), 7);

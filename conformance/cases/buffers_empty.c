@@ -43,7 +43,7 @@ static void assert_usable(cw_iobuf *b)
     assert_empty(b);
 }
 
-CWC_CASE(buffer_empty_handles_name_backend, "buffers", "BUF-029", 0)
+CWC_CASE(buffer_empty_handles_name_backend, "buffers", "BUF-029 RUN-008", CWC_REPEATED)
 {
     cwc_buffer_ops();
     cw_iobuf b, head, e;
@@ -108,7 +108,7 @@ CWC_CASE(buffer_empty_handles_name_backend, "buffers", "BUF-029", 0)
     cw_iobuf_release(&b);
 }
 
-CWC_CASE(buffer_unset_zero_counts, "buffers", "BUF-030 BUF-001", 0)
+CWC_CASE(buffer_unset_zero_counts, "buffers", "BUF-030 BUF-001 RUN-008", CWC_REPEATED)
 {
     cwc_buffer_ops();
     cw_iobuf unset, out;
@@ -148,7 +148,7 @@ CWC_CASE(buffer_unset_zero_counts, "buffers", "BUF-030 BUF-001", 0)
     ck_assert_ptr_null(um.hdr.backend);
 }
 
-CWC_CASE(buffer_lists_drop_nothing_to_add, "buffers", "BUF-031 BUF-013", 0)
+CWC_CASE(buffer_lists_drop_nothing_to_add, "buffers", "BUF-031 BUF-013 RUN-008", CWC_REPEATED)
 {
     cwc_buffer_ops();
     cw_iobuf unset, empty, one;

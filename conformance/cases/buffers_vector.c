@@ -290,7 +290,7 @@ static void run_sequence(vector *v, uint64_t seed)
     cw_bufpool_release(v->pool);
 }
 
-CWC_CASE(buffer_vector, "buffers", "BUF-028 BUF-013", 0)
+CWC_CASE(buffer_vector, "buffers", "BUF-028 BUF-013 RUN-008", CWC_REPEATED)
 {
     cwc_buffer_ops();
     static vector v;

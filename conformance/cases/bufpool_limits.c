@@ -31,7 +31,7 @@ static cw_bufpool_stats class0(cw_bufpool *p)
     return st;
 }
 
-CWC_CASE(bufpool_prefill_creates_everything, "buffers", "BUF-032 BUF-020", 0)
+CWC_CASE(bufpool_prefill_creates_everything, "buffers", "BUF-032 BUF-020 RUN-008", CWC_REPEATED)
 {
     cw_bufpool_config cfg;
     cw_bufpool_config_network(&cfg);
@@ -97,7 +97,7 @@ static void reuse_after_exit(uint32_t thread_cache)
     cw_bufpool_release(p);
 }
 
-CWC_CASE(bufpool_reuse_after_thread_exit, "buffers", "BUF-020 BUF-025", 0)
+CWC_CASE(bufpool_reuse_after_thread_exit, "buffers", "BUF-020 BUF-025 RUN-008", CWC_REPEATED)
 {
     reuse_after_exit(0);
     reuse_after_exit(1);
@@ -124,7 +124,7 @@ static void empty_view(cw_bufpool *p, int way, cw_iobuf *out)
     cw_iobuf_release(&whole);
 }
 
-CWC_CASE(buffer_dropped_empty_gives_back, "buffers", "BUF-031 BUF-021", 0)
+CWC_CASE(buffer_dropped_empty_gives_back, "buffers", "BUF-031 BUF-021 RUN-008", CWC_REPEATED)
 {
     cw_bufpool_config cfg = one_class(256, 1, 0);
     cw_bufpool *p, *inline_pool; /* the builder's inline buffer comes from the second */
@@ -150,7 +150,7 @@ CWC_CASE(buffer_dropped_empty_gives_back, "buffers", "BUF-031 BUF-021", 0)
     cw_bufpool_release(inline_pool);
 }
 
-CWC_CASE(buffer_builder_refuses_another_backend, "buffers", "BUF-017", 0)
+CWC_CASE(buffer_builder_refuses_another_backend, "buffers", "BUF-017 RUN-008", CWC_REPEATED)
 {
     cw_backend other = *cwc_backend;
     cw_iobuf alien;

@@ -37,7 +37,7 @@ static void stats(cw_bufpool *p, size_t cls, cw_bufpool_stats *st)
 
 /* ---- BUF-019: configurations -------------------------------------------------------------- */
 
-CWC_CASE(bufpool_config_check, "buffers", "BUF-019", 0)
+CWC_CASE(bufpool_config_check, "buffers", "BUF-019 RUN-008", CWC_REPEATED)
 {
     cwc_buffer_ops();
     cw_bufpool_config good = small_config(), bad;
@@ -86,7 +86,7 @@ CWC_CASE(bufpool_config_check, "buffers", "BUF-019", 0)
 
 /* ---- BUF-020 .. BUF-023: allocation, return, fallback, counters ---------------------------- */
 
-CWC_CASE(bufpool_try_alloc, "buffers", "BUF-020", 0)
+CWC_CASE(bufpool_try_alloc, "buffers", "BUF-020 RUN-008", CWC_REPEATED)
 {
     cw_bufpool_config cfg = small_config();
     cfg.pool_min_size = 16;
@@ -151,7 +151,7 @@ static void *release_elsewhere(void *arg)
     return NULL;
 }
 
-CWC_CASE(bufpool_return, "buffers", "BUF-021", 0)
+CWC_CASE(bufpool_return, "buffers", "BUF-021 RUN-008", CWC_REPEATED)
 {
     cw_bufpool_config cfg = small_config();
     cfg.max_per_class = 1;
@@ -186,7 +186,7 @@ CWC_CASE(bufpool_return, "buffers", "BUF-021", 0)
     cw_bufpool_release(p);
 }
 
-CWC_CASE(bufpool_alloc_fallback, "buffers", "BUF-022", 0)
+CWC_CASE(bufpool_alloc_fallback, "buffers", "BUF-022 RUN-008", CWC_REPEATED)
 {
     cw_bufpool_config cfg = small_config();
     cfg.max_per_class = 1;
@@ -213,7 +213,7 @@ CWC_CASE(bufpool_alloc_fallback, "buffers", "BUF-022", 0)
     cw_bufpool_release(p);
 }
 
-CWC_CASE(bufpool_stats, "buffers", "BUF-023", 0)
+CWC_CASE(bufpool_stats, "buffers", "BUF-023 RUN-008", CWC_REPEATED)
 {
     cw_bufpool *p = cwc_small_pool(2);
     cw_iobuf_mut m[3];
@@ -252,7 +252,7 @@ static void *alloc_and_return(cw_ctx *ctx, void *arg)
     return b;
 }
 
-CWC_CASE(bufpool_outlives_owner, "buffers", "BUF-024", 0)
+CWC_CASE(bufpool_outlives_owner, "buffers", "BUF-024 RUN-008", CWC_REPEATED)
 {
     cw_bufpool *p = cwc_small_pool(2);
     cw_iobuf_mut m;
@@ -321,7 +321,7 @@ static void *alloc_release_exit(void *arg)
     return NULL;
 }
 
-CWC_CASE(bufpool_threads, "buffers", "BUF-025", 0)
+CWC_CASE(bufpool_threads, "buffers", "BUF-025 RUN-008", CWC_REPEATED)
 {
     cw_bufpool_config cfg = small_config();
     cfg.max_per_class = 16;
@@ -361,7 +361,7 @@ CWC_CASE(bufpool_threads, "buffers", "BUF-025", 0)
 /* A thread cache that fills and spills, round after round on one thread:
  * the class can still hand out all its buffers, each a different one, and
  * every one comes back idle. */
-CWC_CASE(bufpool_thread_cache_spills, "buffers", "BUF-020 BUF-021 BUF-023", 0)
+CWC_CASE(bufpool_thread_cache_spills, "buffers", "BUF-020 BUF-021 BUF-023 RUN-008", CWC_REPEATED)
 {
     enum { MAX = 8, ROUNDS = 12 };
     cw_bufpool_config cfg = small_config();
@@ -424,7 +424,7 @@ static void *buffer_pooler_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(buffer_pooler, "buffers", "BUF-026 BUF-027", 0)
+CWC_CASE(buffer_pooler, "buffers", "BUF-026 BUF-027 RUN-008", CWC_REPEATED)
 {
     /* The original runs a default and a custom runner on each of its two
      * runtimes; here each configuration runs as given and again with the
@@ -467,7 +467,7 @@ static void *same_pools_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(bufpool_runtime_pools, "buffers", "BUF-026", 0)
+CWC_CASE(bufpool_runtime_pools, "buffers", "BUF-026 RUN-008", CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.network_buffer_pool.max_size = 2048;
@@ -480,7 +480,7 @@ CWC_CASE(bufpool_runtime_pools, "buffers", "BUF-026", 0)
     ck_assert_msg(strstr(res.message, "BUF-019"), "message '%s'", res.message);
 }
 
-CWC_CASE(bufpool_defaults, "buffers", "BUF-027", 0)
+CWC_CASE(bufpool_defaults, "buffers", "BUF-027 RUN-008", CWC_REPEATED)
 {
     cw_bufpool_config n, s;
     cw_bufpool_config_network(&n);

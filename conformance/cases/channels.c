@@ -47,7 +47,7 @@ static void *fifo_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(channel_fifo_and_close, "channels", "CHN-001 CHN-003", 0)
+CWC_CASE(channel_fifo_and_close, "channels", "CHN-001 CHN-003 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, fifo_root, (void *)(uintptr_t)0);
     cwc_run_ok(NULL, fifo_root, (void *)(uintptr_t)3);
@@ -84,7 +84,7 @@ static void *waiting_receiver_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(channel_last_sender_wakes_a_waiting_receiver, "channels", "CHN-003", 0)
+CWC_CASE(channel_last_sender_wakes_a_waiting_receiver, "channels", "CHN-003 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, waiting_receiver_root, NULL);
 }
@@ -108,7 +108,8 @@ static void *bounded_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(channel_bounded_blocks_and_receiver_drop, "channels", "CHN-002 CHN-004 CHN-006", 0)
+CWC_CASE(channel_bounded_blocks_and_receiver_drop, "channels", "CHN-002 CHN-004 CHN-006 RUN-008",
+         CWC_REPEATED)
 {
     cwc_run_ok(NULL, bounded_root, NULL);
 }
@@ -137,7 +138,7 @@ static void *oneshot_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(oneshot_send_recv_and_drops, "channels", "CHN-005", 0)
+CWC_CASE(oneshot_send_recv_and_drops, "channels", "CHN-005 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, oneshot_root, NULL);
 }
@@ -166,7 +167,7 @@ static void *unbounded_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(channel_unbounded_never_waits, "channels", "CHN-002 CHN-001", 0)
+CWC_CASE(channel_unbounded_never_waits, "channels", "CHN-002 CHN-001 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, unbounded_root, NULL);
 }
@@ -219,7 +220,7 @@ static void *large_elements_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(channel_large_elements, "channels", "CHN-001 CHN-005", 0)
+CWC_CASE(channel_large_elements, "channels", "CHN-001 CHN-005 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, large_elements_root, NULL);
 }
@@ -247,7 +248,7 @@ static void *huge_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(channel_any_capacity, "channels", "CHN-006 CHN-001", 0)
+CWC_CASE(channel_any_capacity, "channels", "CHN-006 CHN-001 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, huge_root, NULL);
 }

@@ -13,7 +13,7 @@ static void *clock_sleep_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(clock_sleep, "clock", "CLK-001", 0)
+CWC_CASE(clock_sleep, "clock", "CLK-001 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, clock_sleep_root, NULL);
 }
@@ -29,7 +29,7 @@ static void *clock_sleep_until_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(clock_sleep_until, "clock", "CLK-002", 0)
+CWC_CASE(clock_sleep_until, "clock", "CLK-002 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, clock_sleep_until_root, NULL);
 }
@@ -45,7 +45,7 @@ static void *far_future_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(clock_sleep_until_far_future, "clock", "CLK-003", 0)
+CWC_CASE(clock_sleep_until_far_future, "clock", "CLK-003 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, far_future_root, NULL);
 }
@@ -64,7 +64,7 @@ static void *clock_timeout_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(clock_timeout, "clock", "CLK-004", 0)
+CWC_CASE(clock_timeout, "clock", "CLK-004 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, clock_timeout_root, NULL);
 }
@@ -95,7 +95,7 @@ static void *monotonic_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(clock_never_goes_back, "clock", "CLK-005", 0)
+CWC_CASE(clock_never_goes_back, "clock", "CLK-005 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, monotonic_root, NULL);
 }
@@ -113,7 +113,8 @@ static void *end_of_time_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(clock_sleep_until_max_at_the_end_of_time, "clock", "CLK-003 DET-005", CW_CAP_DETERMINISTIC)
+CWC_CASE(clock_sleep_until_max_at_the_end_of_time, "clock", "CLK-003 DET-005 RUN-008",
+         CW_CAP_DETERMINISTIC | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.start_time = CW_TIME_MAX - 10 * CW_SEC;

@@ -55,12 +55,12 @@ static void *label_lengths_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(context_label_lengths, "context", "CTX-001", 0)
+CWC_CASE(context_label_lengths, "context", "CTX-001 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, label_lengths_root, NULL);
 }
 
-CWC_CASE(context_labels, "context", "CTX-001", 0)
+CWC_CASE(context_labels, "context", "CTX-001 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, labels_root, NULL);
 }
@@ -80,7 +80,7 @@ static void expect_label_panic(const char *label, const char *needle)
                   needle);
 }
 
-CWC_CASE(context_invalid_labels, "context", "CTX-002 CTX-003", 0)
+CWC_CASE(context_invalid_labels, "context", "CTX-002 CTX-003 RUN-008", CWC_REPEATED)
 {
     expect_label_panic("", "label must start with [a-zA-Z]");
     expect_label_panic("1invalid", "label must start with [a-zA-Z]");
@@ -102,7 +102,7 @@ static void *attributes_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(context_attributes, "context", "CTX-004", 0)
+CWC_CASE(context_attributes, "context", "CTX-004 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, attributes_root, NULL);
 }
@@ -114,7 +114,7 @@ static void *bad_attribute_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(context_invalid_attribute_key, "context", "CTX-004", 0)
+CWC_CASE(context_invalid_attribute_key, "context", "CTX-004 RUN-008", CWC_REPEATED)
 {
     cw_run_result res;
     ck_assert_int_eq(cwc_run(NULL, bad_attribute_root, NULL, &res), CW_ERR_PANICKED);

@@ -85,7 +85,7 @@ CWC_CASE(same_seed_same_order, "deterministic", "DET-001 DET-003", DET)
     }
 }
 
-CWC_CASE(different_seeds_different_order, "deterministic", "DET-002", DET)
+CWC_CASE(different_seeds_different_order, "deterministic", "DET-002 RUN-008", DET | CWC_REPEATED)
 {
     struct race_outcome a = race(12345), b = race(54321);
     ck_assert_str_ne(a.digest, b.digest);
@@ -97,7 +97,7 @@ CWC_CASE(different_seeds_different_order, "deterministic", "DET-002", DET)
 #define GOLDEN_SEED 42
 #define GOLDEN_DIGEST "437195b0c48f268536b4b049384cd8db953172e01ac4d1b7f2c9cb0015837de1"
 
-CWC_CASE(golden_digest, "deterministic", "DET-003 DET-004", DET)
+CWC_CASE(golden_digest, "deterministic", "DET-003 DET-004 RUN-008", DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.seed = GOLDEN_SEED;
@@ -115,7 +115,7 @@ static void *stall_root(cw_ctx *ctx, void *arg)
     return cwc_pending_task(ctx, NULL);
 }
 
-CWC_CASE(stall_names_blocked_tasks, "deterministic", "DET-006", DET)
+CWC_CASE(stall_names_blocked_tasks, "deterministic", "DET-006 RUN-008", DET | CWC_REPEATED)
 {
     cw_run_result res;
     ck_assert_int_eq(cwc_run(NULL, stall_root, NULL, &res), CW_ERR_STALLED);
@@ -138,7 +138,8 @@ static void *held_waker_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(stall_with_a_waker_held_outside, "deterministic", "DET-006 TASK-010", DET)
+CWC_CASE(stall_with_a_waker_held_outside, "deterministic", "DET-006 TASK-010 RUN-008",
+         DET | CWC_REPEATED)
 {
     cw_run_result res;
     ck_assert_int_eq(cwc_run(NULL, held_waker_root, NULL, &res), CW_ERR_STALLED);
@@ -160,7 +161,7 @@ static void *crowd_root(cw_ctx *ctx, void *arg)
 
 /* Every blocked task is named, in ascending id, or the count of those not
  * named closes the message. */
-CWC_CASE(stall_names_every_blocked_task, "deterministic", "DET-006", DET)
+CWC_CASE(stall_names_every_blocked_task, "deterministic", "DET-006 RUN-008", DET | CWC_REPEATED)
 {
     cw_run_result res;
     ck_assert_int_eq(cwc_run(NULL, crowd_root, NULL, &res), CW_ERR_STALLED);
@@ -192,7 +193,7 @@ static void *sleep_loop_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(run_timeout, "deterministic", "DET-007 RUN-005", DET)
+CWC_CASE(run_timeout, "deterministic", "DET-007 RUN-005 RUN-008", DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.timeout = 10 * CW_SEC;
@@ -212,7 +213,8 @@ static void *mark_root(cw_ctx *ctx, void *arg)
 /* A timeout of 0 puts the deadline at the start: the run times out before
  * its first iteration (step 2 comes before step 3), so the root, which
  * would have returned at once, never runs, and the clock never moved. */
-CWC_CASE(run_timeout_zero_runs_nothing, "deterministic", "DET-007 RUN-005", DET)
+CWC_CASE(run_timeout_zero_runs_nothing, "deterministic", "DET-007 RUN-005 RUN-008",
+         DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.timeout = 0;
@@ -238,7 +240,7 @@ static void *skip_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(virtual_time_skips_idle, "deterministic", "DET-005", DET)
+CWC_CASE(virtual_time_skips_idle, "deterministic", "DET-005 RUN-008", DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.start_time = 100 * CW_SEC;
@@ -247,7 +249,7 @@ CWC_CASE(virtual_time_skips_idle, "deterministic", "DET-005", DET)
     ck_assert_uint_lt(res.iterations, 10);
 }
 
-CWC_CASE(bad_config, "runner", "RUN-002", 0)
+CWC_CASE(bad_config, "runner", "RUN-002 RUN-008", CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.cycle = 0;
@@ -289,7 +291,8 @@ static void *tie_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(alarm_ties_first_armed_first, "deterministic", "DET-003 DET-004", DET)
+CWC_CASE(alarm_ties_first_armed_first, "deterministic", "DET-003 DET-004 RUN-008",
+         DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.seed = TIE_SEED;
@@ -314,7 +317,7 @@ static void *stall_exact_root(cw_ctx *ctx, void *arg)
     return cwc_pending_task(ctx, NULL);
 }
 
-CWC_CASE(stall_message_word_for_word, "deterministic", "DET-006", DET)
+CWC_CASE(stall_message_word_for_word, "deterministic", "DET-006 RUN-008", DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cw_run_result res;

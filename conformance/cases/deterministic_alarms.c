@@ -41,7 +41,8 @@ static void *alarms_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(det_alarms_wake_at_their_deadlines, "deterministic", "DET-005 CLK-002", DET)
+CWC_CASE(det_alarms_wake_at_their_deadlines, "deterministic", "DET-005 CLK-002 RUN-008",
+         DET | CWC_REPEATED)
 {
     sleeper s[SLEEPERS];
     cwc_run_ok(NULL, alarms_root, s);

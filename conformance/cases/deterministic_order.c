@@ -177,7 +177,8 @@ static void cascade_model(model *m, uint64_t seed)
     model_one(m, 0);
 }
 
-CWC_CASE(det_abort_cascade_queue_order, "deterministic", "DET-018 TASK-005", AUDITED)
+CWC_CASE(det_abort_cascade_queue_order, "deterministic", "DET-018 TASK-005 RUN-008",
+         AUDITED | CWC_REPEATED)
 {
     resumptions_follow(cascade_root, cascade_model,
                        "DET-018 (joiners, then the subtree newest first)");
@@ -230,7 +231,7 @@ static void waiters_model(model *m, uint64_t seed)
     model_one(m, 0);
 }
 
-CWC_CASE(det_every_waiter_woken, "deterministic", "DET-019 CHN-002", AUDITED)
+CWC_CASE(det_every_waiter_woken, "deterministic", "DET-019 CHN-002 RUN-008", AUDITED | CWC_REPEATED)
 {
     resumptions_follow(waiters_root, waiters_model,
                        "DET-019 (every send wait woken, in arm order)");
@@ -281,8 +282,8 @@ static void *kept_wake_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(det_kept_wake_through_yield_and_select, "deterministic", "DET-020 TASK-009",
-         CW_CAP_DETERMINISTIC)
+CWC_CASE(det_kept_wake_through_yield_and_select, "deterministic", "DET-020 TASK-009 RUN-008",
+         CW_CAP_DETERMINISTIC | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.cycle = 1;
@@ -347,7 +348,8 @@ static void *alarms_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(det_rearmed_alarm_goes_behind, "deterministic", "DET-021 DET-005", CW_CAP_DETERMINISTIC)
+CWC_CASE(det_rearmed_alarm_goes_behind, "deterministic", "DET-021 DET-005 RUN-008",
+         CW_CAP_DETERMINISTIC | CWC_REPEATED)
 {
     for (uint64_t seed = 0; seed < SEEDS; seed++) {
         alarms_run a;
@@ -389,7 +391,8 @@ static void *abort_unstarted_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(det_aborted_before_it_ran_is_resumed, "deterministic", "DET-004 TASK-002", AUDITED)
+CWC_CASE(det_aborted_before_it_ran_is_resumed, "deterministic", "DET-004 TASK-002 RUN-008",
+         AUDITED | CWC_REPEATED)
 {
     resumed got;
     bool ran = false;

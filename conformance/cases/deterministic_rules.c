@@ -62,7 +62,7 @@ static void *random_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(det_random_bytes, "deterministic", "DET-012", AUDITED)
+CWC_CASE(det_random_bytes, "deterministic", "DET-012 RUN-008", AUDITED | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.seed = RANDOM_SEED;
@@ -139,7 +139,7 @@ static void yield_model(uint64_t seed, char out[8])
     memcpy(out + 2, third, 2);
 }
 
-CWC_CASE(det_yield_enters_queue_at_yield, "deterministic", "DET-013", DET)
+CWC_CASE(det_yield_enters_queue_at_yield, "deterministic", "DET-013 RUN-008", DET | CWC_REPEATED)
 {
     int orders[2] = {0, 0}; /* both iteration 2 orders must be seen */
     for (uint64_t seed = 0; seed < 32; seed++) {
@@ -270,8 +270,8 @@ static void *storage_root(cw_ctx *ctx, void *arg)
     return cwc_pending_task(ctx, NULL);
 }
 
-CWC_CASE(det_storage_calls_do_not_suspend, "deterministic", "DET-014 DET-015",
-         AUDITED | CWC_NEEDS_STORAGE)
+CWC_CASE(det_storage_calls_do_not_suspend, "deterministic", "DET-014 DET-015 RUN-008",
+         AUDITED | CWC_NEEDS_STORAGE | CWC_REPEATED)
 {
     cw_run_result res;
     ck_assert_int_eq(cwc_run(NULL, storage_root, NULL, &res), CW_ERR_STALLED);

@@ -135,7 +135,7 @@ static void logged_run(uint64_t seed, log_t *l, char digest[65])
     memcpy(digest, res.digest, 65);
 }
 
-CWC_CASE(det_event_log_is_the_digest, "deterministic", "DET-016", DET)
+CWC_CASE(det_event_log_is_the_digest, "deterministic", "DET-016 RUN-008", DET | CWC_REPEATED)
 {
     log_t l = {0};
     char digest[65], replayed[65], unlogged[65];
@@ -153,7 +153,8 @@ CWC_CASE(det_event_log_is_the_digest, "deterministic", "DET-016", DET)
     log_free(&l);
 }
 
-CWC_CASE(det_event_log_same_seed_same_events, "deterministic", "DET-016 DET-001", DET)
+CWC_CASE(det_event_log_same_seed_same_events, "deterministic", "DET-016 DET-001 RUN-008",
+         DET | CWC_REPEATED)
 {
     log_t a = {0}, b = {0}, c = {0};
     char da[65], db[65], dc[65];
@@ -229,7 +230,8 @@ static void *fields_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(det_event_fields_follow_the_table, "deterministic", "DET-015 DET-016", DET)
+CWC_CASE(det_event_fields_follow_the_table, "deterministic", "DET-015 DET-016 RUN-008",
+         DET | CWC_REPEATED)
 {
     log_t l = {0};
     run_logged(fields_root, &l);
@@ -265,8 +267,8 @@ static void *resolver_fields_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(det_event_fields_of_the_resolver, "deterministic", "DET-015 DET-016 NET-021",
-         DET | CWC_NEEDS_NETWORK)
+CWC_CASE(det_event_fields_of_the_resolver, "deterministic", "DET-015 DET-016 NET-021 RUN-008",
+         DET | CWC_NEEDS_NETWORK | CWC_REPEATED)
 {
     log_t l = {0};
     run_logged(resolver_fields_root, &l);
@@ -317,8 +319,8 @@ static void *net_fields_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(det_event_fields_of_the_network, "deterministic", "DET-015 DET-016 NET-007",
-         DET | CWC_NEEDS_NETWORK)
+CWC_CASE(det_event_fields_of_the_network, "deterministic", "DET-015 DET-016 NET-007 RUN-008",
+         DET | CWC_NEEDS_NETWORK | CWC_REPEATED)
 {
     log_t l = {0};
     run_logged(net_fields_root, &l);
@@ -351,8 +353,8 @@ CWC_CASE(det_event_fields_of_the_network, "deterministic", "DET-015 DET-016 NET-
 
 /* With latency the bytes of a send go in flight, and their arrival is an
  * event of its own: the receiver's remote address, the count of bytes. */
-CWC_CASE(det_event_fields_of_a_delivery, "deterministic", "DET-015 DET-016 NET-027",
-         DET | CWC_NEEDS_NETWORK)
+CWC_CASE(det_event_fields_of_a_delivery, "deterministic", "DET-015 DET-016 NET-027 RUN-008",
+         DET | CWC_NEEDS_NETWORK | CWC_REPEATED)
 {
     log_t l = {0};
     cw_config cfg = cwc_config();
@@ -403,7 +405,8 @@ static void *net_failures_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(det_event_fields_of_failures, "deterministic", "DET-015 DET-016", DET | CWC_NEEDS_NETWORK)
+CWC_CASE(det_event_fields_of_failures, "deterministic", "DET-015 DET-016 RUN-008",
+         DET | CWC_NEEDS_NETWORK | CWC_REPEATED)
 {
     log_t l = {0};
     run_logged(net_failures_root, &l);
@@ -457,8 +460,8 @@ static void *chunked_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(det_event_fields_of_chunked_data, "deterministic", "DET-015 DET-016",
-         DET | CWC_NEEDS_STORAGE | CWC_NEEDS_NETWORK | CWC_NEEDS_BUFFERS)
+CWC_CASE(det_event_fields_of_chunked_data, "deterministic", "DET-015 DET-016 RUN-008",
+         DET | CWC_NEEDS_STORAGE | CWC_NEEDS_NETWORK | CWC_NEEDS_BUFFERS | CWC_REPEATED)
 {
     log_t l = {0};
     run_logged(chunked_root, &l);
@@ -504,8 +507,8 @@ static void *sizes_root(cw_ctx *ctx, void *arg)
 /* Each of those events enters the digest as 11-deterministic.md says,
  * recomputed from the log event by event: a digest that takes a long
  * field, or one just past some buffer, any other way differs. */
-CWC_CASE(det_event_log_events_of_every_size, "deterministic", "DET-015 DET-016",
-         DET | CWC_NEEDS_STORAGE)
+CWC_CASE(det_event_log_events_of_every_size, "deterministic", "DET-015 DET-016 RUN-008",
+         DET | CWC_NEEDS_STORAGE | CWC_REPEATED)
 {
     log_t l = {0};
     run_logged(sizes_root, &l);
@@ -557,8 +560,8 @@ static void *refused_storage_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(det_event_refused_storage_calls, "deterministic", "STOR-029 STOR-030 STOR-037",
-         DET | CWC_NEEDS_STORAGE)
+CWC_CASE(det_event_refused_storage_calls, "deterministic", "STOR-029 STOR-030 STOR-037 RUN-008",
+         DET | CWC_NEEDS_STORAGE | CWC_REPEATED)
 {
     log_t l = {0};
     run_logged(refused_storage_root, &l);
@@ -590,7 +593,7 @@ static void *stop_tries_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(det_event_stop_per_wait, "deterministic", "DET-004 SIG-006", DET)
+CWC_CASE(det_event_stop_per_wait, "deterministic", "DET-004 SIG-006 RUN-008", DET | CWC_REPEATED)
 {
     log_t l = {0};
     run_logged(stop_tries_root, &l);
@@ -636,8 +639,8 @@ static void *failed_transfers_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(det_event_failed_transfers, "deterministic", "DET-024",
-         DET | CWC_NEEDS_NETWORK | CWC_NEEDS_BUFFERS)
+CWC_CASE(det_event_failed_transfers, "deterministic", "DET-024 RUN-008",
+         DET | CWC_NEEDS_NETWORK | CWC_NEEDS_BUFFERS | CWC_REPEATED)
 {
     log_t l = {0};
     run_logged(failed_transfers_root, &l);

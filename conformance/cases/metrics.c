@@ -28,7 +28,7 @@ static void *metrics_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics, "metrics", "MET-001 MET-006 MET-008", 0)
+CWC_CASE(metrics, "metrics", "MET-001 MET-006 MET-008 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, metrics_root, NULL);
 }
@@ -67,7 +67,7 @@ static void *with_attribute_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_with_attribute, "metrics", "MET-001 MET-007 MET-009", 0)
+CWC_CASE(metrics_with_attribute, "metrics", "MET-001 MET-007 MET-009 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, with_attribute_root, NULL);
 }
@@ -99,7 +99,7 @@ static void *attribute_nested_label_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_attribute_with_nested_label, "metrics", "MET-001 MET-009", 0)
+CWC_CASE(metrics_attribute_with_nested_label, "metrics", "MET-001 MET-009 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, attribute_nested_label_root, NULL);
 }
@@ -124,7 +124,8 @@ static void *isolated_root(cw_ctx *ctx, void *arg)
     return NULL; /* the handles are freed with the run */
 }
 
-CWC_CASE(metrics_attributes_isolated_between_contexts, "metrics", "MET-001 MET-009", 0)
+CWC_CASE(metrics_attributes_isolated_between_contexts, "metrics", "MET-001 MET-009 RUN-008",
+         CWC_REPEATED)
 {
     cwc_run_ok(NULL, isolated_root, NULL);
 }
@@ -181,7 +182,7 @@ static void *cardinality_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_spawn_attribute_cardinality, "metrics", "MET-014", 0)
+CWC_CASE(metrics_spawn_attribute_cardinality, "metrics", "MET-014 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, cardinality_root, NULL);
 }
@@ -207,7 +208,7 @@ static void *sorted_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_attributes_sorted_deterministically, "metrics", "MET-009", 0)
+CWC_CASE(metrics_attributes_sorted_deterministically, "metrics", "MET-009 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, sorted_root, NULL);
 }
@@ -247,7 +248,8 @@ static void *nested_attributes_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_nested_labels_with_attributes, "metrics", "MET-001 MET-009 MET-010", 0)
+CWC_CASE(metrics_nested_labels_with_attributes, "metrics", "MET-001 MET-009 MET-010 RUN-008",
+         CWC_REPEATED)
 {
     cwc_run_ok(NULL, nested_attributes_root, NULL);
 }
@@ -293,7 +295,7 @@ static void *metrics_family_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_family_with_attributes, "metrics", "MET-009 MET-012", 0)
+CWC_CASE(metrics_family_with_attributes, "metrics", "MET-009 MET-012 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, metrics_family_root, NULL);
 }
@@ -310,7 +312,7 @@ static void *register_and_encode_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(register_and_encode, "metrics", "MET-001", 0)
+CWC_CASE(register_and_encode, "metrics", "MET-001 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, register_and_encode_root, NULL);
 }
@@ -336,7 +338,7 @@ static void *drop_removes_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(register_drop_removes_metrics, "metrics", "MET-002", 0)
+CWC_CASE(register_drop_removes_metrics, "metrics", "MET-002 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, drop_removes_root, NULL);
 }
@@ -372,7 +374,7 @@ static void *register_with_attributes_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(register_with_attributes, "metrics", "MET-002 MET-007", 0)
+CWC_CASE(register_with_attributes, "metrics", "MET-002 MET-007 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, register_with_attributes_root, NULL);
 }
@@ -389,7 +391,7 @@ static void *reregister_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(reregister_after_drop, "metrics", "MET-002", 0)
+CWC_CASE(reregister_after_drop, "metrics", "MET-002 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, reregister_root, NULL);
 }
@@ -414,7 +416,7 @@ static void *clone_alive_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(register_clone_keeps_metric_alive, "metrics", "MET-002", 0)
+CWC_CASE(register_clone_keeps_metric_alive, "metrics", "MET-002 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, clone_alive_root, NULL);
 }
@@ -435,7 +437,7 @@ static void *single_eof_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(encode_single_eof, "metrics", "MET-006", 0)
+CWC_CASE(encode_single_eof, "metrics", "MET-006 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, single_eof_root, NULL);
 }
@@ -461,7 +463,7 @@ static void *family_with_attributes_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(family_with_attributes, "metrics", "MET-009 MET-012", 0)
+CWC_CASE(family_with_attributes, "metrics", "MET-009 MET-012 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, family_with_attributes_root, NULL);
 }
@@ -501,7 +503,7 @@ static void *execution_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_child_context_starts_shared, "metrics", "CTX-001 MET-014", 0)
+CWC_CASE(metrics_child_context_starts_shared, "metrics", "CTX-001 MET-014 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, execution_root, NULL);
 }

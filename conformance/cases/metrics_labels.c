@@ -94,7 +94,7 @@ static void *utf8_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_label_utf8_edges, "metrics", "MET-009", CWC_NEEDS_METRICS)
+CWC_CASE(metrics_label_utf8_edges, "metrics", "MET-009 RUN-008", CWC_NEEDS_METRICS | CWC_REPEATED)
 {
     cwc_run_ok(NULL, utf8_root, NULL);
 }
@@ -118,7 +118,8 @@ static void *second_pair_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_order_by_every_attribute, "metrics", "MET-010", CWC_NEEDS_METRICS)
+CWC_CASE(metrics_order_by_every_attribute, "metrics", "MET-010 RUN-008",
+         CWC_NEEDS_METRICS | CWC_REPEATED)
 {
     cwc_run_ok(NULL, second_pair_root, NULL);
 }

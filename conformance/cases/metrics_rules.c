@@ -40,7 +40,7 @@ static void *prefix_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_rule_names_and_any_context, "metrics", "MET-001 MET-010", 0)
+CWC_CASE(metrics_rule_names_and_any_context, "metrics", "MET-001 MET-010 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, prefix_root, NULL);
 }
@@ -85,7 +85,7 @@ static void *handles_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_rule_handles_and_shared_keys, "metrics", "MET-002 MET-003", 0)
+CWC_CASE(metrics_rule_handles_and_shared_keys, "metrics", "MET-002 MET-003 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, handles_root, NULL);
 }
@@ -155,7 +155,7 @@ static void *conflict_leaves_nothing(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_rule_conflicts_panic, "metrics", "MET-004", 0)
+CWC_CASE(metrics_rule_conflicts_panic, "metrics", "MET-004 RUN-008", CWC_REPEATED)
 {
     expect_panic(conflict_root, (void *)(intptr_t)OTHER_KIND_SAME_KEY,
                  "duplicate metric `c` with attributes [] registered with different type");
@@ -249,7 +249,7 @@ static void *runtime_below_root_ok(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_rule_names_labels_buckets, "metrics", "MET-005", 0)
+CWC_CASE(metrics_rule_names_labels_buckets, "metrics", "MET-005 RUN-008", CWC_REPEATED)
 {
     static const struct {
         enum bad_registration which;
@@ -295,7 +295,7 @@ static void *headers_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_rule_text_and_headers, "metrics", "MET-006 MET-007", 0)
+CWC_CASE(metrics_rule_text_and_headers, "metrics", "MET-006 MET-007 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, headers_root, NULL);
 }
@@ -334,7 +334,7 @@ static void *samples_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_rule_sample_lines, "metrics", "MET-008", 0)
+CWC_CASE(metrics_rule_sample_lines, "metrics", "MET-008 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, samples_root, NULL);
 }
@@ -370,7 +370,7 @@ static void *negative_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_rule_negative_numbers, "metrics", "MET-008", 0)
+CWC_CASE(metrics_rule_negative_numbers, "metrics", "MET-008 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, negative_root, NULL);
 }
@@ -437,7 +437,7 @@ static void *labels_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_rule_labels_order_and_escaping, "metrics", "MET-009", 0)
+CWC_CASE(metrics_rule_labels_order_and_escaping, "metrics", "MET-009 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, labels_root, NULL);
 }
@@ -479,7 +479,7 @@ static void *order_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_rule_series_order, "metrics", "MET-010", 0)
+CWC_CASE(metrics_rule_series_order, "metrics", "MET-010 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, order_root, NULL);
 }
@@ -534,7 +534,7 @@ static void *values_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_rule_values_from_threads, "metrics", "MET-011", 0)
+CWC_CASE(metrics_rule_values_from_threads, "metrics", "MET-011 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, values_root, NULL);
 }
@@ -572,7 +572,7 @@ static void *children_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_rule_family_children, "metrics", "MET-012", 0)
+CWC_CASE(metrics_rule_family_children, "metrics", "MET-012 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, children_root, NULL);
 }
@@ -613,7 +613,7 @@ static void *misuse_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_rule_misuse_changes_nothing, "metrics", "MET-013", 0)
+CWC_CASE(metrics_rule_misuse_changes_nothing, "metrics", "MET-013 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, misuse_root, NULL);
 }
@@ -702,7 +702,7 @@ static void *tasks_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_rule_task_metrics, "metrics", "MET-014", 0)
+CWC_CASE(metrics_rule_task_metrics, "metrics", "MET-014 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, tasks_root, NULL);
 }
@@ -753,7 +753,7 @@ static void *refused_polls_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_rule_scheduler_counters, "metrics", "MET-015 MET-014", DET)
+CWC_CASE(metrics_rule_scheduler_counters, "metrics", "MET-015 MET-014 RUN-008", DET | CWC_REPEATED)
 {
     cwc_run_ok(NULL, refused_polls_root, NULL);
     long iterations = -1;
@@ -802,7 +802,7 @@ static void *pools_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_rule_buffer_pools, "metrics", "MET-016", 0)
+CWC_CASE(metrics_rule_buffer_pools, "metrics", "MET-016 RUN-008", CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.network_buffer_pool.max_per_class = 1;
@@ -870,7 +870,7 @@ static void *audit_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(metrics_rule_audit_events, "metrics", "MET-018", CW_CAP_AUDIT)
+CWC_CASE(metrics_rule_audit_events, "metrics", "MET-018 RUN-008", CW_CAP_AUDIT | CWC_REPEATED)
 {
     cwc_run_ok(NULL, audit_root, NULL);
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cases/fds.h"
+#include "cases/network_util.h"
 #include "cases/storage.h"
 
 #define PAR CW_CAP_PARALLEL
@@ -247,4 +248,108 @@ CWC_CASE(native_failed_open_leaves_nothing, "native", "NAT-007 STOR-013",
     cwc_store_end(&s);
     ck_assert_msg(opened_with >= 0, "no open succeeded with up to %d descriptors to spare",
                   MOST_DESCRIPTORS);
+}
+
+/* ---- Descriptor 0 is a descriptor [NAT-009] --------------------------------------------- */
+
+/* A daemon closes its standard input: the next descriptor the kernel gives
+ * is 0, and a backend that takes 0 for "none" (a test of `fd > 0`) fails
+ * the call that got it, or never closes it. The case holds descriptor 0
+ * with a placeholder of its own and lets it go just before the call it
+ * wants to get 0, each kind of descriptor in a run of its own. */
+
+typedef enum zero_taker {
+    ZERO_BLOB,
+    ZERO_LISTENER,
+    ZERO_DIALER,
+    ZERO_ACCEPTED,
+    ZERO_TAKERS
+} zero_taker;
+
+static bool zero_held; /* descriptor 0 is the case's placeholder */
+
+static bool zero_open(void)
+{
+    return fcntl(0, F_GETFD) != -1;
+}
+
+/* Take descriptor 0 for the case if nobody has it. */
+static void zero_hold(void)
+{
+    if (zero_open())
+        return;
+    ck_assert_int_eq(open("/dev/null", O_RDONLY), 0);
+    zero_held = true;
+}
+
+/* Let descriptor 0 go, if the case held it: the backend's next one gets it. */
+static void zero_free(zero_taker taker, zero_taker when)
+{
+    if (taker == when && zero_held) {
+        ck_assert_int_eq(close(0), 0);
+        zero_held = false;
+    }
+}
+
+static void zero_exchange(struct half_pair *a, struct half_pair *b)
+{
+    ck_assert_int_eq(send_text(a->sink, "ping"), CW_OK);
+    recv_text(b->stream, "ping");
+    ck_assert_int_eq(send_text(b->sink, "pong"), CW_OK);
+    recv_text(a->stream, "pong");
+}
+
+static void zero_blob(cw_ctx *ctx)
+{
+    cw_blob *b = cwc_open(ctx, "zero", "blob", NULL);
+    zero_hold();
+    cwc_write(b, 0, "zero", 4);
+    cwc_sync(b);
+    cw_blob_close(b);
+    b = cwc_open(ctx, "zero", "blob", NULL);
+    cwc_read_eq(b, 0, "zero", 4);
+    cw_blob_close(b);
+}
+
+static void *zero_root(cw_ctx *ctx, void *arg)
+{
+    zero_taker taker = *(zero_taker *)arg;
+    zero_free(taker, ZERO_BLOB);
+    zero_blob(ctx);
+    cw_addr any = cw_addr_loopback4(0), where;
+    cw_listener *l;
+    zero_free(taker, ZERO_LISTENER);
+    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
+    zero_hold();
+    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
+    struct half_pair a, b;
+    zero_free(taker, ZERO_DIALER);
+    ck_assert_int_eq(cw_dial(ctx, &where, &a.sink, &a.stream), CW_OK);
+    zero_hold();
+    zero_free(taker, ZERO_ACCEPTED);
+    accept_into(l, &b);
+    zero_hold();
+    zero_exchange(&a, &b);
+    close_halves(&a);
+    close_halves(&b);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(native_descriptor_zero_is_a_descriptor, "native", "NAT-009 NAT-006",
+         PAR | CWC_NEEDS_STORAGE | CWC_NEEDS_NETWORK)
+{
+    if (zero_open())
+        ck_assert_int_eq(close(0), 0); /* the case's process's standard input */
+    for (zero_taker taker = ZERO_BLOB; taker < ZERO_TAKERS; taker++) {
+        zero_hold();
+        cwc_store s;
+        cwc_store_begin(&s);
+        cwc_run_ok(&s.cfg, zero_root, &taker);
+        cwc_store_end(&s);
+        /* The placeholder went before the call, which may have taken 0:
+         * the run's end closed it, or the case still holds its own. */
+        ck_assert_msg(zero_held || !zero_open(),
+                      "descriptor 0, given to the run (%d), is still open after it", (int)taker);
+    }
 }

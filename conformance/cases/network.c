@@ -148,7 +148,7 @@ static void *echo_root(cw_ctx *ctx, void *arg)
 }
 
 CWC_CASE(network_echo_round_trip, "network",
-         "NET-001 NET-004 NET-005 NET-008 NET-011 NET-015 NET-018", 0)
+         "NET-001 NET-004 NET-005 NET-008 NET-011 NET-015 NET-018 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, echo_root, NULL);
     if (!is_det()) {
@@ -205,7 +205,7 @@ static void *many_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_many_connections, "network", "NET-016", 0)
+CWC_CASE(network_many_connections, "network", "NET-016 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, many_root, NULL);
 }
@@ -337,7 +337,7 @@ static void *exact_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_recv_exact_len, "network", "NET-011", 0)
+CWC_CASE(network_recv_exact_len, "network", "NET-011 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, exact_root, NULL);
 }
@@ -436,7 +436,7 @@ static void *close_under_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_close_under_a_waiting_task, "network", "NET-001 NET-005", 0)
+CWC_CASE(network_close_under_a_waiting_task, "network", "NET-001 NET-005 RUN-008", CWC_REPEATED)
 {
     cw_config cfg;
     cw_config_default(&cfg);
@@ -467,7 +467,7 @@ static void *both_loopbacks_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_one_port_on_both_loopbacks, "network", "NET-003 NET-004", 0)
+CWC_CASE(network_one_port_on_both_loopbacks, "network", "NET-003 NET-004 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, both_loopbacks_root, NULL);
 }
@@ -523,7 +523,7 @@ static void *dial_unwound_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_dial_leaves_no_cleanup_handler, "network", "PAN-004 NET-006", 0)
+CWC_CASE(network_dial_leaves_no_cleanup_handler, "network", "PAN-004 NET-006 RUN-008", CWC_REPEATED)
 {
     cw_config cfg;
     cw_config_default(&cfg);
@@ -575,12 +575,12 @@ static void *fresh_peek_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_peek_fresh_stream, "network", "NET-012 NET-024", 0)
+CWC_CASE(network_peek_fresh_stream, "network", "NET-012 NET-024 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, fresh_peek_root, NULL);
 }
 
-CWC_CASE(network_peek_then_recv, "network", "NET-012", 0)
+CWC_CASE(network_peek_then_recv, "network", "NET-012 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, peek_root, NULL);
 }
@@ -626,7 +626,7 @@ static void *trickle_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_trickle_then_end, "network", "NET-009 NET-011 NET-014", 0)
+CWC_CASE(network_trickle_then_end, "network", "NET-009 NET-011 NET-014 RUN-008", CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.read_timeout = 5 * CW_SEC; /* a stream that misses the end fails in time */
@@ -687,7 +687,7 @@ static void *read_ahead_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_read_ahead_then_reset, "network", "NET-011 NET-012 NET-014", 0)
+CWC_CASE(network_read_ahead_then_reset, "network", "NET-011 NET-012 NET-014 RUN-008", CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.read_timeout = 5 * CW_SEC;
@@ -720,7 +720,7 @@ static void *accepted_close_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_accepted_side_closes, "network", "NET-014 NET-001", 0)
+CWC_CASE(network_accepted_side_closes, "network", "NET-014 NET-001 RUN-008", CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.read_timeout = 5 * CW_SEC;
@@ -746,7 +746,7 @@ static void *dial_nothing_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_dial_nothing, "network", "NET-006 NET-026", 0)
+CWC_CASE(network_dial_nothing, "network", "NET-006 NET-026 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, dial_nothing_root, NULL);
 }
@@ -767,7 +767,7 @@ static void *exact_address_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_listens_on_its_address_only, "network", "NET-006 NET-005", 0)
+CWC_CASE(network_listens_on_its_address_only, "network", "NET-006 NET-005 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, exact_address_root, NULL);
 }
@@ -807,8 +807,8 @@ static void *unspecified_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_unspecified_address_is_exact, "network", "NET-037 NET-003 NET-006",
-         DET | CWC_NEEDS_NETWORK)
+CWC_CASE(network_unspecified_address_is_exact, "network", "NET-037 NET-003 NET-006 RUN-008",
+         DET | CWC_NEEDS_NETWORK | CWC_REPEATED)
 {
     cwc_run_ok(NULL, unspecified_root, NULL);
 }
@@ -831,7 +831,8 @@ static void *unaccepted_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_unaccepted_closed_with_listener, "network", "NET-026 NET-014", 0)
+CWC_CASE(network_unaccepted_closed_with_listener, "network", "NET-026 NET-014 RUN-008",
+         CWC_REPEATED)
 {
     cwc_run_ok(NULL, unaccepted_root, NULL);
 }
@@ -858,7 +859,7 @@ static void *double_bind_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_double_bind, "network", "NET-003", 0)
+CWC_CASE(network_double_bind, "network", "NET-003 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, double_bind_root, NULL);
 }
@@ -912,7 +913,8 @@ static void *poison_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_poison_after_select_timeout, "network", "NET-010 NET-013 NET-023", 0)
+CWC_CASE(network_poison_after_select_timeout, "network", "NET-010 NET-013 NET-023 RUN-008",
+         CWC_REPEATED)
 {
     cwc_run_ok(NULL, poison_root, NULL);
 }
@@ -951,7 +953,8 @@ static void *poll_between_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_polls_between_recvs_of_other_lengths, "network", "NET-010 NET-011 NET-023", 0)
+CWC_CASE(network_polls_between_recvs_of_other_lengths, "network", "NET-010 NET-011 NET-023 RUN-008",
+         CWC_REPEATED)
 {
     cwc_run_ok(NULL, poll_between_root, NULL);
 }
@@ -995,7 +998,7 @@ static void *peer_close_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_peer_close_during_recv, "network", "NET-013 NET-014", 0)
+CWC_CASE(network_peer_close_during_recv, "network", "NET-013 NET-014 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, peer_close_root, NULL);
 }
@@ -1026,7 +1029,7 @@ static void *mock_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_mock_channel, "network", "NET-024", 0)
+CWC_CASE(network_mock_channel, "network", "NET-024 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, mock_root, NULL);
 }
@@ -1034,7 +1037,7 @@ CWC_CASE(network_mock_channel, "network", "NET-024", 0)
 /* ---- Addresses --------------------------------------------------------------------------------
  */
 
-CWC_CASE(network_address_text, "network", "NET-002", 0)
+CWC_CASE(network_address_text, "network", "NET-002 RUN-008", CWC_REPEATED)
 {
     char text[CW_ADDR_TEXT_MAX];
     cw_addr a = cw_addr_ipv4(10, 0, 0, 255, 8080);
@@ -1093,7 +1096,7 @@ static void *resolve_sys_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_resolve, "network", "NET-020 NET-021 NET-022", 0)
+CWC_CASE(network_resolve, "network", "NET-020 NET-021 NET-022 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, is_det() ? resolve_det_root : resolve_sys_root, NULL);
 }
@@ -1128,7 +1131,7 @@ static void *resolve_abort_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_resolve_caller_aborted, "network", "NET-020", 0)
+CWC_CASE(network_resolve_caller_aborted, "network", "NET-020 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, resolve_abort_root, NULL);
 }
@@ -1174,7 +1177,7 @@ static void *metrics_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_metrics, "network", "NET-025", 0)
+CWC_CASE(network_metrics, "network", "NET-025 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, metrics_root, NULL);
 }
@@ -1203,7 +1206,7 @@ static void *send_closed_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_send_to_closed_peer, "network", "NET-014 NET-013", 0)
+CWC_CASE(network_send_to_closed_peer, "network", "NET-014 NET-013 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, send_closed_root, NULL);
 }

@@ -21,7 +21,8 @@ static void *resolve_args_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_resolve_bad_arguments, "network", "NET-020", CWC_NEEDS_NETWORK)
+CWC_CASE(network_resolve_bad_arguments, "network", "NET-020 RUN-008",
+         CWC_NEEDS_NETWORK | CWC_REPEATED)
 {
     cwc_run_ok(NULL, resolve_args_root, NULL);
 }

@@ -57,7 +57,8 @@ static void *ports_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_deterministic_ports_and_replay, "network", "NET-007 NET-017", DET)
+CWC_CASE(network_deterministic_ports_and_replay, "network", "NET-007 NET-017 RUN-008",
+         DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cw_run_result a, b;
@@ -93,7 +94,7 @@ static void *lowest_port_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_bind_zero_takes_the_lowest_port, "network", "NET-004", DET)
+CWC_CASE(network_bind_zero_takes_the_lowest_port, "network", "NET-004 RUN-008", DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cwc_run_ok(&cfg, lowest_port_root, NULL);
@@ -122,7 +123,7 @@ static void *exhaust_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_ephemeral_ports_exhausted, "network", "NET-007", DET)
+CWC_CASE(network_ephemeral_ports_exhausted, "network", "NET-007 RUN-008", DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.catch_panics = true;
@@ -159,7 +160,7 @@ static void *latency_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_latency_fixed, "network", "NET-027 NET-017", DET)
+CWC_CASE(network_latency_fixed, "network", "NET-027 NET-017 RUN-008", DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.cycle = 1; /* the clock can be one nanosecond before the arrival */
@@ -271,7 +272,8 @@ static cw_config jitter_config(uint64_t seed)
     return cfg;
 }
 
-CWC_CASE(network_latency_jitter_in_order, "network", "NET-027 NET-008 NET-009", DET)
+CWC_CASE(network_latency_jitter_in_order, "network", "NET-027 NET-008 NET-009 RUN-008",
+         DET | CWC_REPEATED)
 {
     struct jitter_run r;
     memset(&r, 0, sizeof r);
@@ -279,7 +281,7 @@ CWC_CASE(network_latency_jitter_in_order, "network", "NET-027 NET-008 NET-009", 
     cwc_run_ok(&cfg, jitter_root, &r);
 }
 
-CWC_CASE(network_latency_replay, "network", "NET-027 NET-017", DET)
+CWC_CASE(network_latency_replay, "network", "NET-027 NET-017 RUN-008", DET | CWC_REPEATED)
 {
     static struct jitter_run one, again, other;
     cw_run_result a, b, c;
@@ -313,7 +315,7 @@ static void *draw_after_sends_root(cw_ctx *ctx, void *arg)
 
 /* Only jitter draws from the run's PRNG: with none, the random stream is
  * the one a run without latency has. */
-CWC_CASE(network_latency_draws_only_with_jitter, "network", "NET-027", DET)
+CWC_CASE(network_latency_draws_only_with_jitter, "network", "NET-027 RUN-008", DET | CWC_REPEATED)
 {
     uint64_t plain, late, jittered;
     cw_config cfg = cwc_config();
@@ -357,7 +359,7 @@ static void *close_in_flight_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_latency_close_in_flight, "network", "NET-027 NET-014", DET)
+CWC_CASE(network_latency_close_in_flight, "network", "NET-027 NET-014 RUN-008", DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.network_latency = LATENCY;
@@ -387,7 +389,7 @@ static void *end_in_flight_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_latency_stall_and_end, "network", "NET-027 DET-006", DET)
+CWC_CASE(network_latency_stall_and_end, "network", "NET-027 DET-006 RUN-008", DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.network_latency = LATENCY;
@@ -418,7 +420,8 @@ static void *mock_instant_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_latency_mock_channel_instant, "network", "NET-027 NET-024", DET)
+CWC_CASE(network_latency_mock_channel_instant, "network", "NET-027 NET-024 RUN-008",
+         DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.network_latency = LATENCY;
@@ -492,7 +495,7 @@ static void *plain_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_tcp_plain_socket_client, "network", "NET-018 NET-014", PAR)
+CWC_CASE(network_tcp_plain_socket_client, "network", "NET-018 NET-014 RUN-008", PAR | CWC_REPEATED)
 {
     cwc_run_ok(NULL, plain_root, NULL);
 }
@@ -520,7 +523,7 @@ static void *timeout_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_tcp_read_timeout, "network", "NET-019 NET-010", PAR)
+CWC_CASE(network_tcp_read_timeout, "network", "NET-019 NET-010 RUN-008", PAR | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.read_timeout = 20 * CW_MSEC;
@@ -596,7 +599,7 @@ static void *connect_timeout_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_tcp_connect_timeout, "network", "NET-006", PAR)
+CWC_CASE(network_tcp_connect_timeout, "network", "NET-006 RUN-008", PAR | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.connect_timeout = 100 * CW_MSEC;

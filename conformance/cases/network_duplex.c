@@ -194,7 +194,8 @@ static void *duplex_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_duplex_connections, "network", "NET-016 NET-008 NET-009 NET-011 SEL-001", 0)
+CWC_CASE(network_duplex_connections, "network", "NET-016 NET-008 NET-009 NET-011 SEL-001 RUN-008",
+         CWC_REPEATED)
 {
     cwc_run_ok(NULL, duplex_root, NULL);
 }
@@ -283,7 +284,7 @@ static void *closing_root(cw_ctx *ctx, void *arg)
 /* Without zero_linger: with it, the close of a connection's last half
  * may reset the connection before the peer read what was sent [NET-018]. */
 CWC_CASE(network_halves_close_while_the_other_half_works, "network",
-         "NET-001 NET-014 NET-016 NET-009", 0)
+         "NET-001 NET-014 NET-016 NET-009 RUN-008", CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.zero_linger = false;

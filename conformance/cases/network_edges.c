@@ -73,8 +73,8 @@ static void *read_timeout_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_tcp_read_timeout_poisons, "network", "NET-019 NET-010",
-         CWC_NEEDS_NETWORK | CWC_UNLESS_DETERMINISTIC)
+CWC_CASE(network_tcp_read_timeout_poisons, "network", "NET-019 NET-010 RUN-008",
+         CWC_NEEDS_NETWORK | CWC_UNLESS_DETERMINISTIC | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.read_timeout = 20 * CW_MSEC;
@@ -101,7 +101,8 @@ static void *unreachable_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_dial_unreachable_fails, "network", "NET-006 NAT-008", CWC_OWN_IO)
+CWC_CASE(network_dial_unreachable_fails, "network", "NET-006 NAT-008 RUN-008",
+         CWC_OWN_IO | CWC_REPEATED)
 {
     const cw_io_backend modes[] = {CW_IO_THREADS, CW_IO_URING, CW_IO_AUTO};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {

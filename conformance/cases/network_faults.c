@@ -107,7 +107,7 @@ static void *dials_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_partition_refuses_dials, "network", "NET-028 NET-007", DET)
+CWC_CASE(network_partition_refuses_dials, "network", "NET-028 NET-007 RUN-008", DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cwc_run_ok(&cfg, dials_root, NULL);
@@ -170,7 +170,7 @@ static void *patterns_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_partition_patterns, "network", "NET-028", DET)
+CWC_CASE(network_partition_patterns, "network", "NET-028 RUN-008", DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cwc_run_ok(&cfg, patterns_root, NULL);
@@ -201,7 +201,7 @@ static void *arguments_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_partition_arguments, "network", "NET-028", DET)
+CWC_CASE(network_partition_arguments, "network", "NET-028 RUN-008", DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cwc_run_ok(&cfg, arguments_root, NULL);
@@ -270,7 +270,8 @@ static void *hold_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_partition_holds_bytes, "network", "NET-029 NET-030 NET-008", DET)
+CWC_CASE(network_partition_holds_bytes, "network", "NET-029 NET-030 NET-008 RUN-008",
+         DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cwc_run_ok(&cfg, hold_root, NULL);
@@ -315,7 +316,8 @@ static void *in_flight_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_partition_holds_in_flight, "network", "NET-029 NET-030 NET-027", DET)
+CWC_CASE(network_partition_holds_in_flight, "network", "NET-029 NET-030 NET-027 RUN-008",
+         DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.cycle = 1;
@@ -367,7 +369,8 @@ static void *end_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_partition_holds_the_end, "network", "NET-029 NET-030 NET-014", DET)
+CWC_CASE(network_partition_holds_the_end, "network", "NET-029 NET-030 NET-014 RUN-008",
+         DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cwc_run_ok(&cfg, end_root, NULL);
@@ -391,7 +394,7 @@ static void *held_forever_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_partition_stalls, "network", "NET-029 DET-006", DET)
+CWC_CASE(network_partition_stalls, "network", "NET-029 DET-006 RUN-008", DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cw_run_result res;
@@ -470,7 +473,7 @@ static void *audit_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_partition_audit, "network", "NET-028 NET-030 DET-015", DET)
+CWC_CASE(network_partition_audit, "network", "NET-028 NET-030 DET-015 RUN-008", DET | CWC_REPEATED)
 {
     static struct trail t;
     memset(&t, 0, sizeof t);
@@ -545,7 +548,7 @@ static void run_dials(cw_rate rate, struct dials *d)
     cwc_run_ok(&cfg, rate_dials_root, d);
 }
 
-CWC_CASE(network_dial_failure_rate, "network", "NET-031 NET-028", DET)
+CWC_CASE(network_dial_failure_rate, "network", "NET-031 NET-028 RUN-008", DET | CWC_REPEATED)
 {
     static struct dials model, never, always, third;
     model.draw_instead = true;
@@ -595,7 +598,8 @@ static void *plain_draw_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_dial_failure_draws_only_to_connect, "network", "NET-031", DET)
+CWC_CASE(network_dial_failure_draws_only_to_connect, "network", "NET-031 RUN-008",
+         DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.audit = false;
@@ -715,7 +719,7 @@ static void expect_resets(const cw_config *cfg, uint64_t den, int jitter_draws)
         ck_assert_int_eq(got.sent[i], want.sent[i]);
 }
 
-CWC_CASE(network_reset_rate, "network", "NET-032 NET-013 NET-014", DET)
+CWC_CASE(network_reset_rate, "network", "NET-032 NET-013 NET-014 RUN-008", DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.audit = false;
@@ -750,7 +754,8 @@ static void *reset_after_close_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_reset_after_the_peer_closed_its_sink, "network", "NET-032 NET-014 NET-027", DET)
+CWC_CASE(network_reset_after_the_peer_closed_its_sink, "network", "NET-032 NET-014 NET-027 RUN-008",
+         DET | CWC_REPEATED)
 {
     const cw_duration latencies[] = {0, 5 * CW_MSEC};
     for (size_t i = 0; i < sizeof latencies / sizeof latencies[0]; i++) {
@@ -780,7 +785,8 @@ static void *mock_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_faults_spare_the_mock_channel, "network", "NET-032 NET-024", DET)
+CWC_CASE(network_faults_spare_the_mock_channel, "network", "NET-032 NET-024 RUN-008",
+         DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.network_reset = CW_RATE_ALWAYS;
@@ -793,7 +799,7 @@ static void *nothing_root(cw_ctx *ctx, void *arg)
     return arg;
 }
 
-CWC_CASE(runner_rates_are_fractions, "runner", "RUN-002", 0)
+CWC_CASE(runner_rates_are_fractions, "runner", "RUN-002 RUN-008", CWC_REPEATED)
 {
     const cw_rate bad[] = {{1, 0}, {3, 2}, {UINT64_MAX, UINT64_MAX - 1}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -838,7 +844,8 @@ static void *unsupported_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_faults_unsupported, "network", "NET-033", CWC_UNLESS_DETERMINISTIC)
+CWC_CASE(network_faults_unsupported, "network", "NET-033 RUN-008",
+         CWC_UNLESS_DETERMINISTIC | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.network_dial_failure = CW_RATE_ALWAYS;

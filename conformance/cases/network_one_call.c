@@ -102,7 +102,7 @@ static void *one_recv_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(network_one_recv_at_a_time, "network", "NET-035 NET-011 NET-012", 0)
+CWC_CASE(network_one_recv_at_a_time, "network", "NET-035 NET-011 NET-012 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, one_recv_root, NULL);
 }
@@ -239,8 +239,8 @@ static void count_recvs(void *arg, const cw_event *e)
         n->other++;
 }
 
-CWC_CASE(det_refused_recv_is_recorded, "network", "DET-022 NET-035",
-         CW_CAP_DETERMINISTIC | CW_CAP_AUDIT)
+CWC_CASE(det_refused_recv_is_recorded, "network", "DET-022 NET-035 RUN-008",
+         CW_CAP_DETERMINISTIC | CW_CAP_AUDIT | CWC_REPEATED)
 {
     refused_recvs n = {0, 0};
     cw_config cfg = cwc_config();

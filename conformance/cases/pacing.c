@@ -78,7 +78,7 @@ static void *on_time_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(pace_completes_after_its_latency, "clock", "CLK-006", DET)
+CWC_CASE(pace_completes_after_its_latency, "clock", "CLK-006 RUN-008", DET | CWC_REPEATED)
 {
     cwc_run_ok(NULL, on_time_root, NULL);
 }
@@ -134,7 +134,8 @@ static void *real_time_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(pace_waits_for_the_work_alone, "clock", "CLK-007", CWC_UNLESS_DETERMINISTIC)
+CWC_CASE(pace_waits_for_the_work_alone, "clock", "CLK-007 RUN-008",
+         CWC_UNLESS_DETERMINISTIC | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.worker_threads = 1;

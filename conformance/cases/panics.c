@@ -27,7 +27,7 @@ static void expect_panic(const cw_config *cfg, cw_task_fn root, void *arg, const
     ck_assert_msg(strstr(res.message, needle), "message '%s' lacks '%s'", res.message, needle);
 }
 
-CWC_CASE(panic_aborts_root, "panics", "RUN-004 PAN-001", 0)
+CWC_CASE(panic_aborts_root, "panics", "RUN-004 PAN-001 RUN-008", CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     expect_panic(&cfg, panic_now, "blah", "blah");
@@ -44,7 +44,7 @@ static void *panic_long(cw_ctx *ctx, void *arg)
     cw_panic(ctx, "%s|end", (const char *)arg);
 }
 
-CWC_CASE(panic_message_through_either_entry, "panics", "PAN-007 PAN-001", 0)
+CWC_CASE(panic_message_through_either_entry, "panics", "PAN-007 PAN-001 RUN-008", CWC_REPEATED)
 {
     ck_assert_msg(CW_BACKEND_HAS(cwc_backend, panic) || cwc_backend->vpanic,
                   "the table fills neither panic nor vpanic");
@@ -72,7 +72,7 @@ static void *panic_spawn_root(cw_ctx *ctx, void *arg)
     return sleep_forever(ctx);
 }
 
-CWC_CASE(panic_aborts_spawn, "panics", "PAN-001", 0)
+CWC_CASE(panic_aborts_spawn, "panics", "PAN-001 RUN-008", CWC_REPEATED)
 {
     expect_panic(NULL, panic_spawn_root, NULL, "blah");
 }
@@ -86,7 +86,7 @@ static void *panic_spawn_caught_root(cw_ctx *ctx, void *arg)
     return (void *)(intptr_t)rc;
 }
 
-CWC_CASE(panic_aborts_spawn_caught, "panics", "PAN-002", 0)
+CWC_CASE(panic_aborts_spawn_caught, "panics", "PAN-002 RUN-008", CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.catch_panics = true;
@@ -109,7 +109,7 @@ static void *multiple_panics_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(multiple_panics, "panics", "PAN-001 PAN-003", 0)
+CWC_CASE(multiple_panics, "panics", "PAN-001 PAN-003 RUN-008", CWC_REPEATED)
 {
     cw_run_result res;
     ck_assert_int_eq(cwc_run(NULL, multiple_panics_root, NULL, &res), CW_ERR_PANICKED);
@@ -118,7 +118,7 @@ CWC_CASE(multiple_panics, "panics", "PAN-001 PAN-003", 0)
                   "message '%s' is none of the panics", res.message);
 }
 
-CWC_CASE(multiple_panics_caught, "panics", "PAN-002", 0)
+CWC_CASE(multiple_panics_caught, "panics", "PAN-002 RUN-008", CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.catch_panics = true;
@@ -142,7 +142,7 @@ static void *blocking_panic_root(cw_ctx *ctx, void *arg)
     return (void *)(intptr_t)rc;
 }
 
-CWC_CASE(spawn_blocking_panic, "panics", "PAN-001 TASK-006", 0)
+CWC_CASE(spawn_blocking_panic, "panics", "PAN-001 TASK-006 RUN-008", CWC_REPEATED)
 {
     expect_panic(NULL, blocking_panic_root, (void *)(intptr_t)CW_EXEC_SHARED_BLOCKING,
                  "blocking task panicked");
@@ -150,7 +150,7 @@ CWC_CASE(spawn_blocking_panic, "panics", "PAN-001 TASK-006", 0)
                  "blocking task panicked");
 }
 
-CWC_CASE(spawn_blocking_panic_caught, "panics", "PAN-002 TASK-006", 0)
+CWC_CASE(spawn_blocking_panic_caught, "panics", "PAN-002 TASK-006 RUN-008", CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.catch_panics = true;
@@ -228,7 +228,7 @@ static void *cleanup_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(cleanup_handlers_run_newest_first, "panics", "PAN-004 TASK-002", 0)
+CWC_CASE(cleanup_handlers_run_newest_first, "panics", "PAN-004 TASK-002 RUN-008", CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.catch_panics = true;
@@ -276,7 +276,7 @@ static void *blocked_cleanup_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(cleanup_cannot_block, "panics", "PAN-005", 0)
+CWC_CASE(cleanup_cannot_block, "panics", "PAN-005 RUN-008", CWC_REPEATED)
 {
     struct blocked_cleanup b = {NULL, 12345, 0};
     cwc_run_ok(NULL, blocked_cleanup_root, &b);
@@ -338,7 +338,7 @@ static void *outer_cycle_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(circular_reference_prevents_cleanup, "runner", "RUN-003", 0)
+CWC_CASE(circular_reference_prevents_cleanup, "runner", "RUN-003 RUN-008", CWC_REPEATED)
 {
     atomic_int alive = 0;
     cwc_run_ok(NULL, outer_cycle_root, &alive);
@@ -362,7 +362,7 @@ static void *pop_out_of_order(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(cleanup_pop_out_of_order_panics, "panics", "PAN-004", 0)
+CWC_CASE(cleanup_pop_out_of_order_panics, "panics", "PAN-004 RUN-008", CWC_REPEATED)
 {
     expect_panic(NULL, pop_out_of_order, NULL, "cleanup handlers must be popped newest first");
 }
@@ -434,7 +434,7 @@ static void *left_registered_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(cleanup_handlers_left_at_return_do_not_run, "panics", "PAN-004", 0)
+CWC_CASE(cleanup_handlers_left_at_return_do_not_run, "panics", "PAN-004 RUN-008", CWC_REPEATED)
 {
     atomic_int runs = 0;
     cwc_run_ok(NULL, left_registered_root, &runs);

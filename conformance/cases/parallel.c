@@ -64,7 +64,7 @@ static void *strategy_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(strategy, "parallel", "PAR-001 PAR-002", 0)
+CWC_CASE(strategy, "parallel", "PAR-001 PAR-002 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, strategy_root, NULL);
 }
@@ -102,7 +102,7 @@ static void *nested_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(nested_strategy_runs_inline, "parallel", "PAR-006 PAR-007", 0)
+CWC_CASE(nested_strategy_runs_inline, "parallel", "PAR-006 PAR-007 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, nested_root, NULL);
 }
@@ -155,7 +155,7 @@ static void *nest_two_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(strategy_nested_use_of_any_strategy_is_inline, "parallel", "PAR-006", 0)
+CWC_CASE(strategy_nested_use_of_any_strategy_is_inline, "parallel", "PAR-006 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, nest_two_root, NULL);
 }
@@ -196,7 +196,7 @@ static void *bad_input_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(strategy_rejects_bad_input, "parallel", "PAR-001", 0)
+CWC_CASE(strategy_rejects_bad_input, "parallel", "PAR-001 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, bad_input_root, NULL);
 }
@@ -389,7 +389,7 @@ static void *fold_shape_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(strategy_fold_exact_chunks_and_reduce_order, "parallel", "PAR-002", 0)
+CWC_CASE(strategy_fold_exact_chunks_and_reduce_order, "parallel", "PAR-002 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, fold_shape_root, NULL);
 }
@@ -435,7 +435,7 @@ static void *map_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(strategy_map_collects_in_input_order, "parallel", "PAR-003", 0)
+CWC_CASE(strategy_map_collects_in_input_order, "parallel", "PAR-003 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, map_root, NULL);
 }
@@ -527,8 +527,8 @@ static void *pool_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(strategy_work_runs_on_pool_while_task_suspends, "parallel", "PAR-004",
-         CWC_UNLESS_DETERMINISTIC)
+CWC_CASE(strategy_work_runs_on_pool_while_task_suspends, "parallel", "PAR-004 RUN-008",
+         CWC_UNLESS_DETERMINISTIC | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.worker_threads = 1;
@@ -587,7 +587,8 @@ static void *inline_root(cw_ctx *ctx, void *arg)
     return (void *)(intptr_t)total;
 }
 
-CWC_CASE(strategy_deterministic_runs_inline, "parallel", "PAR-005 DET-001", DET)
+CWC_CASE(strategy_deterministic_runs_inline, "parallel", "PAR-005 DET-001 RUN-008",
+         DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cw_run_result a, b;
@@ -629,7 +630,7 @@ static void *jobs_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(strategy_jobs_run_once_joined_or_released, "parallel", "PAR-007", 0)
+CWC_CASE(strategy_jobs_run_once_joined_or_released, "parallel", "PAR-007 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, jobs_root, NULL);
 }
@@ -692,7 +693,7 @@ static void *outlive_root(cw_ctx *ctx, void *arg)
     return s; /* not released: the run's end stops the pool */
 }
 
-CWC_CASE(strategy_pool_ends_with_run_or_maker, "parallel", "PAR-008", 0)
+CWC_CASE(strategy_pool_ends_with_run_or_maker, "parallel", "PAR-008 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, creator_ends_root, NULL);
     /* A first run lets any helper threads of the process start. */
@@ -833,7 +834,8 @@ static void *abort_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(strategy_abort_waits_for_running_chunks, "parallel", "PAR-009", CWC_UNLESS_DETERMINISTIC)
+CWC_CASE(strategy_abort_waits_for_running_chunks, "parallel", "PAR-009 RUN-008",
+         CWC_UNLESS_DETERMINISTIC | CWC_REPEATED)
 {
     cwc_run_ok(NULL, abort_root, NULL);
 }
@@ -887,8 +889,8 @@ static void *last_chunk_abort_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(strategy_abort_waits_for_the_last_running_chunk, "parallel", "PAR-009",
-         CWC_UNLESS_DETERMINISTIC)
+CWC_CASE(strategy_abort_waits_for_the_last_running_chunk, "parallel", "PAR-009 RUN-008",
+         CWC_UNLESS_DETERMINISTIC | CWC_REPEATED)
 {
     cwc_run_ok(NULL, last_chunk_abort_root, NULL);
 }
@@ -954,7 +956,8 @@ static void *map_abort_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(strategy_abort_in_map_unwinds, "parallel", "PAR-009 PAR-003", CWC_UNLESS_DETERMINISTIC)
+CWC_CASE(strategy_abort_in_map_unwinds, "parallel", "PAR-009 PAR-003 RUN-008",
+         CWC_UNLESS_DETERMINISTIC | CWC_REPEATED)
 {
     cwc_run_ok(NULL, map_abort_root, NULL);
 }
@@ -1021,7 +1024,8 @@ static void *sized_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(strategy_fold_accumulators_of_any_size, "parallel", "PAR-002 PAR-010", 0)
+CWC_CASE(strategy_fold_accumulators_of_any_size, "parallel", "PAR-002 PAR-010 RUN-008",
+         CWC_REPEATED)
 {
     cwc_run_ok(NULL, sized_root, NULL);
 }

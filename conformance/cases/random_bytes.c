@@ -30,7 +30,7 @@ static uint64_t le64(const uint8_t *p, size_t n)
     return v;
 }
 
-CWC_CASE(random_bytes_come_first, "deterministic", "DET-017 DET-012", DET)
+CWC_CASE(random_bytes_come_first, "deterministic", "DET-017 DET-012 RUN-008", DET | CWC_REPEATED)
 {
     static const uint8_t bytes[21] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
                                       12, 13, 14, 15, 16, 17, 18, 19, 20, 21};
@@ -67,7 +67,7 @@ static void *racers_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(random_bytes_decide_the_schedule, "deterministic", "DET-017", DET)
+CWC_CASE(random_bytes_decide_the_schedule, "deterministic", "DET-017 RUN-008", DET | CWC_REPEATED)
 {
     static uint8_t a[64], b[64];
     for (size_t i = 0; i < sizeof a; i++) {
@@ -99,7 +99,8 @@ static void *two_draws_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(random_bytes_continue_after_recovery, "recover", "DET-017 DET-009", RECOVER)
+CWC_CASE(random_bytes_continue_after_recovery, "recover", "DET-017 DET-009 RUN-008",
+         RECOVER | CWC_REPEATED)
 {
     static uint8_t bytes[40];
     for (size_t i = 0; i < sizeof bytes; i++)

@@ -70,7 +70,7 @@ static void run_steps(cw_limiter *l, cw_time t0)
     }
 }
 
-CWC_CASE(quota_rejects_zero_cells_or_period, "ratelimit", "RATE-001", 0)
+CWC_CASE(quota_rejects_zero_cells_or_period, "ratelimit", "RATE-001 RUN-008", CWC_REPEATED)
 {
     cw_quota q = {123, 4};
     ck_assert_int_eq(cw_quota_per(&q, 0, CW_SEC), CW_ERR_INVALID);
@@ -98,7 +98,7 @@ CWC_CASE(quota_rejects_zero_cells_or_period, "ratelimit", "RATE-001", 0)
     }
 }
 
-CWC_CASE(limiter_gcra_exact_sequence, "ratelimit", "RATE-002", 0)
+CWC_CASE(limiter_gcra_exact_sequence, "ratelimit", "RATE-002 RUN-008", CWC_REPEATED)
 {
     cw_quota q = three_per_30ms();
     for (cw_time t0 = 0; t0 <= 5 * CW_SEC; t0 += 5 * CW_SEC) {
@@ -181,7 +181,8 @@ static void *clock_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(limiter_decides_on_the_virtual_clock, "ratelimit", "RATE-003 RATE-005", DET)
+CWC_CASE(limiter_decides_on_the_virtual_clock, "ratelimit", "RATE-003 RATE-005 RUN-008",
+         DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.start_time = 1700000000ull * CW_SEC;
@@ -207,7 +208,7 @@ static void *until_ready_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(limiter_until_ready_sleeps_on_runtime_clock, "ratelimit", "RATE-003", 0)
+CWC_CASE(limiter_until_ready_sleeps_on_runtime_clock, "ratelimit", "RATE-003 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, until_ready_root, NULL);
 }
@@ -226,7 +227,7 @@ static const char *const keys[] = {"a", "b", "a\0", "",
 static const size_t key_lens[] = {1, 1, 2, 0, 51};
 enum { NKEYS = 5 };
 
-CWC_CASE(keyed_limiter_keys_are_independent, "ratelimit", "RATE-004", 0)
+CWC_CASE(keyed_limiter_keys_are_independent, "ratelimit", "RATE-004 RUN-008", CWC_REPEATED)
 {
     cw_quota q = three_per_30ms();
     cw_keyed_limiter *k = NULL;
@@ -308,7 +309,7 @@ static int check_copy(cw_keyed_limiter *k, const char *key, size_t len)
 /* Keys of every length around the word sizes a hash reads them in, two of
  * each length that differ in their last byte alone: each exhausts on its
  * own, and the same bytes always find the same state. */
-CWC_CASE(keyed_limiter_keys_of_every_length, "ratelimit", "RATE-004", 0)
+CWC_CASE(keyed_limiter_keys_of_every_length, "ratelimit", "RATE-004 RUN-008", CWC_REPEATED)
 {
     cw_quota q = three_per_30ms();
     cw_keyed_limiter *k = NULL;
@@ -426,7 +427,7 @@ static void idle_beside_busy(uint32_t base, uint32_t n)
     cw_keyed_limiter_free(k);
 }
 
-CWC_CASE(keyed_limiter_keeps_busy_keys_at_every_load, "ratelimit", "RATE-005", 0)
+CWC_CASE(keyed_limiter_keeps_busy_keys_at_every_load, "ratelimit", "RATE-005 RUN-008", CWC_REPEATED)
 {
     uint64_t x = 11;
     for (uint32_t n = 1; n <= 700; n += 1 + n / 16)
@@ -482,14 +483,15 @@ static void *race_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(limiter_concurrent_checks_take_each_cell_once, "ratelimit", "RATE-006", 0)
+CWC_CASE(limiter_concurrent_checks_take_each_cell_once, "ratelimit", "RATE-006 RUN-008",
+         CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.worker_threads = 4;
     cwc_run_ok(&cfg, race_root, NULL);
 }
 
-CWC_CASE(keyed_limiter_refuses_unreadable_keys, "ratelimit", "RATE-004", 0)
+CWC_CASE(keyed_limiter_refuses_unreadable_keys, "ratelimit", "RATE-004 RUN-008", CWC_REPEATED)
 {
     cw_quota q;
     ck_assert_int_eq(cw_quota_per(&q, 1, CW_SEC), CW_OK);

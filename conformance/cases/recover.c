@@ -60,15 +60,16 @@ static void *size_root(cw_ctx *ctx, void *arg)
     return (void *)(uintptr_t)size;
 }
 
-CWC_CASE(recover_synced_storage_persists, "recover", "DET-008 DET-009", RECOVER | CWC_NEEDS_STORAGE)
+CWC_CASE(recover_synced_storage_persists, "recover", "DET-008 DET-009 RUN-008",
+         RECOVER | CWC_NEEDS_STORAGE | CWC_REPEATED)
 {
     cw_run_result res;
     cw_checkpoint *cp = first(NULL, write_root, (void *)1, &res);
     ck_assert_uint_eq((uintptr_t)then(cp, size_root, NULL, &res, NULL), sizeof DATA - 1);
 }
 
-CWC_CASE(recover_unsynced_storage_does_not_persist, "recover", "DET-008",
-         RECOVER | CWC_NEEDS_STORAGE)
+CWC_CASE(recover_unsynced_storage_does_not_persist, "recover", "DET-008 RUN-008",
+         RECOVER | CWC_NEEDS_STORAGE | CWC_REPEATED)
 {
     cw_run_result res;
     cw_checkpoint *cp = first(NULL, write_root, NULL, &res);
@@ -106,7 +107,8 @@ static void *mixed_check_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(recover_keeps_what_was_durable, "recover", "DET-008 DET-009", RECOVER | CWC_NEEDS_STORAGE)
+CWC_CASE(recover_keeps_what_was_durable, "recover", "DET-008 DET-009 RUN-008",
+         RECOVER | CWC_NEEDS_STORAGE | CWC_REPEATED)
 {
     cw_run_result res;
     cw_checkpoint *cp = first(NULL, mixed_root, NULL, &res);
@@ -156,8 +158,8 @@ static void *resize_check_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(recover_resizes_as_writes, "recover", "DET-008 DET-009 STOR-009",
-         RECOVER | CWC_NEEDS_STORAGE)
+CWC_CASE(recover_resizes_as_writes, "recover", "DET-008 DET-009 STOR-009 RUN-008",
+         RECOVER | CWC_NEEDS_STORAGE | CWC_REPEATED)
 {
     cw_run_result res;
     cw_checkpoint *cp = first(NULL, resize_root, NULL, &res);
@@ -240,8 +242,8 @@ static void *own_bytes_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(recover_new_blobs_keep_their_own_changes, "recover", "STOR-033 DET-009",
-         RECOVER | CWC_NEEDS_STORAGE)
+CWC_CASE(recover_new_blobs_keep_their_own_changes, "recover", "STOR-033 DET-009 RUN-008",
+         RECOVER | CWC_NEEDS_STORAGE | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.storage_faults.write_kept = CW_RATE_ALWAYS;
@@ -269,7 +271,8 @@ static void *chain_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(recover_chains_runs, "recover", "DET-009 DET-011", RECOVER | CWC_NEEDS_STORAGE)
+CWC_CASE(recover_chains_runs, "recover", "DET-009 DET-011 RUN-008",
+         RECOVER | CWC_NEEDS_STORAGE | CWC_REPEATED)
 {
     cw_run_result res;
     cw_checkpoint *cp = first(NULL, chain_root, (void *)0, &res), *next = NULL;
@@ -292,7 +295,7 @@ static void *now_root(cw_ctx *ctx, void *arg)
     return (void *)(uintptr_t)cw_current(ctx);
 }
 
-CWC_CASE(recover_clock_continues, "recover", "DET-009", RECOVER)
+CWC_CASE(recover_clock_continues, "recover", "DET-009 RUN-008", RECOVER | CWC_REPEATED)
 {
     cw_run_result res;
     cw_checkpoint *cp = first(NULL, sleep_root, (void *)(uintptr_t)(5 * CW_SEC), &res);
@@ -312,7 +315,7 @@ static void *draw_root(cw_ctx *ctx, void *arg)
 
 /* The draw a recovered run makes first is the one the crashed run would
  * have made next: one run drawing twice gives the same two values. */
-CWC_CASE(recover_random_stream_continues, "recover", "DET-009", RECOVER)
+CWC_CASE(recover_random_stream_continues, "recover", "DET-009 RUN-008", RECOVER | CWC_REPEATED)
 {
     cw_run_result res;
     uint64_t whole[2] = {0, 1}, part1[2] = {0, 0}, part2[2] = {0, 0};
@@ -340,8 +343,8 @@ static void history(cw_task_fn first_root, void *first_arg, char out[65])
     memcpy(out, res.digest, 65);
 }
 
-CWC_CASE(recover_audit_chain_continues, "recover", "DET-009 DET-011",
-         RECOVER | CW_CAP_AUDIT | CWC_NEEDS_STORAGE)
+CWC_CASE(recover_audit_chain_continues, "recover", "DET-009 DET-011 RUN-008",
+         RECOVER | CW_CAP_AUDIT | CWC_NEEDS_STORAGE | CWC_REPEATED)
 {
     char a[65], b[65], c[65];
     history(write_root, (void *)1, a);
@@ -353,7 +356,7 @@ CWC_CASE(recover_audit_chain_continues, "recover", "DET-009 DET-011",
 }
 
 /* The timeout of the first run bounds the whole history. */
-CWC_CASE(recover_keeps_the_first_deadline, "recover", "DET-009", RECOVER)
+CWC_CASE(recover_keeps_the_first_deadline, "recover", "DET-009 RUN-008", RECOVER | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.timeout = 10 * CW_SEC;
@@ -415,8 +418,8 @@ static void *net_check_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(recover_keeps_names_not_connections, "recover", "DET-009 DET-010 NET-028",
-         RECOVER | CWC_NEEDS_NETWORK)
+CWC_CASE(recover_keeps_names_not_connections, "recover", "DET-009 DET-010 NET-028 RUN-008",
+         RECOVER | CWC_NEEDS_NETWORK | CWC_REPEATED)
 {
     cw_addr where = cw_addr_ipv4(10, 0, 0, 2, 9000);
     cw_run_result res;
@@ -433,7 +436,7 @@ static void *stall_root(cw_ctx *ctx, void *arg)
 
 /* A stalled run still crashes into a checkpoint, and the next run's root
  * is task 0 again. */
-CWC_CASE(recover_after_a_stall, "recover", "DET-008 DET-010", RECOVER)
+CWC_CASE(recover_after_a_stall, "recover", "DET-008 DET-010 RUN-008", RECOVER | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cw_checkpoint *cp = NULL;
@@ -448,7 +451,8 @@ CWC_CASE(recover_after_a_stall, "recover", "DET-008 DET-010", RECOVER)
 /* ---- Ownership and refusal ---------------------------------------------------------------------
  */
 
-CWC_CASE(recover_checkpoint_freed_unused, "recover", "DET-011", RECOVER | CWC_NEEDS_STORAGE)
+CWC_CASE(recover_checkpoint_freed_unused, "recover", "DET-011 RUN-008",
+         RECOVER | CWC_NEEDS_STORAGE | CWC_REPEATED)
 {
     cw_run_result res;
     cw_checkpoint *cp = first(NULL, write_root, (void *)1, &res);
@@ -457,7 +461,7 @@ CWC_CASE(recover_checkpoint_freed_unused, "recover", "DET-011", RECOVER | CWC_NE
     cw_checkpoint_free(cp);
 }
 
-CWC_CASE(recover_refused, "runner", "DET-008", 0)
+CWC_CASE(recover_refused, "runner", "DET-008 RUN-008", CWC_REPEATED)
 {
     cw_run_result res;
     cw_checkpoint *cp = (cw_checkpoint *)&res; /* must be overwritten */
@@ -512,8 +516,8 @@ static void *golden_second(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(recover_golden_history, "recover", "DET-009 DET-011",
-         RECOVER | CW_CAP_AUDIT | CWC_NEEDS_STORAGE)
+CWC_CASE(recover_golden_history, "recover", "DET-009 DET-011 RUN-008",
+         RECOVER | CW_CAP_AUDIT | CWC_NEEDS_STORAGE | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.seed = GOLDEN_SEED;

@@ -46,7 +46,7 @@ static void *nap_root(cw_ctx *ctx, void *arg)
 
 /* A timeout so long that start + timeout passes the end of time is no
  * timeout at all: the sum saturates rather than wrapping to the past. */
-CWC_CASE(run_timeout_near_forever, "runner", "RUN-005", 0)
+CWC_CASE(run_timeout_near_forever, "runner", "RUN-005 RUN-008", CWC_REPEATED)
 {
     const cw_duration huge[] = {CW_FOREVER - 1, CW_FOREVER / 2 + 1, CW_FOREVER - CW_SEC};
     for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++) {
@@ -74,7 +74,7 @@ static void expect_refused(const cw_config *cfg)
     ck_assert_int_eq(ran, 0);
 }
 
-CWC_CASE(config_bounds_refused, "runner", "RUN-002", 0)
+CWC_CASE(config_bounds_refused, "runner", "RUN-002 RUN-008", CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.stack_size = ((size_t)1 << 30) + 1;

@@ -20,7 +20,7 @@ static void *select_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(select, "select", "SEL-001", 0)
+CWC_CASE(select, "select", "SEL-001 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, select_root, NULL);
 }
@@ -77,7 +77,7 @@ static void *poll_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(select_poll_never_blocks, "select", "SEL-003", 0)
+CWC_CASE(select_poll_never_blocks, "select", "SEL-003 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, poll_root, NULL);
 }

@@ -35,7 +35,7 @@ static void *shutdown_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(shutdown, "signals", "SIG-001 SIG-003", 0)
+CWC_CASE(shutdown, "signals", "SIG-001 SIG-003 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, shutdown_root, NULL);
 }
@@ -85,7 +85,7 @@ static void *multiple_signals_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(shutdown_multiple_signals, "signals", "SIG-002", 0)
+CWC_CASE(shutdown_multiple_signals, "signals", "SIG-002 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, multiple_signals_root, NULL);
 }
@@ -109,7 +109,7 @@ static void *shutdown_timeout_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(shutdown_timeout, "signals", "SIG-005", 0)
+CWC_CASE(shutdown_timeout, "signals", "SIG-005 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, shutdown_timeout_root, NULL);
 }
@@ -164,7 +164,7 @@ static void *multiple_stop_calls_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(shutdown_multiple_stop_calls, "signals", "SIG-004 SIG-006", 0)
+CWC_CASE(shutdown_multiple_stop_calls, "signals", "SIG-004 SIG-006 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, multiple_stop_calls_root, NULL);
 }
@@ -191,7 +191,7 @@ static void *made_at_try_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(stop_is_made_at_its_first_try, "signals", "SIG-006 SIG-002", 0)
+CWC_CASE(stop_is_made_at_its_first_try, "signals", "SIG-006 SIG-002 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, made_at_try_root, NULL);
 }
@@ -214,7 +214,7 @@ static void *unfulfilled_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(unfulfilled_shutdown, "signals", "SIG-001 RUN-003", 0)
+CWC_CASE(unfulfilled_shutdown, "signals", "SIG-001 RUN-003 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, unfulfilled_root, NULL);
 }
@@ -239,7 +239,8 @@ static void *value_range_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(stop_values_full_range, "signals", "SIG-001 SIG-003 SIG-006 SEL-001 SEL-004", 0)
+CWC_CASE(stop_values_full_range, "signals", "SIG-001 SIG-003 SIG-006 SEL-001 SEL-004 RUN-008",
+         CWC_REPEATED)
 {
     static const int32_t values[] = {INT32_MIN, -1, 0, 100000, INT32_MAX};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)

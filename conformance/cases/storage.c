@@ -18,7 +18,7 @@
 
 /* ---- The original interface's tests ----------------------------------------------------- */
 
-CWC_CASE(blob_version, "storage", "STOR-003", 0)
+CWC_CASE(blob_version, "storage", "STOR-003 RUN-008", CWC_REPEATED)
 {
     uint16_t version = 7;
     ck_assert_uint_eq(version, 7);
@@ -28,7 +28,7 @@ CWC_CASE(blob_version, "storage", "STOR-003", 0)
     ck_assert(cw_blob_range_contains(cw_blob_range_of(0, 0), CW_BLOB_VERSION_DEFAULT));
 }
 
-CWC_CASE(read_options_compose, "storage", "STOR-017", 0)
+CWC_CASE(read_options_compose, "storage", "STOR-017 RUN-008", CWC_REPEATED)
 {
     cw_read_options options = CW_READ_DEFAULT | CW_READ_DONT_CACHE;
     cw_read_options assigned = CW_READ_DEFAULT;
@@ -39,7 +39,7 @@ CWC_CASE(read_options_compose, "storage", "STOR-017", 0)
     ck_assert(!cw_read_options_contains(CW_READ_DEFAULT, CW_READ_DONT_CACHE));
 }
 
-CWC_CASE(write_options_compose, "storage", "STOR-017", 0)
+CWC_CASE(write_options_compose, "storage", "STOR-017 RUN-008", CWC_REPEATED)
 {
     cw_write_options options = CW_WRITE_SYNC | CW_WRITE_DONT_CACHE;
     cw_write_options assigned = CW_WRITE_SYNC;
@@ -82,7 +82,8 @@ static void *storage_operations_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_operations, "storage", "STOR-002 STOR-006 STOR-011 STOR-012 STOR-013", 0)
+CWC_CASE(storage_operations, "storage", "STOR-002 STOR-006 STOR-011 STOR-012 STOR-013 RUN-008",
+         CWC_REPEATED)
 {
     cwc_store_run(storage_operations_root, NULL);
 }
@@ -102,7 +103,7 @@ static void *blob_read_write_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(blob_read_write, "storage", "STOR-006 STOR-008", 0)
+CWC_CASE(blob_read_write, "storage", "STOR-006 STOR-008 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(blob_read_write_root, NULL);
 }
@@ -141,7 +142,7 @@ static void *blob_resize_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(blob_resize, "storage", "STOR-009 STOR-015", 0)
+CWC_CASE(blob_resize, "storage", "STOR-009 STOR-015 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(blob_resize_root, NULL);
 }
@@ -169,7 +170,7 @@ static void *many_partitions_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(many_partition_read_write, "storage", "STOR-008 STOR-013", 0)
+CWC_CASE(many_partition_read_write, "storage", "STOR-008 STOR-013 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(many_partitions_root, NULL);
 }
@@ -254,7 +255,7 @@ static void *read_past_length_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(blob_read_past_length, "storage", "STOR-006", 0)
+CWC_CASE(blob_read_past_length, "storage", "STOR-006 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(read_past_length_root, NULL);
 }
@@ -287,7 +288,7 @@ static void *clone_read_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(blob_clone_and_concurrent_read, "storage", "STOR-005 STOR-028", 0)
+CWC_CASE(blob_clone_and_concurrent_read, "storage", "STOR-005 STOR-028 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(clone_read_root, NULL);
 }
@@ -352,7 +353,7 @@ static void *partition_names_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_partition_names, "storage", "STOR-001", 0)
+CWC_CASE(storage_partition_names, "storage", "STOR-001 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(partition_names_root, NULL);
 }
@@ -378,7 +379,7 @@ static void *open_creates_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_open_creates, "storage", "STOR-002", 0)
+CWC_CASE(storage_open_creates, "storage", "STOR-002 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(open_creates_root, NULL);
 }
@@ -425,7 +426,7 @@ static void *versions_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_blob_versions, "storage", "STOR-003 STOR-018", 0)
+CWC_CASE(storage_blob_versions, "storage", "STOR-003 STOR-018 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(versions_root, NULL);
 }
@@ -452,7 +453,7 @@ static void *independent_opens_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_independent_opens, "storage", "STOR-004", 0)
+CWC_CASE(storage_independent_opens, "storage", "STOR-004 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(independent_opens_root, NULL);
 }
@@ -473,7 +474,7 @@ static void *clones_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_blob_clones, "storage", "STOR-005", 0)
+CWC_CASE(storage_blob_clones, "storage", "STOR-005 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(clones_root, NULL);
 }
@@ -501,7 +502,7 @@ static void *read_at_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_read_at, "storage", "STOR-006", 0)
+CWC_CASE(storage_read_at, "storage", "STOR-006 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(read_at_root, NULL);
 }
@@ -547,7 +548,7 @@ static void *read_buffers_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_read_into_buffers, "storage", "STOR-007", 0)
+CWC_CASE(storage_read_into_buffers, "storage", "STOR-007 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(read_buffers_root, NULL);
 }
@@ -596,7 +597,7 @@ static void *write_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_write_at, "storage", "STOR-008", 0)
+CWC_CASE(storage_write_at, "storage", "STOR-008 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(write_root, NULL);
 }
@@ -620,7 +621,7 @@ static void *resize_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_resize, "storage", "STOR-009", 0)
+CWC_CASE(storage_resize, "storage", "STOR-009 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(resize_root, NULL);
 }
@@ -661,7 +662,7 @@ static void *overflow_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_offset_overflow, "storage", "STOR-010", 0)
+CWC_CASE(storage_offset_overflow, "storage", "STOR-010 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(overflow_root, NULL);
 }
@@ -695,7 +696,7 @@ static void *remove_blob_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_remove_blob, "storage", "STOR-011 STOR-018", 0)
+CWC_CASE(storage_remove_blob, "storage", "STOR-011 STOR-018 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(remove_blob_root, NULL);
 }
@@ -717,7 +718,7 @@ static void *remove_partition_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_remove_partition, "storage", "STOR-012", 0)
+CWC_CASE(storage_remove_partition, "storage", "STOR-012 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(remove_partition_root, NULL);
 }
@@ -758,7 +759,7 @@ static void *scan_root(cw_ctx *ctx, void *arg)
     return names;
 }
 
-CWC_CASE(storage_scan, "storage", "STOR-013", 0)
+CWC_CASE(storage_scan, "storage", "STOR-013 RUN-008", CWC_REPEATED)
 {
     cw_blob_names *names = cwc_store_run(scan_root, NULL);
     ck_assert_uint_eq(names->count, 1);
@@ -829,7 +830,7 @@ static void *read_after_remove_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_read_after_remove, "storage", "STOR-014", 0)
+CWC_CASE(storage_read_after_remove, "storage", "STOR-014 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(read_after_remove_root, NULL);
 }
@@ -862,7 +863,7 @@ static void *sync_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_sync_and_start_sync, "storage", "STOR-015 STOR-016", 0)
+CWC_CASE(storage_sync_and_start_sync, "storage", "STOR-015 STOR-016 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(sync_root, NULL);
 }
@@ -903,7 +904,7 @@ static void *options_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_options, "storage", "STOR-017", 0)
+CWC_CASE(storage_options, "storage", "STOR-017 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(options_root, NULL);
 }
@@ -943,7 +944,7 @@ static void *errors_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_error_details, "storage", "STOR-018", 0)
+CWC_CASE(storage_error_details, "storage", "STOR-018 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(errors_root, NULL);
 }
@@ -1026,7 +1027,7 @@ static void *tasks_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_calls_from_tasks, "storage", "STOR-019", 0)
+CWC_CASE(storage_calls_from_tasks, "storage", "STOR-019 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(tasks_root, NULL);
 }
@@ -1071,7 +1072,8 @@ static void *shrink_then_gap_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_shrink_then_grow_reads_zeros, "storage", "STOR-008 STOR-009 STOR-015", 0)
+CWC_CASE(storage_shrink_then_grow_reads_zeros, "storage", "STOR-008 STOR-009 STOR-015 RUN-008",
+         CWC_REPEATED)
 {
     cwc_store_run(shrink_then_gap_root, NULL);
 }
@@ -1119,7 +1121,8 @@ static void *idle_sync_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_idle_open_syncs_after_the_writer, "storage", "STOR-015 STOR-004", 0)
+CWC_CASE(storage_idle_open_syncs_after_the_writer, "storage", "STOR-015 STOR-004 RUN-008",
+         CWC_REPEATED)
 {
     cwc_store_run(idle_sync_root, NULL);
     cwc_store_run(idle_sync_root, (void *)1);
@@ -1294,7 +1297,7 @@ static void *metrics_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_metrics, "storage", "STOR-028", 0)
+CWC_CASE(storage_metrics, "storage", "STOR-028 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(metrics_root, NULL);
 }
@@ -1335,7 +1338,8 @@ static void audited_digest(int twist, char out[65])
 /* The digest of audited_root on the reference, seed 7. */
 #define STORAGE_GOLDEN_DIGEST "78f3344f3a88865a7c34993cd008f7cc08a992919c1be7d3a897172e18377b77"
 
-CWC_CASE(storage_audit_events, "storage", "STOR-029", CW_CAP_DETERMINISTIC | CW_CAP_AUDIT)
+CWC_CASE(storage_audit_events, "storage", "STOR-029 RUN-008",
+         CW_CAP_DETERMINISTIC | CW_CAP_AUDIT | CWC_REPEATED)
 {
     char first[65], again[65], changed[65], split[65];
     audited_digest(0, first);

@@ -171,8 +171,8 @@ static void *kinds_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_faults_each_kind_fails, "storage", "STOR-030 STOR-034 STOR-018 STOR-006 STOR-010",
-         DET)
+CWC_CASE(storage_faults_each_kind_fails, "storage",
+         "STOR-030 STOR-034 STOR-018 STOR-006 STOR-010 RUN-008", DET | CWC_REPEATED)
 {
     cwc_store_run(kinds_root, NULL);
 }
@@ -189,7 +189,7 @@ static void *configured_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_faults_from_the_configuration, "storage", "STOR-030", DET)
+CWC_CASE(storage_faults_from_the_configuration, "storage", "STOR-030 RUN-008", DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.storage_faults.open = CW_RATE_ALWAYS;
@@ -298,12 +298,12 @@ static void torn_case(uint32_t mode)
     ck_assert_uint_eq(got.after, model.drawn[draws]); /* a byte, a draw; none after */
 }
 
-CWC_CASE(storage_faults_torn_write_prefix, "storage", "STOR-031", DET)
+CWC_CASE(storage_faults_torn_write_prefix, "storage", "STOR-031 RUN-008", DET | CWC_REPEATED)
 {
     torn_case(CW_KEEP_PREFIX);
 }
 
-CWC_CASE(storage_faults_torn_write_subset, "storage", "STOR-031", DET)
+CWC_CASE(storage_faults_torn_write_subset, "storage", "STOR-031 RUN-008", DET | CWC_REPEATED)
 {
     torn_case(CW_KEEP_SUBSET);
 }
@@ -372,7 +372,7 @@ static uint64_t expect_partial(const uint64_t *drawn, size_t *at, uint64_t old, 
     return lo + 1 + drawn[(*at)++] % (gap - 1);
 }
 
-CWC_CASE(storage_faults_partial_resize, "storage", "STOR-032", DET)
+CWC_CASE(storage_faults_partial_resize, "storage", "STOR-032 RUN-008", DET | CWC_REPEATED)
 {
     static struct partial model, got;
     memset(&model, 0, sizeof model);
@@ -437,7 +437,8 @@ static void *mixed_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_faults_audited_and_replayed, "storage", "STOR-030 DET-015", DET)
+CWC_CASE(storage_faults_audited_and_replayed, "storage", "STOR-030 DET-015 RUN-008",
+         DET | CWC_REPEATED)
 {
     static struct trail t;
     memset(&t, 0, sizeof t);
@@ -486,7 +487,7 @@ static void *nothing_root(cw_ctx *ctx, void *arg)
     return arg;
 }
 
-CWC_CASE(storage_faults_settings_checked, "storage", "STOR-034 RUN-002", DET)
+CWC_CASE(storage_faults_settings_checked, "storage", "STOR-034 RUN-002 RUN-008", DET | CWC_REPEATED)
 {
     cwc_store_run(settings_root, NULL);
     cw_config cfg = cwc_config();
@@ -499,7 +500,7 @@ CWC_CASE(storage_faults_settings_checked, "storage", "STOR-034 RUN-002", DET)
 }
 
 /* Any backend refuses bad settings in the configuration (RUN-002). */
-CWC_CASE(runner_storage_fault_settings_refused, "runner", "RUN-002", 0)
+CWC_CASE(runner_storage_fault_settings_refused, "runner", "RUN-002 RUN-008", CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cw_run_result res;
@@ -524,7 +525,8 @@ static void *unsupported_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_faults_unsupported, "storage", "STOR-035", CWC_UNLESS_DETERMINISTIC)
+CWC_CASE(storage_faults_unsupported, "storage", "STOR-035 RUN-008",
+         CWC_UNLESS_DETERMINISTIC | CWC_REPEATED)
 {
     cwc_store s;
     cwc_store_begin(&s);
@@ -631,8 +633,8 @@ static void crash_and_read(struct crash *c)
     cwc_store_end(&s);
 }
 
-CWC_CASE(storage_faults_crash_keeps_what_they_say, "recover", "STOR-033 STOR-034 DET-009",
-         RECOVER | CWC_NEEDS_STORAGE)
+CWC_CASE(storage_faults_crash_keeps_what_they_say, "recover", "STOR-033 STOR-034 DET-009 RUN-008",
+         RECOVER | CWC_NEEDS_STORAGE | CWC_REPEATED)
 {
     static struct crash none, all, some, failed;
     /* None kept by default: the durable bytes alone. */
@@ -702,8 +704,8 @@ static void *read_after_recovery(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_faults_carried_by_recovery, "recover", "STOR-034 DET-009",
-         RECOVER | CWC_NEEDS_STORAGE)
+CWC_CASE(storage_faults_carried_by_recovery, "recover", "STOR-034 DET-009 RUN-008",
+         RECOVER | CWC_NEEDS_STORAGE | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cw_checkpoint *cp = NULL;
@@ -778,7 +780,8 @@ static void *audit_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_audit_digests_durable_content, "storage", "STOR-036", DET | CWC_NEEDS_STORAGE)
+CWC_CASE(storage_audit_digests_durable_content, "storage", "STOR-036 RUN-008",
+         DET | CWC_NEEDS_STORAGE | CWC_REPEATED)
 {
     static struct audits a, again;
     cw_config cfg = cwc_config();
@@ -861,8 +864,8 @@ static void *layered_read_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_faults_crash_keeps_synced_writes_on_top, "recover", "STOR-033 STOR-015",
-         RECOVER | CWC_NEEDS_STORAGE)
+CWC_CASE(storage_faults_crash_keeps_synced_writes_on_top, "recover", "STOR-033 STOR-015 RUN-008",
+         RECOVER | CWC_NEEDS_STORAGE | CWC_REPEATED)
 {
     struct layered l;
     memset(&l, 0, sizeof l);
@@ -944,7 +947,7 @@ static void *sync_failure_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_failed_sync_is_final, "storage", "STOR-037 STOR-030", DET)
+CWC_CASE(storage_failed_sync_is_final, "storage", "STOR-037 STOR-030 RUN-008", DET | CWC_REPEATED)
 {
     cwc_run_ok(NULL, sync_failure_root, NULL);
 }
@@ -995,7 +998,8 @@ static uint64_t torn_model(uint64_t seed)
     return vrng_next(&r);
 }
 
-CWC_CASE(det_failed_write_at_a_crash, "recover", "DET-023 STOR-033 DET-009", RECOVER)
+CWC_CASE(det_failed_write_at_a_crash, "recover", "DET-023 STOR-033 DET-009 RUN-008",
+         RECOVER | CWC_REPEATED)
 {
     int told_apart = 0;
     for (uint64_t seed = 0; seed < 24; seed++) {

@@ -29,7 +29,7 @@ static void *write_named_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_files_layout, "storage", "STOR-027 STOR-020", PERSIST)
+CWC_CASE(storage_files_layout, "storage", "STOR-027 STOR-020 RUN-008", PERSIST | CWC_REPEATED)
 {
     cwc_store s;
     cwc_store_begin(&s);
@@ -110,7 +110,8 @@ static void *cold_read_root(cw_ctx *ctx, void *arg)
 /* A read of bytes the page cache no longer holds reads them from disk, not
  * some of them: a backend that first asks the cache alone must not take
  * its refusal for bytes. */
-CWC_CASE(storage_files_uncached_read, "storage", "STOR-006 STOR-027", PERSIST)
+CWC_CASE(storage_files_uncached_read, "storage", "STOR-006 STOR-027 RUN-008",
+         PERSIST | CWC_REPEATED)
 {
     cwc_store s;
     cwc_store_begin(&s);
@@ -156,7 +157,7 @@ static void *persist_second(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_files_persist, "storage", "STOR-027 STOR-015", PERSIST)
+CWC_CASE(storage_files_persist, "storage", "STOR-027 STOR-015 RUN-008", PERSIST | CWC_REPEATED)
 {
     cwc_store s;
     cwc_store_begin(&s);
@@ -196,7 +197,7 @@ static void *heal_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_files_heal, "storage", "STOR-027 STOR-023", PERSIST)
+CWC_CASE(storage_files_heal, "storage", "STOR-027 STOR-023 RUN-008", PERSIST | CWC_REPEATED)
 {
     cwc_store s;
     cwc_store_begin(&s);
@@ -262,7 +263,8 @@ static void *legacy_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_files_layouts, "storage", "STOR-027 STOR-025 STOR-020", PERSIST)
+CWC_CASE(storage_files_layouts, "storage", "STOR-027 STOR-025 STOR-020 RUN-008",
+         PERSIST | CWC_REPEATED)
 {
     cwc_store s;
     cwc_store_begin(&s);
@@ -302,7 +304,7 @@ static void *scan_corrupt_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_files_scan_corrupt, "storage", "STOR-027", PERSIST)
+CWC_CASE(storage_files_scan_corrupt, "storage", "STOR-027 RUN-008", PERSIST | CWC_REPEATED)
 {
     cwc_store s;
     cwc_store_begin(&s);

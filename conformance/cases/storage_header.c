@@ -43,7 +43,7 @@ static int resolve(const uint8_t *raw, uint64_t len, cw_blob_header *h)
     return cw_blob_header_resolve(cwc_backend, raw, len, all_layouts, cw_blob_range_of(0, 7), h);
 }
 
-CWC_CASE(header_v1_fixture_bytes, "storage", "STOR-020", 0)
+CWC_CASE(header_v1_fixture_bytes, "storage", "STOR-020 RUN-008", CWC_REPEATED)
 {
     static const struct {
         uint16_t version;
@@ -91,7 +91,7 @@ CWC_CASE(header_v1_fixture_bytes, "storage", "STOR-020", 0)
     ck_assert_uint_eq(len, 8);
 }
 
-CWC_CASE(crc32c_check_values, "storage", "STOR-021", 0)
+CWC_CASE(crc32c_check_values, "storage", "STOR-021 RUN-008", CWC_REPEATED)
 {
     ck_assert_uint_eq(cw_crc32c(cwc_backend, 0, "123456789", 9), 0xE3069283u);
     uint8_t zeros[32] = {0}, ones[32], up[32], down[32];
@@ -122,7 +122,7 @@ CWC_CASE(crc32c_check_values, "storage", "STOR-021", 0)
     ck_assert_uint_eq(cw_crc32c(cwc_backend, 0x12345678u, big, 0), 0x12345678u);
 }
 
-CWC_CASE(header_parse_faults, "storage", "STOR-022 STOR-023", 0)
+CWC_CASE(header_parse_faults, "storage", "STOR-022 STOR-023 RUN-008", CWC_REPEATED)
 {
     cw_blob_header h;
     size_t len;
@@ -218,7 +218,7 @@ static void torn_creation(uint8_t raw[4096], size_t prefix)
     free(region);
 }
 
-CWC_CASE(header_torn_creation_heals, "storage", "STOR-023", 0)
+CWC_CASE(header_torn_creation_heals, "storage", "STOR-023 RUN-008", CWC_REPEATED)
 {
     uint8_t raw[4096];
     cw_blob_header h;
@@ -251,7 +251,7 @@ CWC_CASE(header_torn_creation_heals, "storage", "STOR-023", 0)
     ck_assert(h.fresh);
 }
 
-CWC_CASE(header_foreign_bytes_stay_corrupt, "storage", "STOR-023", 0)
+CWC_CASE(header_foreign_bytes_stay_corrupt, "storage", "STOR-023 RUN-008", CWC_REPEATED)
 {
     uint8_t raw[4097];
     cw_blob_header h;
@@ -305,7 +305,7 @@ CWC_CASE(header_foreign_bytes_stay_corrupt, "storage", "STOR-023", 0)
     ck_assert_uint_eq(h.version, 5);
 }
 
-CWC_CASE(header_error_reasons, "storage", "STOR-024", 0)
+CWC_CASE(header_error_reasons, "storage", "STOR-024 RUN-008", CWC_REPEATED)
 {
     static const struct {
         const char *bytes;
@@ -342,7 +342,7 @@ CWC_CASE(header_error_reasons, "storage", "STOR-024", 0)
     ck_assert_str_eq(reason, "truncated header: required length 4096, raw length 100");
 }
 
-CWC_CASE(header_layout_range, "storage", "STOR-025", 0)
+CWC_CASE(header_layout_range, "storage", "STOR-025 RUN-008", CWC_REPEATED)
 {
     size_t len;
     cw_blob_header h;
@@ -382,7 +382,7 @@ static void *layout_v0_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_layout_setting, "storage", "STOR-025", 0)
+CWC_CASE(storage_layout_setting, "storage", "STOR-025 RUN-008", CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cw_run_result res;
@@ -401,7 +401,7 @@ CWC_CASE(storage_layout_setting, "storage", "STOR-025", 0)
 
 /* Fewer than 8 bytes: fresh, no fault, and no field left from a parse
  * (whatever the caller had in `h`), for every length and content. */
-CWC_CASE(header_short_is_fresh_and_clean, "storage", "STOR-023", 0)
+CWC_CASE(header_short_is_fresh_and_clean, "storage", "STOR-023 RUN-008", CWC_REPEATED)
 {
     static const uint8_t v1[7] = {'C', 'W', 'I', 'K', 0, 1, 0};
     static const uint8_t junk[7] = {0xFF, 0x01, 0x80, 0x7F, 0xAA, 0x55, 0x33};

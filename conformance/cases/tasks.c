@@ -45,7 +45,7 @@ static void *spawn_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(spawn, "tasks", "TASK-001 TASK-004", 0)
+CWC_CASE(spawn, "tasks", "TASK-001 TASK-004 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, spawn_root, NULL);
 }
@@ -94,12 +94,12 @@ static void *aligned_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(task_stack_follows_the_calling_convention, "tasks", "TASK-012", 0)
+CWC_CASE(task_stack_follows_the_calling_convention, "tasks", "TASK-012 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, aligned_root, NULL);
 }
 
-CWC_CASE(spawn_dedicated, "tasks", "TASK-006", 0)
+CWC_CASE(spawn_dedicated, "tasks", "TASK-006 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, dedicated_root, NULL);
 }
@@ -123,7 +123,7 @@ static void *blocking_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(spawn_blocking, "tasks", "TASK-006", 0)
+CWC_CASE(spawn_blocking, "tasks", "TASK-006 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, blocking_root, (void *)(intptr_t)CW_EXEC_SHARED_BLOCKING);
     cwc_run_ok(NULL, blocking_root, (void *)(intptr_t)CW_EXEC_DEDICATED);
@@ -142,7 +142,7 @@ static void *abort_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(spawn_abort, "tasks", "TASK-002 TASK-006", 0)
+CWC_CASE(spawn_abort, "tasks", "TASK-002 TASK-006 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, abort_root, (void *)(intptr_t)CW_EXEC_SHARED);
     cwc_run_ok(NULL, abort_root, (void *)(intptr_t)CW_EXEC_SHARED_BLOCKING);
@@ -239,7 +239,7 @@ static void *spawn_after_abort_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(spawn_after_abort, "tasks", "CTX-005 TASK-002", 0)
+CWC_CASE(spawn_after_abort, "tasks", "CTX-005 TASK-002 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, spawn_after_abort_root, NULL);
 }
@@ -277,7 +277,7 @@ static void *abort_on_parent_abort_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(spawn_abort_on_parent_abort, "tasks", "TASK-002 TASK-005", 0)
+CWC_CASE(spawn_abort_on_parent_abort, "tasks", "TASK-002 TASK-005 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, abort_on_parent_abort_root, NULL);
 }
@@ -298,7 +298,7 @@ static void *abort_on_parent_completion_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(spawn_abort_on_parent_completion, "tasks", "TASK-004", 0)
+CWC_CASE(spawn_abort_on_parent_completion, "tasks", "TASK-004 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, abort_on_parent_completion_root, NULL);
 }
@@ -376,7 +376,7 @@ static void *cascading_abort_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(spawn_cascading_abort, "tasks", "TASK-005", 0)
+CWC_CASE(spawn_cascading_abort, "tasks", "TASK-005 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, cascading_abort_root, NULL);
 }
@@ -439,7 +439,7 @@ static void *sibling_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(child_survives_sibling_completion, "tasks", "TASK-005", 0)
+CWC_CASE(child_survives_sibling_completion, "tasks", "TASK-005 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, sibling_root, NULL);
 }
@@ -491,7 +491,7 @@ static void *clone_chain_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(spawn_clone_chain, "tasks", "TASK-005", 0)
+CWC_CASE(spawn_clone_chain, "tasks", "TASK-005 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, clone_chain_root, NULL);
 }
@@ -538,7 +538,7 @@ static void *sparse_chain_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(spawn_sparse_clone_chain, "tasks", "TASK-005", 0)
+CWC_CASE(spawn_sparse_clone_chain, "tasks", "TASK-005 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, sparse_chain_root, NULL);
 }
@@ -552,7 +552,7 @@ static void *root_finishes_root(cw_ctx *ctx, void *arg)
     return (void *)(intptr_t)7;
 }
 
-CWC_CASE(root_finishes, "runner", "RUN-001 RUN-003", 0)
+CWC_CASE(root_finishes, "runner", "RUN-001 RUN-003 RUN-008", CWC_REPEATED)
 {
     ck_assert_ptr_eq(cwc_run_ok(NULL, root_finishes_root, NULL), (void *)(intptr_t)7);
 }
@@ -563,7 +563,7 @@ static void *error_future_root(cw_ctx *ctx, void *arg)
     return arg;
 }
 
-CWC_CASE(error_future, "runner", "RUN-001", 0)
+CWC_CASE(error_future, "runner", "RUN-001 RUN-008", CWC_REPEATED)
 {
     static const char message[] = "An error occurred";
     ck_assert_ptr_eq(cwc_run_ok(NULL, error_future_root, (void *)message), (void *)message);
@@ -589,7 +589,7 @@ static void *futures_pool_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(handle_can_use_futures_pool, "tasks", "TASK-007 TASK-008 SEL-001", 0)
+CWC_CASE(handle_can_use_futures_pool, "tasks", "TASK-007 TASK-008 SEL-001 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, futures_pool_root, NULL);
 }
@@ -611,7 +611,7 @@ static void *detach_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(handle_release_detaches, "tasks", "TASK-003", 0)
+CWC_CASE(handle_release_detaches, "tasks", "TASK-003 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, detach_root, NULL);
 }
@@ -636,7 +636,7 @@ static void *late_waker_root(cw_ctx *ctx, void *arg)
     return w;
 }
 
-CWC_CASE(late_waker, "tasks", "TASK-010", 0)
+CWC_CASE(late_waker, "tasks", "TASK-010 RUN-008", CWC_REPEATED)
 {
     cw_waker *w = cwc_run_ok(NULL, late_waker_root, NULL);
     ck_assert_ptr_nonnull(w);
@@ -674,7 +674,7 @@ static void *park_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(park_and_wake, "tasks", "TASK-009 TASK-010", 0)
+CWC_CASE(park_and_wake, "tasks", "TASK-009 TASK-010 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, park_root, NULL);
 }
@@ -719,7 +719,8 @@ static void *abort_while_parked_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(abort_while_parked_ends_at_the_suspension_point, "tasks", "TASK-002 PAN-004", 0)
+CWC_CASE(abort_while_parked_ends_at_the_suspension_point, "tasks", "TASK-002 PAN-004 RUN-008",
+         CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.worker_threads = 1; /* native: nothing runs between the send and the abort */
@@ -790,7 +791,8 @@ static void *completing_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(completing_calls_are_not_suspension_points, "tasks", "TASK-002 PAN-005", 0)
+CWC_CASE(completing_calls_are_not_suspension_points, "tasks", "TASK-002 PAN-005 RUN-008",
+         CWC_REPEATED)
 {
     struct completing s;
     memset(&s, 0, sizeof s);
@@ -839,7 +841,7 @@ static void *abort_after_end_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(abort_after_end_changes_nothing, "tasks", "TASK-002 TASK-008", 0)
+CWC_CASE(abort_after_end_changes_nothing, "tasks", "TASK-002 TASK-008 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, abort_after_end_root, NULL);
 }
@@ -893,7 +895,7 @@ static void *siblings_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(abort_leaves_siblings_and_their_children, "tasks", "TASK-005", 0)
+CWC_CASE(abort_leaves_siblings_and_their_children, "tasks", "TASK-005 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, siblings_root, NULL);
 }

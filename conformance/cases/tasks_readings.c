@@ -47,7 +47,8 @@ static void *thread_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(tasks_run_on_the_callers_thread, "tasks", "TASK-013", CWC_UNLESS_PARALLEL)
+CWC_CASE(tasks_run_on_the_callers_thread, "tasks", "TASK-013 RUN-008",
+         CWC_UNLESS_PARALLEL | CWC_REPEATED)
 {
     caller_thread c = {pthread_self(), 0};
     cw_config cfg = cwc_config();
@@ -106,7 +107,7 @@ static void *join_out_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(join_out_when_not_ok, "tasks", "TASK-008 TASK-007", 0)
+CWC_CASE(join_out_when_not_ok, "tasks", "TASK-008 TASK-007 RUN-008", CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
     cfg.catch_panics = true;
@@ -115,7 +116,7 @@ CWC_CASE(join_out_when_not_ok, "tasks", "TASK-008 TASK-007", 0)
 
 /* ---- RUN-002: the smallest size is the end of the last ABI 1.0 field ------------------ */
 
-CWC_CASE(config_size_of_abi_1_0_fields, "runner", "RUN-002", 0)
+CWC_CASE(config_size_of_abi_1_0_fields, "runner", "RUN-002 RUN-008", CWC_REPEATED)
 {
     size_t end = offsetof(cw_config, blocking_threads) + sizeof(uint32_t);
     cw_config cfg = cwc_config();

@@ -16,6 +16,12 @@
  * need them run without refusals. Other C libraries have no __libc_* entry
  * points: there too the allocator is left out. The dynamic linker's own
  * allocations pass through always (locate_linker).
+ *
+ * Live, the allocator also keeps the count of bytes handed out and not yet
+ * freed (cwc_heap_live), by each block's usable size: free is taken over
+ * for that alone. glibc's own count (mallinfo2) cannot serve: it counts the
+ * blocks a thread's cache holds for reuse as in use, and those grow for a
+ * while with any workload.
  */
 #include "harness/allocator.h"
 #include "harness/instrumented.h"
@@ -37,6 +43,9 @@ static bool refuse_after;  /* and every allocation after it */
 static atomic_flag places_lock = ATOMIC_FLAG_INIT;
 static atomic_bool passed_through;   /* some allocation came here */
 static _Thread_local bool in_lookup; /* backtrace may allocate: not a place */
+/* Usable bytes handed out less those freed. Signed: a block the dynamic
+ * linker made before the allocator was called may be freed through it. */
+static atomic_llong live_bytes;
 
 /* ---- Places ------------------------------------------------------------------------ */
 
@@ -206,6 +215,11 @@ void cwc_allocator_off(void)
     atomic_store(&current, MODE_OFF);
 }
 
+long long cwc_heap_live(void)
+{
+    return atomic_load_explicit(&live_bytes, memory_order_relaxed);
+}
+
 void cwc_allocator_perturb(void)
 {
 #ifndef CWC_FOREIGN_ALLOCATOR
@@ -221,6 +235,23 @@ void *__libc_malloc(size_t size);
 void *__libc_calloc(size_t n, size_t size);
 void *__libc_realloc(void *p, size_t size);
 void *__libc_memalign(size_t alignment, size_t size);
+void __libc_free(void *p);
+
+/* `p`, just handed out (or NULL), added to the live count. */
+static void *counted(void *p)
+{
+    if (p)
+        atomic_fetch_add_explicit(&live_bytes, (long long)malloc_usable_size(p),
+                                  memory_order_relaxed);
+    return p;
+}
+
+static void uncount(void *p)
+{
+    if (p)
+        atomic_fetch_sub_explicit(&live_bytes, (long long)malloc_usable_size(p),
+                                  memory_order_relaxed);
+}
 
 void *malloc(size_t size)
 {
@@ -228,7 +259,7 @@ void *malloc(size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    return __libc_malloc(size);
+    return counted(__libc_malloc(size));
 }
 
 void *calloc(size_t n, size_t size)
@@ -237,16 +268,28 @@ void *calloc(size_t n, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    return __libc_calloc(n, size);
+    return counted(__libc_calloc(n, size));
 }
 
+void free(void *p)
+{
+    uncount(p);
+    __libc_free(p);
+}
+
+/* The old block leaves the count only once libc has let it go: a failed
+ * realloc keeps it, realloc(p, 0) frees it (glibc) and returns NULL. */
 void *realloc(void *p, size_t size)
 {
     if (refused()) {
         errno = ENOMEM;
         return NULL;
     }
-    return __libc_realloc(p, size);
+    long long old = p ? (long long)malloc_usable_size(p) : 0;
+    void *q = __libc_realloc(p, size);
+    if (q || size == 0)
+        atomic_fetch_sub_explicit(&live_bytes, old, memory_order_relaxed);
+    return counted(q);
 }
 
 static bool power_of_two(size_t x)
@@ -260,7 +303,7 @@ int posix_memalign(void **out, size_t alignment, size_t size)
         return EINVAL;
     if (refused())
         return ENOMEM;
-    void *p = __libc_memalign(alignment, size);
+    void *p = counted(__libc_memalign(alignment, size));
     if (!p)
         return ENOMEM;
     *out = p;
@@ -277,7 +320,7 @@ void *aligned_alloc(size_t alignment, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    return __libc_memalign(alignment, size);
+    return counted(__libc_memalign(alignment, size));
 }
 
 void *memalign(size_t alignment, size_t size)
@@ -286,6 +329,6 @@ void *memalign(size_t alignment, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    return __libc_memalign(alignment, size);
+    return counted(__libc_memalign(alignment, size));
 }
 #endif

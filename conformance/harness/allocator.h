@@ -47,6 +47,11 @@ void cwc_allocator_refuse(cwc_places *out, uint64_t id, bool and_after);
 /* Back to passing everything through. */
 void cwc_allocator_off(void);
 
+/* Bytes the process's allocations hold now (usable size of every block
+ * handed out and not freed), counted while the allocator is live: a
+ * difference of two readings is what was allocated and kept between them. */
+long long cwc_heap_live(void);
+
 /* Where the allocator is the suite's: from now on glibc fills memory it
  * hands out and memory given back with set bytes (mallopt M_PERTURB), so
  * that a backend reading memory it freed, or memory it never wrote, reads

@@ -149,9 +149,8 @@ static const struct option long_options[] = {
 /* The option `ch` sets a string or a flag of `opt`: where, or NULL. */
 static const char **string_option(int ch, cwc_options *opt)
 {
-    const char **slots[] = {&opt->backend, &opt->profiles, &opt->filter,     &opt->json,
-                            &opt->xml,     &opt->tap,      &opt->html,       &opt->time_scale,
-                            &opt->expect};
+    const char **slots[] = {&opt->backend, &opt->profiles, &opt->filter,     &opt->json,  &opt->xml,
+                            &opt->tap,     &opt->html,     &opt->time_scale, &opt->expect};
     const char *at = strchr("bpfJXTHSE", ch);
     return ch && at ? slots[at - "bpfJXTHSE"] : NULL;
 }
@@ -365,8 +364,8 @@ static int run_and_report(const cwc_options *opt, cwc_report *r)
     /* With --expect, the exit status says whether anything changed; the
      * verdict stays the reports' and the certificate's. */
     int rc = write_reports(opt, r) != 0 ? CWC_USAGE
-             : r->expect                 ? cwc_expectation_status(r)
-                                         : (int)r->verdict;
+             : r->expect                ? cwc_expectation_status(r)
+                                        : (int)r->verdict;
     if (opt->requirements)
         cwc_print_requirements(r);
     if (opt->certificate)

@@ -39,6 +39,7 @@ typedef struct cwc_case {
     const char *reqs;      /* requirement IDs it checks, space-separated */
     uint64_t needs;        /* CW_CAP_* and CWC_NEEDS_* bits: the profiles it needs */
     const TTest *test;     /* the Check test function */
+    void (*body)(void);    /* what the test runs: the block after CWC_CASE */
     struct cwc_case *next; /* registry */
 } cwc_case;
 
@@ -57,8 +58,16 @@ typedef struct cwc_case {
 /* The case sets cfg.io_backend itself, to each mode it checks: the harness
  * runs it once, not once per mode (harness/run.c). */
 #define CWC_OWN_IO (UINT64_C(1) << 41)
+/* The case also checks RUN-008 (memory.c): its body runs again and again
+ * in one process, and the heap must not grow with the repetitions. Only
+ * for a body that leaves nothing behind itself and takes well under a
+ * second. */
+#define CWC_REPEATED (UINT64_C(1) << 43)
 
 void cwc_register(cwc_case *c);
+/* Run a case's body (once, or repeated under CWC_REPEATED) and mark its
+ * end: what every case's Check test does. */
+void cwc_case_run(const cwc_case *c);
 /* Called by every case as its body returns. A case's process that ends
  * with status 0 before (an exit() in the backend) would pass as far as
  * Check can tell; the harness counts it failed without this mark. */
@@ -78,13 +87,14 @@ void *cwc_run_ok(const cw_config *cfg, cw_task_fn root, void *arg);
  */
 #define CWC_CASE(cname, cgroup, creqs, cneeds)                                                     \
     static void cwc_body_##cname(void);                                                            \
+    static cwc_case cwc_case_##cname;                                                              \
     START_TEST(cwc_test_##cname)                                                                   \
     {                                                                                              \
-        cwc_body_##cname();                                                                        \
-        cwc_case_done();                                                                           \
+        cwc_case_run(&cwc_case_##cname);                                                           \
     }                                                                                              \
     END_TEST                                                                                       \
-    static cwc_case cwc_case_##cname = {#cname, cgroup, creqs, cneeds, NULL, NULL};                \
+    static cwc_case cwc_case_##cname = {#cname, cgroup,           creqs, cneeds,                   \
+                                        NULL,   cwc_body_##cname, NULL};                           \
     __attribute__((constructor)) static void cwc_register_##cname(void)                            \
     {                                                                                              \
         cwc_case_##cname.test = cwc_test_##cname;                                                  \

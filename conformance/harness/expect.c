@@ -39,16 +39,13 @@ const char *cwc_expected_name(enum cwc_expected x)
 
 const char *cwc_status_word(enum cwc_status s)
 {
-    return s == CWC_PASS      ? "PASS"
-           : s == CWC_FAIL    ? "FAIL"
-           : s == CWC_TIMEOUT ? "TIMEOUT"
-                              : "SKIP";
+    return s == CWC_PASS ? "PASS" : s == CWC_FAIL ? "FAIL" : s == CWC_TIMEOUT ? "TIMEOUT" : "SKIP";
 }
 
 const char *cwc_outcome_name(enum cwc_outcome o)
 {
-    static const char *const names[CWC_NOUTCOMES] = {"as_expected", "regression",
-                                                     "unexpected_pass", "changed", "unchecked"};
+    static const char *const names[CWC_NOUTCOMES] = {"as_expected", "regression", "unexpected_pass",
+                                                     "changed", "unchecked"};
     return names[o];
 }
 
@@ -196,8 +193,7 @@ void cwc_judge(cwc_report *r)
         return;
     for (size_t i = 0; i < r->n; i++) {
         cwc_result *x = &r->results[i];
-        x->outcome =
-            judge_one(x->expect ? x->expect->expected : CWC_EXPECT_PASS, x->status);
+        x->outcome = judge_one(x->expect ? x->expect->expected : CWC_EXPECT_PASS, x->status);
         r->outcomes[x->outcome]++;
     }
 }
@@ -225,20 +221,22 @@ void cwc_print_expectations(FILE *f, const cwc_report *r)
 {
     static const char *const labels[CWC_NOUTCOMES] = {
         NULL, "a regression: ", "an unexpected pass: ", "", NULL};
-    static const char *const tails[CWC_NOUTCOMES] = {
-        NULL, "", "; update the file", "; not counted as unexpected", NULL};
+    static const char *const tails[CWC_NOUTCOMES] = {NULL, "", "; update the file",
+                                                     "; not counted as unexpected", NULL};
     for (size_t i = 0; i < r->n; i++) {
         const cwc_result *x = &r->results[i];
         if (!labels[x->outcome])
             continue;
-        fprintf(f, "%s%s: %s%s", x->outcome == CWC_CHANGED ? "changed:      " : "unexpected:   ",
-                x->c->name, labels[x->outcome], cwc_status_word(x->status));
+        fprintf(f, "%s%s: %s%s",
+                x->outcome == CWC_CHANGED ? "changed:      " : "unexpected:   ", x->c->name,
+                labels[x->outcome], cwc_status_word(x->status));
         print_expected(f, r, x);
         fprintf(f, "%s\n", tails[x->outcome]);
     }
     size_t bad = r->outcomes[CWC_REGRESSION] + r->outcomes[CWC_UNEXPECTED_PASS];
     if (bad)
-        fprintf(f, "expectations: %zu unexpected (%zu regression(s), %zu unexpected pass(es)):", bad,
+        fprintf(f,
+                "expectations: %zu unexpected (%zu regression(s), %zu unexpected pass(es)):", bad,
                 r->outcomes[CWC_REGRESSION], r->outcomes[CWC_UNEXPECTED_PASS]);
     else
         fputs("expectations: none unexpected:", f);

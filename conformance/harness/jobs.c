@@ -46,7 +46,7 @@ typedef struct cwc_jobs {
     const cwc_options *opt;
     cwc_report *r;
     cwc_progress *pg;
-    cwc_job *slots; /* opt->jobs of them */
+    cwc_job *slots;        /* opt->jobs of them */
     struct pollfd *polled; /* room for each job: what take_results polls */
     pid_t *keep;           /* and what free_job spares */
     size_t running, started;

@@ -125,11 +125,10 @@ static json_t *expected_json(const cwc_report *r, const cwc_result *x)
 
 static json_t *case_json(const cwc_report *r, const cwc_result *x)
 {
-    return json_pack("{s:o, s:s, s:s, s:o, s:s, s:f, s:o, s:o}", "name", str(x->c->name),
-                     "profile", cwc_profile_name(cwc_case_profile(x->c)), "group", x->c->group,
-                     "requirements", words(x->c->reqs), "status", status_key(x->status),
-                     "duration_seconds", x->seconds, "reason", str(x->reason), "expected",
-                     expected_json(r, x));
+    return json_pack("{s:o, s:s, s:s, s:o, s:s, s:f, s:o, s:o}", "name", str(x->c->name), "profile",
+                     cwc_profile_name(cwc_case_profile(x->c)), "group", x->c->group, "requirements",
+                     words(x->c->reqs), "status", status_key(x->status), "duration_seconds",
+                     x->seconds, "reason", str(x->reason), "expected", expected_json(r, x));
 }
 
 static json_t *cases_json(const cwc_report *r)
@@ -146,11 +145,11 @@ static json_t *expectations_json(const cwc_report *r)
     if (!r->expect)
         return json_null();
     const size_t *o = r->outcomes;
-    return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I}", "file", str(r->expect->path),
-                     "listed", (json_int_t)r->expect->n, "as_expected",
-                     (json_int_t)o[CWC_AS_EXPECTED], "regressions", (json_int_t)o[CWC_REGRESSION],
-                     "unexpected_passes", (json_int_t)o[CWC_UNEXPECTED_PASS], "changed",
-                     (json_int_t)o[CWC_CHANGED], "unchecked", (json_int_t)o[CWC_UNCHECKED]);
+    return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I}", "file", str(r->expect->path), "listed",
+                     (json_int_t)r->expect->n, "as_expected", (json_int_t)o[CWC_AS_EXPECTED],
+                     "regressions", (json_int_t)o[CWC_REGRESSION], "unexpected_passes",
+                     (json_int_t)o[CWC_UNEXPECTED_PASS], "changed", (json_int_t)o[CWC_CHANGED],
+                     "unchecked", (json_int_t)o[CWC_UNCHECKED]);
 }
 
 static const char *req_key(const char *status)
@@ -188,18 +187,17 @@ static json_t *report_json(const cwc_report *r)
     /* A string: a 64-bit seed does not fit every reader's numbers. */
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)cwc_seed);
     json_t *certified = profile_list(r->verdict == CWC_CONFORMANT ? r->selected : 0);
-    return json_pack("{s:i, s:s, s:o, s:o, s:{s:s, s:s}, s:{s:o, s:o, s:o}, s:o, s:s, s:f, "
-                     "s:s, s:i, s:o, s:o, s:o, s:o, s:o, s:o}",
-                     "schema", CWC_REPORT_SCHEMA, "verdict", cwc_verdict_name(r->verdict),
-                     "partial_reason", opt_str(r->verdict == CWC_PARTIAL ? r->partial_why : NULL),
-                     "suite", suite_json(), "spec", "version", cwc_spec_version(), "sha256",
-                     cwc_spec_sha256(), "profiles", "declared", profile_list(r->declared),
-                     "selected", profile_list(r->selected), "certified", certified, "backend",
-                     backend_json(r), "timestamp", when, "duration_seconds", r->seconds, "seed",
-                     seed, "timeout_seconds", (int)r->timeout, "selection", selection_json(r),
-                     "suite_power", power_json(), "summary", summary_json(r), "expectations",
-                     expectations_json(r), "cases", cases_json(r), "requirements",
-                     requirements_json(r));
+    return json_pack(
+        "{s:i, s:s, s:o, s:o, s:{s:s, s:s}, s:{s:o, s:o, s:o}, s:o, s:s, s:f, "
+        "s:s, s:i, s:o, s:o, s:o, s:o, s:o, s:o}",
+        "schema", CWC_REPORT_SCHEMA, "verdict", cwc_verdict_name(r->verdict), "partial_reason",
+        opt_str(r->verdict == CWC_PARTIAL ? r->partial_why : NULL), "suite", suite_json(), "spec",
+        "version", cwc_spec_version(), "sha256", cwc_spec_sha256(), "profiles", "declared",
+        profile_list(r->declared), "selected", profile_list(r->selected), "certified", certified,
+        "backend", backend_json(r), "timestamp", when, "duration_seconds", r->seconds, "seed", seed,
+        "timeout_seconds", (int)r->timeout, "selection", selection_json(r), "suite_power",
+        power_json(), "summary", summary_json(r), "expectations", expectations_json(r), "cases",
+        cases_json(r), "requirements", requirements_json(r));
 }
 
 int cwc_write_json(const char *path, const cwc_report *r)

@@ -75,7 +75,7 @@ typedef struct cwc_result {
     enum cwc_status status;
     double seconds;
     char reason[512];
-    int left; /* processes its runs left behind, killed (reaper.c) */
+    int left;                      /* processes its runs left behind, killed (reaper.c) */
     const cwc_expectation *expect; /* its line of --expect; NULL: expected to pass */
     enum cwc_outcome outcome;      /* with --expect, once it has run */
 } cwc_result;
