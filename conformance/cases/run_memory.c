@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
+/*
+ * run_memory.c - a run that makes and releases objects again and again
+ * does not hold more memory the longer it goes (RUN-009): what the
+ * program released is given back while the run goes on, not kept until
+ * it ends, where RUN-003 and RUN-008 would see it no more.
+ *
+ * Each case repeats one step (objects made, used and released) in batches
+ * inside one run and reads the bytes the process holds after each batch
+ * (the suite's allocator counts them, harness/allocator.h). As in
+ * harness/repeat.c, a failure needs the count to rise after each of
+ * CHECKED batches in a row, after WARM batches that let a backend's
+ * caches fill: the first batch after which the count falls or stays ends
+ * the check, so neither speed nor the order of the backend's threads can
+ * fail it. Where the allocator is not live (sanitizers, valgrind) the
+ * steps run and nothing is counted.
+ */
+#include <stdio.h>
+
+#include "cases/network_util.h"
+#include "cases/storage.h"
+#include "harness/allocator.h"
+
+enum { WARM = 4, CHECKED = 12, BATCH = 8 };
+
+typedef void (*step_fn)(cw_ctx *ctx, void *arg);
+
+/* Run `step` in batches; fail when the count rose after each checked batch. */
+static void steady(cw_ctx *ctx, step_fn step, void *arg, const char *what)
+{
+    bool counted = cwc_allocator_live();
+    long long first = 0, last = 0;
+    for (int batch = 0; batch < WARM + CHECKED; batch++) {
+        for (int i = 0; i < BATCH; i++)
+            step(ctx, arg);
+        long long now = cwc_heap_live();
+        if (batch == WARM - 1)
+            first = last = now;
+        else if (batch >= WARM && (!counted || now <= last))
+            return;
+        else if (batch >= WARM)
+            last = now;
+    }
+    ck_abort_msg("RUN-009: %s: the memory the process holds grew after each of %d batches of "
+                 "%d in a row, by %lld bytes (%lld a step): what the program released is kept "
+                 "until the run ends",
+                 what, CHECKED, BATCH, last - first, (last - first) / (CHECKED * BATCH));
+}
+
+/* ---- Channels ------------------------------------------------------------------------ */
+
+static void channel_step(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    uint64_t v = 7, got = 0;
+    cw_chan *c = cw_chan_new(ctx, sizeof v, 1);
+    ck_assert_ptr_nonnull(c);
+    CWC_EQ(cw_chan_send(c, &v), CW_OK);
+    CWC_EQ(cw_chan_recv(c, &got), CW_OK);
+    cw_chan_sender_drop(c);
+    cw_chan_receiver_drop(c);
+    cw_oneshot *o = cw_oneshot_new(ctx, sizeof v);
+    ck_assert_ptr_nonnull(o);
+    CWC_EQ(cw_oneshot_send(o, &v), CW_OK);
+    CWC_EQ(cw_oneshot_recv(o, &got), CW_OK); /* both sides ended: it is freed */
+    o = cw_oneshot_new(ctx, sizeof v);
+    ck_assert_ptr_nonnull(o);
+    cw_oneshot_sender_drop(o);
+    cw_oneshot_receiver_drop(o);
+}
+
+static void *channels_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    steady(ctx, channel_step, NULL, "channels and oneshots made and dropped");
+    return NULL;
+}
+
+CWC_CASE(run_memory_channels_dropped, "channels", "RUN-009", 0)
+{
+    cw_config cfg = cwc_config();
+    cwc_run_ok(&cfg, channels_root, NULL);
+}
+
+/* ---- Tasks and timers ------------------------------------------------------------------- */
+
+static void task_step(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    void *v = NULL;
+    cw_handle *h = cw_spawn(cw_child(ctx, "done"), cwc_return_42, NULL);
+    CWC_EQ(cw_join(h, &v), CW_OK);
+    cw_handle_release(h);
+    h = cw_spawn(cw_child(ctx, "aborted"), cwc_pending_task, NULL);
+    cw_yield(ctx);
+    cw_abort(h);
+    CWC_EQ(cw_join(h, &v), CW_ERR_CLOSED);
+    cw_handle_release(h);
+    cw_handle_release(cw_spawn(cw_child(ctx, "detached"), cwc_return_42, NULL));
+    CWC_EQ(cw_sleep(ctx, CW_USEC), CW_OK);
+}
+
+static void *tasks_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    steady(ctx, task_step, NULL, "tasks spawned and joined, aborted or detached, and sleeps");
+    return NULL;
+}
+
+CWC_CASE(run_memory_tasks_ended, "tasks", "RUN-009", 0)
+{
+    cw_config cfg = cwc_config();
+    cwc_run_ok(&cfg, tasks_root, NULL);
+}
+
+/* ---- Storage ----------------------------------------------------------------------------- */
+
+static void blob_step(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_blob *b = cwc_open(ctx, "steady", "blob", NULL);
+    cwc_write(b, 0, "steady", 6);
+    cwc_sync(b);
+    cwc_read_eq(b, 0, "steady", 6);
+    cw_blob_close(b);
+    CWC_EQ(cw_storage_remove(ctx, "steady", "blob", 4, NULL), CW_OK);
+    /* Written and never synced: what a crash could still tear goes with it. */
+    b = cwc_open(ctx, "steady", "unsynced", NULL);
+    cwc_write(b, 0, "unsynced", 8);
+    cw_blob_close(b);
+    CWC_EQ(cw_storage_remove(ctx, "steady", "unsynced", 8, NULL), CW_OK);
+}
+
+static void *storage_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    steady(ctx, blob_step, NULL, "a blob made, written, synced, closed and removed");
+    return NULL;
+}
+
+CWC_CASE(run_memory_blobs_removed, "storage", "RUN-009", CWC_NEEDS_STORAGE)
+{
+    cwc_store s;
+    cwc_store_begin(&s);
+    cwc_run_ok(&s.cfg, storage_root, NULL);
+    cwc_store_end(&s);
+}
+
+/* ---- Network ----------------------------------------------------------------------------- */
+
+static void connection_step(cw_ctx *ctx, void *arg)
+{
+    struct half_pair a, b;
+    connect_through(ctx, arg, &a, &b);
+    ck_assert_int_eq(send_text(a.sink, "ping"), CW_OK);
+    recv_text(b.stream, "ping");
+    close_halves(&a);
+    close_halves(&b);
+    cw_addr out[4];
+    size_t n = 0;
+    CWC_EQ(cw_resolve(ctx, "localhost", out, 4, &n, NULL), CW_OK);
+}
+
+static void *network_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_addr any = cw_addr_loopback4(0);
+    cw_listener *l;
+    CWC_EQ(cw_bind(ctx, &any, &l), CW_OK);
+    /* A deterministic backend resolves registered names only [NET-021]. */
+    int reg = cw_resolver_register(ctx, "localhost", &any, 1);
+    ck_assert(reg == CW_OK || reg == CW_ERR_UNSUPPORTED);
+    steady(ctx, connection_step, l, "connections dialed, accepted and closed, and lookups");
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(run_memory_connections_closed, "network", "RUN-009", CWC_NEEDS_NETWORK)
+{
+    cw_config cfg = cwc_config();
+    cwc_run_ok(&cfg, network_root, NULL);
+}
