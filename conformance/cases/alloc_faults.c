@@ -9,7 +9,9 @@
  * (harness/allocator.h); then once per place, in a child process of its
  * own, with the first allocation at that place refused, and at some places
  * with every allocation from then on refused as well (memory gone for
- * good). Each such run must end with its checks passed and cw_start
+ * good). A place refused once is refused again in the runs that follow in
+ * the same process, which must not hold more memory after each
+ * (refused_run_after_run, RUN-008): a leak on the path of a refusal. Each such run must end with its checks passed and cw_start
  * returning CW_OK or CW_ERR_NOMEM: no crash, no abort, no hang, no call
  * answering with another error. A backend that ends the process on
  * exhausted memory, or reports success for what it could not do and then
@@ -37,6 +39,9 @@
 /* Places a workload is swept at, at most (chosen evenly among them), and
  * every how many of those the rest of the run gets no memory either. */
 enum { SWEEP_PLACES = 256, SWEEP_FOR_GOOD_EVERY = 4, RUN_SECONDS = 10 };
+/* Runs after the first in which a place refused once is refused again
+ * (RUN-008 after a refusal: refused_run_after_run). */
+enum { REPEATED_RUNS = 3 };
 
 /* CWC_ALLOC_PLACES=N sweeps at most N places instead (at least 1): for
  * the project's own repeated certifications of backends already swept in
@@ -116,6 +121,35 @@ static void run_checked(cw_task_fn root)
 
 typedef enum refusal { REFUSE_NONE, REFUSE_ONCE, REFUSE_FOR_GOOD } refusal;
 
+/* A place refused once: the run, then RUN-008 where an allocation was
+ * refused: what the run did not do must not leave memory behind. The
+ * same allocation is refused in the runs that follow in the same process,
+ * and the memory held may not rise after each of the REPEATED_RUNS after
+ * the first (which lets the backend fill what it keeps on that path): a
+ * count that falls or stays once ends the check, so a cache that fills is
+ * no failure. The first run is made in a process that ran nothing, so an
+ * allocation made once per process is refused too. */
+static void refused_run_after_run(cw_task_fn root, uint64_t place)
+{
+    long long first = 0, last = 0;
+    for (int i = 0; i <= REPEATED_RUNS && !shared->wrong[0]; i++) {
+        cwc_allocator_refuse(&shared->places, place, false);
+        shared->ran = 0; /* each run's root begins anew */
+        run_checked(root);
+        cwc_allocator_off();
+        long long now = cwc_heap_live();
+        if (i > 0 && now <= last)
+            return;
+        first = i == 0 ? now : first;
+        last = now;
+    }
+    if (!shared->wrong[0])
+        snprintf(shared->wrong, sizeof shared->wrong,
+                 "RUN-008: the memory held grew after each of %d runs with this allocation "
+                 "refused, by %lld bytes a run: what the refusal left undone was not given back",
+                 REPEATED_RUNS, (last - first) / REPEATED_RUNS);
+}
+
 /* One run of `root` in a child process; its wait status. The child exits
  * 0 when every check passed and 3 when one failed (shared->wrong). */
 static int run_child(cw_task_fn root, refusal how, uint64_t place)
@@ -127,6 +161,10 @@ static int run_child(cw_task_fn root, refusal how, uint64_t place)
     ck_assert_msg(pid >= 0, "fork failed");
     if (pid == 0) {
         alarm(RUN_SECONDS);
+        if (how == REFUSE_ONCE) {
+            refused_run_after_run(root, place);
+            _exit(shared->wrong[0] ? 3 : 0);
+        }
         if (how == REFUSE_NONE)
             cwc_allocator_record(&shared->places);
         else
@@ -271,12 +309,12 @@ static void *tree_root(cw_ctx *ctx, void *arg)
     return ctx;
 }
 
-CWC_CASE(alloc_faults_empty_run, "runner", "RUN-006 RUN-007", 0)
+CWC_CASE(alloc_faults_empty_run, "runner", "RUN-006 RUN-007 RUN-008", 0)
 {
     sweep(returns_arg);
 }
 
-CWC_CASE(alloc_faults_spawn_tree, "tasks", "RUN-007 TASK-011 CTX-006", 0)
+CWC_CASE(alloc_faults_spawn_tree, "tasks", "RUN-007 RUN-008 TASK-011 CTX-006", 0)
 {
     sweep(tree_root);
 }
@@ -288,7 +326,7 @@ static void *checkpointed_root(cw_ctx *ctx, void *arg)
     return tree_root(ctx, arg);
 }
 
-CWC_CASE(alloc_faults_checkpoint, "recover", "DET-008 RUN-007",
+CWC_CASE(alloc_faults_checkpoint, "recover", "DET-008 RUN-007 RUN-008",
          CW_CAP_DETERMINISTIC | CW_CAP_RECOVER)
 {
     checkpointed = true;
@@ -360,7 +398,7 @@ static void *chan_root(cw_ctx *ctx, void *arg)
     return ctx;
 }
 
-CWC_CASE(alloc_faults_channels, "channels", "RUN-007 CHN-001 CLK-008", 0)
+CWC_CASE(alloc_faults_channels, "channels", "RUN-007 RUN-008 CHN-001 CLK-008", 0)
 {
     sweep(chan_root);
 }
@@ -389,7 +427,7 @@ static void *stop_root(cw_ctx *ctx, void *arg)
     return ctx;
 }
 
-CWC_CASE(alloc_faults_stop, "signals", "RUN-007 SIG-007", 0)
+CWC_CASE(alloc_faults_stop, "signals", "RUN-007 RUN-008 SIG-007", 0)
 {
     sweep(stop_root);
 }
@@ -427,7 +465,7 @@ static void *metrics_root(cw_ctx *ctx, void *arg)
     return ctx;
 }
 
-CWC_CASE(alloc_faults_metrics, "metrics", "RUN-007 MET-019", CWC_NEEDS_METRICS)
+CWC_CASE(alloc_faults_metrics, "metrics", "RUN-007 RUN-008 MET-019", CWC_NEEDS_METRICS)
 {
     sweep(metrics_root);
 }
@@ -524,7 +562,8 @@ static void *buffers_root(cw_ctx *ctx, void *arg)
     return ctx;
 }
 
-CWC_CASE(alloc_faults_buffers, "buffers", "RUN-007 BUF-002 BUF-004 BUF-032", CWC_NEEDS_BUFFERS)
+CWC_CASE(alloc_faults_buffers, "buffers", "RUN-007 RUN-008 BUF-002 BUF-004 BUF-032",
+         CWC_NEEDS_BUFFERS)
 {
     sweep(buffers_root);
 }
@@ -609,7 +648,7 @@ static void *storage_root(cw_ctx *ctx, void *arg)
     return ctx;
 }
 
-CWC_CASE(alloc_faults_storage, "storage", "RUN-007 STOR-006", CWC_NEEDS_STORAGE)
+CWC_CASE(alloc_faults_storage, "storage", "RUN-007 RUN-008 STOR-006", CWC_NEEDS_STORAGE)
 {
     sweep(storage_root);
 }
@@ -721,7 +760,7 @@ static void *network_root(cw_ctx *ctx, void *arg)
     return ctx;
 }
 
-CWC_CASE(alloc_faults_network, "network", "RUN-007 NET-005 NET-034", CWC_NEEDS_NETWORK)
+CWC_CASE(alloc_faults_network, "network", "RUN-007 RUN-008 NET-005 NET-034", CWC_NEEDS_NETWORK)
 {
     sweep(network_root);
 }

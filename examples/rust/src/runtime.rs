@@ -87,6 +87,9 @@ pub struct Task {
     pub waker: *mut WakerCell,
     /// Its series of the runtime's task metrics (MET-014, MET-015).
     pub series: TaskSeries,
+    /// The links of the run's list of task records, in id order.
+    pub all_prev: *mut Task,
+    pub all_next: *mut Task,
 }
 
 /// One armed alarm of a sleep wait.
@@ -107,7 +110,10 @@ pub struct Rt {
     pub audit: bool,
     pub digest: [u8; 32],
     pub events: u64,
-    pub tasks: Vec<*mut Task>,
+    /// The task records not yet freed, in id order (a record is freed
+    /// once its task ended and nothing names it, RUN-009).
+    pub tasks: TaskList,
+    pub next_task_id: u64,
     pub ready: VecDeque<*mut Task>,
     pub batch: VecDeque<*mut Task>,
     pub alarms: Vec<Alarm>,
@@ -144,6 +150,81 @@ pub struct Rt {
     pub m_network: Option<crate::metrics::series::NetworkMetrics>,
     /// The run's simulated network (18-network.md).
     pub net: crate::net::core::Net,
+}
+
+/// The run's task records, linked through `all_prev`/`all_next`.
+pub struct TaskList {
+    pub head: *mut Task,
+    pub tail: *mut Task,
+    pub len: usize,
+}
+
+impl TaskList {
+    pub const fn new() -> TaskList {
+        TaskList {
+            head: ptr::null_mut(),
+            tail: ptr::null_mut(),
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, t: *mut Task) {
+        // SAFETY: `t` is a fresh record, linked nowhere; the tail is live.
+        unsafe {
+            (*t).all_prev = self.tail;
+            (*t).all_next = ptr::null_mut();
+            if self.tail.is_null() {
+                self.head = t;
+            } else {
+                (*self.tail).all_next = t;
+            }
+        }
+        self.tail = t;
+        self.len += 1;
+    }
+
+    fn unlink(&mut self, t: *mut Task) {
+        // SAFETY: `t` is a linked record; its neighbours are live.
+        unsafe {
+            let (p, n) = ((*t).all_prev, (*t).all_next);
+            if p.is_null() {
+                self.head = n;
+            } else {
+                (*p).all_next = n;
+            }
+            if n.is_null() {
+                self.tail = p;
+            } else {
+                (*n).all_prev = p;
+            }
+            (*t).all_prev = ptr::null_mut();
+            (*t).all_next = ptr::null_mut();
+        }
+        self.len -= 1;
+    }
+
+    /// The records in id order; the loop body must not free the next one.
+    pub fn iter(&self) -> TaskIter {
+        TaskIter { cur: self.head }
+    }
+}
+
+pub struct TaskIter {
+    cur: *mut Task,
+}
+
+impl Iterator for TaskIter {
+    type Item = *mut Task;
+    fn next(&mut self) -> Option<*mut Task> {
+        let t = self.cur;
+        if t.is_null() {
+            return None;
+        }
+        // SAFETY: linked records are live; the next link is read before
+        // the caller may free `t`.
+        self.cur = unsafe { (*t).all_next };
+        Some(t)
+    }
 }
 
 thread_local! {
@@ -316,13 +397,17 @@ pub fn complete_task(rt: &mut Rt, t: *mut Task, result: c_int, value: *mut c_voi
                 obj::free_obj(rt, h as *mut Header);
             }
         }
-        tree::abort_subtree(rt, (*t).owner);
+        let owner = (*t).owner;
+        tree::abort_subtree(rt, owner);
         tree::unregister(t);
+        if !owner.is_null() {
+            tree::release_node(rt, owner);
+        }
         let c = (*t).ctx;
         if !c.is_null() {
             (*t).ctx = ptr::null_mut();
             (*c).task = ptr::null_mut();
-            obj::free_obj(rt, c as *mut Header);
+            tree::free_ctx(rt, c);
         }
         let w = (*t).waker;
         if !w.is_null() {
@@ -333,6 +418,21 @@ pub fn complete_task(rt: &mut Rt, t: *mut Task, result: c_int, value: *mut c_voi
             rt.root_done = true;
             rt.root_value = value;
         }
+    }
+}
+
+/// Give back the record of a task that ended (RUN-009), once nothing names
+/// it: not running, not in the ready queue, not the root (whose end ends
+/// the run; it is freed with the run). Its handle, context, node, waker
+/// and alarms were let go by `complete_task` and its last select.
+pub fn free_ended(rt: &mut Rt, t: *mut Task) {
+    // SAFETY: `t` is a record of `rt`, linked in its list.
+    unsafe {
+        if (*t).state != State::Done || (*t).queued || t == rt.root || t == rt.current {
+            return;
+        }
+        rt.tasks.unlink(t);
+        drop(Box::from_raw(t));
     }
 }
 
@@ -389,11 +489,10 @@ pub fn new_task(
     let mut lab = Vec::new();
     lab.try_reserve_exact(label.len()).ok()?;
     lab.extend_from_slice(label);
-    rt.ready.try_reserve(rt.tasks.len() + 1).ok()?;
-    rt.batch.try_reserve(rt.tasks.len() + 1).ok()?;
-    rt.tasks.try_reserve(1).ok()?;
+    rt.ready.try_reserve(rt.tasks.len + 1).ok()?;
+    rt.batch.try_reserve(rt.tasks.len + 1).ok()?;
     let mut stack = Stack::new(rt.cfg.stack_size, rt.cfg.stack_guard)?;
-    let id = rt.tasks.len() as u64;
+    let id = rt.next_task_id;
     let cell = waker::new_cell(rt)?;
     let t = match try_raw(Task {
         id,
@@ -419,6 +518,8 @@ pub fn new_task(
         label: lab,
         waker: cell,
         series: TaskSeries::none(),
+        all_prev: ptr::null_mut(),
+        all_next: ptr::null_mut(),
     }) {
         Some(t) => t,
         None => {
@@ -434,6 +535,7 @@ pub fn new_task(
         (*cell).task = t;
     }
     rt.tasks.push(t);
+    rt.next_task_id += 1;
     Some(t)
 }
 
@@ -473,14 +575,14 @@ fn free_run(rt: *mut Rt) {
     // except wakers, which only keep their own cells (and the hub) alive.
     unsafe {
         let r = &mut *rt;
-        for &t in r.tasks.iter() {
+        for t in r.tasks.iter() {
             let w = (*t).waker;
             if !w.is_null() {
                 waker::task_gone(w);
             }
             drop(Box::from_raw(t));
         }
-        r.tasks.clear();
+        r.tasks = TaskList::new();
         obj::free_all(r);
         for &n in r.nodes.iter() {
             drop(Box::from_raw(n));
@@ -586,6 +688,8 @@ fn schedule(rt: *mut Rt) -> End {
                 } else {
                     resume(rt, t);
                 }
+                // The batch is not read at `k - 1` again.
+                free_ended(&mut *rt, t);
                 let r = &*rt;
                 if r.failed.is_some() || r.root_done {
                     break;
@@ -660,8 +764,8 @@ fn stall_message(r: &Rt) -> Msg {
     let mut m = Msg::from_bytes(b"runtime stalled: no task can make progress; blocked:");
     let mut named = 0usize;
     let mut more = 0usize;
-    for &t in r.tasks.iter() {
-        // SAFETY: task records live until the run is freed.
+    for t in r.tasks.iter() {
+        // SAFETY: linked task records are live.
         let t = unsafe { &*t };
         if t.state == State::Done {
             continue;
@@ -692,14 +796,12 @@ fn end_tasks(rt: *mut Rt) {
     // and switches back for good.
     unsafe {
         (*rt).ending = true;
-        let mut i = 0;
-        loop {
-            let tasks: &Vec<*mut Task> = &(*rt).tasks;
-            if i >= tasks.len() {
-                break;
-            }
-            let t = tasks[i];
-            i += 1;
+        // No task is spawned (`ending`) or freed (`free_run` frees them)
+        // from here on, so the list holds still.
+        let mut next = (*rt).tasks.head;
+        while !next.is_null() {
+            let t = next;
+            next = (*t).all_next;
             match (*t).state {
                 State::Done => {}
                 State::New => {
@@ -804,7 +906,8 @@ pub fn run(
         audit,
         digest,
         events: 0,
-        tasks: Vec::new(),
+        tasks: TaskList::new(),
+        next_task_id: 0,
         ready: VecDeque::new(),
         batch: VecDeque::new(),
         alarms: Vec::new(),
@@ -849,7 +952,7 @@ pub fn run(
         // SAFETY: nothing ran; the partial run is ours to free.
         unsafe {
             (*rt).ending = true;
-            for &t in (*rt).tasks.iter() {
+            for t in (*rt).tasks.iter() {
                 drop((*t).stack.take());
             }
         }

@@ -12,7 +12,9 @@
 //! A spawn consumes its context: the context object itself becomes the new
 //! task's context (moved to the new node, execution mode reset), which
 //! saves an allocation and keeps the label and attributes the task
-//! inherits. Nodes live until the run ends.
+//! inherits. A node is freed as soon as nothing can reach it any more: no
+//! context on it, no task registered on it, no node below it (RUN-009);
+//! then its parent may go too. Until then it stays, aborted or not.
 
 use crate::ffi::*;
 use crate::handle::Handle;
@@ -30,8 +32,13 @@ pub struct Node {
     pub parent: *mut Node,
     pub first_child: *mut Node,
     pub next_sibling: *mut Node,
+    pub prev_sibling: *mut Node,
     pub tasks: *mut Task,
     pub aborted: bool,
+    /// The contexts on this node.
+    pub ctxs: usize,
+    /// Its place in the run's `nodes` (which frees what is left at the end).
+    pub idx: usize,
 }
 
 #[repr(C)]
@@ -60,13 +67,20 @@ pub fn new_node(rt: &mut Rt, parent: *mut Node) -> Option<*mut Node> {
         parent,
         first_child: ptr::null_mut(),
         next_sibling: ptr::null_mut(),
+        prev_sibling: ptr::null_mut(),
         tasks: ptr::null_mut(),
         aborted,
+        ctxs: 0,
+        idx: rt.nodes.len(),
     })?;
     if !parent.is_null() {
         // SAFETY: as above; `n` is fresh.
         unsafe {
-            (*n).next_sibling = (*parent).first_child;
+            let first = (*parent).first_child;
+            (*n).next_sibling = first;
+            if !first.is_null() {
+                (*first).prev_sibling = n;
+            }
             (*parent).first_child = n;
         }
     }
@@ -74,21 +88,90 @@ pub fn new_node(rt: &mut Rt, parent: *mut Node) -> Option<*mut Node> {
     Some(n)
 }
 
+/// Free `n`, then its parent and so on, while nothing reaches them: no
+/// context, no registered task, no child (RUN-009).
+pub fn release_node(rt: &mut Rt, n: *mut Node) {
+    let mut n = n;
+    // SAFETY: `n` and its ancestors are live nodes of `rt`; a node is
+    // unlinked from its parent and from `rt.nodes` before it is freed.
+    unsafe {
+        while !n.is_null() {
+            if (*n).ctxs > 0 || !(*n).tasks.is_null() || !(*n).first_child.is_null() {
+                return;
+            }
+            let parent = (*n).parent;
+            let (prev, next) = ((*n).prev_sibling, (*n).next_sibling);
+            if prev.is_null() {
+                if !parent.is_null() {
+                    (*parent).first_child = next;
+                }
+            } else {
+                (*prev).next_sibling = next;
+            }
+            if !next.is_null() {
+                (*next).prev_sibling = prev;
+            }
+            let i = (*n).idx;
+            rt.nodes.swap_remove(i);
+            if i < rt.nodes.len() {
+                (*rt.nodes[i]).idx = i;
+            }
+            drop(Box::from_raw(n));
+            n = parent;
+        }
+    }
+}
+
+/// Move context `c` onto node `to` (or off every node, with null),
+/// freeing the node it leaves when nothing else reaches it.
+///
+/// # Safety
+/// `c` must be a live context of `rt`; `to` null or a live node of `rt`.
+pub unsafe fn set_node(rt: &mut Rt, c: *mut Ctx, to: *mut Node) {
+    // SAFETY: forwarded.
+    unsafe {
+        let from = (*c).node;
+        if !to.is_null() {
+            (*to).ctxs += 1;
+        }
+        (*c).node = to;
+        if !from.is_null() {
+            (*from).ctxs -= 1;
+            release_node(rt, from);
+        }
+    }
+}
+
+/// Free context `c` (not the spent one) and the node it leaves.
+///
+/// # Safety
+/// `c` must be a live context of `rt` that nothing uses again.
+pub unsafe fn free_ctx(rt: &mut Rt, c: *mut Ctx) {
+    // SAFETY: forwarded.
+    unsafe {
+        set_node(rt, c, ptr::null_mut());
+        obj::free_obj(rt, c as *mut Header);
+    }
+}
+
 pub fn new_ctx(rt: &mut Rt, node: *mut Node, label: &[u8]) -> Option<*mut Ctx> {
     let label = try_cstring(label)?;
     let rtp: *mut Rt = rt;
-    alloc_obj(
+    let c = alloc_obj(
         rt,
         Ctx {
             h: Header::new(Kind::Ctx, rtp),
-            node,
+            node: ptr::null_mut(),
             label,
             attrs: Vec::new(),
             exec: CW_EXEC_SHARED,
             spent: false,
             task: ptr::null_mut(),
         },
-    )
+    )?;
+    // SAFETY: the fresh context, on the caller's live node.
+    unsafe { set_node(rt, c, node) };
+    Some(c)
 }
 
 pub fn new_spent_ctx(rt: &mut Rt) -> Option<*mut Ctx> {
@@ -290,7 +373,7 @@ pub unsafe fn child(ctx: *mut Ctx, label: *const c_char) -> *mut Ctx {
         r,
         Ctx {
             h: Header::new(Kind::Ctx, rt),
-            node,
+            node: ptr::null_mut(),
             label: full,
             attrs,
             exec: CW_EXEC_SHARED,
@@ -298,7 +381,17 @@ pub unsafe fn child(ctx: *mut Ctx, label: *const c_char) -> *mut Ctx {
             task: ptr::null_mut(),
         },
     );
-    c.unwrap_or(r.spent_ctx)
+    match c {
+        Some(c) => {
+            // SAFETY: the fresh context and node.
+            unsafe { set_node(r, c, node) };
+            c
+        }
+        None => {
+            release_node(r, node);
+            r.spent_ctx
+        }
+    }
 }
 
 fn clone_attrs(a: &[(Vec<u8>, Vec<u8>)]) -> Option<Vec<(Vec<u8>, Vec<u8>)>> {
@@ -364,7 +457,7 @@ pub unsafe fn release(ctx: *mut Ctx) {
         if !t.is_null() {
             (*t).ctx = ptr::null_mut();
         }
-        obj::free_obj(r, ctx as *mut Header);
+        free_ctx(r, ctx);
     }
 }
 
@@ -445,6 +538,7 @@ pub unsafe fn spawn(ctx: *mut Ctx, func: Option<cw_task_fn>, arg: *mut c_void) -
             None => {
                 // SAFETY: the fresh handle is unused.
                 unsafe { obj::free_obj(r, h as *mut Header) };
+                release_node(r, n);
                 None
             }
         }
@@ -471,7 +565,7 @@ pub unsafe fn spawn(ctx: *mut Ctx, func: Option<cw_task_fn>, arg: *mut c_void) -
         if !prev_owner.is_null() {
             (*prev_owner).ctx = ptr::null_mut();
         }
-        (*ctx).node = n;
+        set_node(r, ctx, n);
         (*ctx).exec = CW_EXEC_SHARED;
         (*ctx).task = t;
         (*t).ctx = ctx;

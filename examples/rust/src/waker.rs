@@ -156,12 +156,9 @@ pub fn drain(rt: &mut Rt) {
         }
         Err(_) => return,
     }
-    let mut i = 0;
-    while i < rt.tasks.len() {
-        let t = rt.tasks[i];
-        i += 1;
-        // SAFETY: task records live until the run ends; a live task's cell
-        // is live.
+    for t in rt.tasks.iter() {
+        // SAFETY: linked task records are live (a wake frees none); a live
+        // task's cell is live.
         unsafe {
             if (*t).state == State::Done || (*t).waker.is_null() {
                 continue;

@@ -185,15 +185,14 @@ pub unsafe fn register(
     if nlabels > 0 && labels_null {
         fail(rt, full_b, format_args!("family label names are missing"));
     }
-    let mut labels: Vec<&[u8]> = Vec::new();
-    if labels.try_reserve_exact(nlabels).is_err() {
-        return r.spent_metric;
-    }
+    // The label names, read in place: a panic abandons this frame, so
+    // nothing may be allocated before the last check that panics (RUN-008).
+    let label_at = |i: usize| -> &[u8] {
+        // SAFETY: the caller's `nlabels` names (checked non-NULL above).
+        bytes_of(unsafe { *t.expect("type").labels.add(i) })
+    };
     for i in 0..nlabels {
-        // SAFETY: the caller's `nlabels` names.
-        labels.push(bytes_of(unsafe { *t.expect("type").labels.add(i) }));
-    }
-    for (i, l) in labels.iter().enumerate() {
+        let l = label_at(i);
         if label_problem(l).is_some() {
             fail(
                 rt,
@@ -201,14 +200,14 @@ pub unsafe fn register(
                 format_args!("family label names must match [a-zA-Z][a-zA-Z0-9_]*"),
             );
         }
-        if labels[..i].contains(l) {
+        if (0..i).any(|j| label_at(j) == l) {
             fail(
                 rt,
                 full_b,
                 format_args!("family label names must be distinct"),
             );
         }
-        if hist && *l == b"le" {
+        if hist && l == b"le" {
             fail(
                 rt,
                 full_b,
@@ -225,13 +224,20 @@ pub unsafe fn register(
                 format_args!("attribute le is reserved for histogram buckets"),
             );
         }
-        if labels.contains(&k) {
+        if (0..nlabels).any(|j| label_at(j) == k) {
             fail(
                 rt,
                 full_b,
                 format_args!("a family label repeats a context attribute"),
             );
         }
+    }
+    let mut labels: Vec<&[u8]> = Vec::new();
+    if labels.try_reserve_exact(nlabels).is_err() {
+        return r.spent_metric;
+    }
+    for i in 0..nlabels {
+        labels.push(label_at(i));
     }
     let attrs = match ctx_attrs(c) {
         Some(a) => a,
@@ -293,14 +299,20 @@ pub unsafe fn register(
         };
         f
     };
+    // A panic abandons this frame: what it holds is given back first
+    // (RUN-008).
     match found {
         Found::Share(m) => return m,
         Found::Family(why) => {
+            drop(attrs);
+            drop(labels);
             let mut m = Msg::new();
             let _ = write!(m, "metric family `{}` {}", Lossy(full_b), why);
             runtime::panic_current(rt, m.bytes())
         }
         Found::Duplicate => {
+            drop(attrs);
+            drop(labels);
             let mut m = Msg::new();
             let _ = write!(m, "duplicate metric `{}` with attributes [", Lossy(full_b));
             for (i, (k, v)) in c.attrs.iter().enumerate() {

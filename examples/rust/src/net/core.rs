@@ -13,11 +13,13 @@
 //! is due and arms itself again. A partition holds a pipe's flights (no
 //! alarm, no delivery) until a repair releases them (NET-029, NET-030).
 //!
-//! Halves (sinks, streams) and listeners are objects of the run; pipes and
-//! connections live until the run ends (an alarm may still name a pipe
-//! whose halves are closed). Closing an object completes the waits armed on
-//! it with `CW_ERR_CLOSED` without touching it again (NET-001): the waits
-//! are marked, unlinked and their tasks woken before it is freed.
+//! Halves (sinks, streams) and listeners are objects of the run. A pipe is
+//! freed once both its halves are closed and nothing of it is left in
+//! flight or armed (an alarm names its pipe), a connection with its last
+//! pipe (RUN-009); what is left when the run ends goes with it. Closing an
+//! object completes the waits armed on it with `CW_ERR_CLOSED` without
+//! touching it again (NET-001): the waits are marked, unlinked and their
+//! tasks woken before it is freed.
 
 use super::addr;
 use crate::audit;
@@ -54,6 +56,8 @@ pub struct Pipe {
     pub conn: *mut Conn,
     /// The address the stream's events name (its remote side).
     pub stream_remote: cw_addr,
+    /// Its place in the run's `pipes`.
+    idx: usize,
 }
 
 pub struct Conn {
@@ -119,13 +123,63 @@ impl Net {
 impl Drop for Net {
     fn drop(&mut self) {
         for &c in self.conns.iter() {
-            // SAFETY: connections are freed only here, at the end of the run.
+            // SAFETY: the connections still live (a freed one left the
+            // list), each freed once.
             drop(unsafe { Box::from_raw(c) });
         }
         for &p in self.pipes.iter() {
-            // SAFETY: pipes are freed only here, at the end of the run.
+            // SAFETY: the pipes still live, as above.
             drop(unsafe { Box::from_raw(p) });
         }
+    }
+}
+
+/// Free `c` when it has no pipe left; `true` when it was freed (it left
+/// `conns`, whose later entries moved down by one).
+fn free_conn_if_empty(rt: &mut Rt, c: *mut Conn) -> bool {
+    // SAFETY: a live connection of this run.
+    unsafe {
+        if !(*c).pipes[0].is_null() || !(*c).pipes[1].is_null() {
+            return false;
+        }
+    }
+    // The order of `conns` is the order repairs release in (NET-030).
+    if let Some(i) = rt.net.conns.iter().position(|&x| x == c) {
+        rt.net.conns.remove(i);
+    }
+    // SAFETY: no pipe names it any more, and it left the list.
+    drop(unsafe { Box::from_raw(c) });
+    true
+}
+
+/// Free pipe `p` once both its halves are closed and nothing of it is in
+/// flight or armed (RUN-009), then its connection with its last pipe;
+/// `true` when the connection was freed.
+fn free_pipe_if_done(rt: &mut Rt, p: *mut Pipe) -> bool {
+    // SAFETY: a live pipe of this run; once both halves are closed only
+    // its connection, the run's list and an alarm name it, and the alarm
+    // is checked here.
+    unsafe {
+        let pr = &*p;
+        if pr.sink_open || pr.stream_open || pr.alarm || !pr.flight.is_empty() {
+            return false;
+        }
+        let i = pr.idx;
+        rt.net.pipes.swap_remove(i);
+        if i < rt.net.pipes.len() {
+            (*rt.net.pipes[i]).idx = i;
+        }
+        let c = pr.conn;
+        drop(Box::from_raw(p));
+        if c.is_null() {
+            return false;
+        }
+        for q in (*c).pipes.iter_mut() {
+            if *q == p {
+                *q = ptr::null_mut();
+            }
+        }
+        free_conn_if_empty(rt, c)
     }
 }
 
@@ -143,7 +197,7 @@ fn cut(n: &Net, c: *mut Conn) -> bool {
     if c.is_null() {
         return false;
     }
-    // SAFETY: connections live until the run ends.
+    // SAFETY: a connection lives while one of its pipes does.
     let c = unsafe { &*c };
     n.partitions.iter().any(|(a, b)| {
         (addr::matches(a, &c.dialer) && addr::matches(b, &c.target))
@@ -210,6 +264,7 @@ fn new_pipe(rt: &mut Rt, conn: *mut Conn, stream_remote: cw_addr) -> Option<*mut
         alarm: false,
         conn,
         stream_remote,
+        idx: rt.net.pipes.len(),
     })?;
     rt.net.pipes.push(p);
     Some(p)
@@ -232,7 +287,7 @@ fn new_half(rt: &mut Rt, kind: Kind, pipe: *mut Pipe, remote: cw_addr) -> Option
 /// Deliver what is due on `p` (all of it when `all`), recording `deliver`
 /// for each send, and wake its recv waits if anything arrived.
 fn deliver_due(rt: &mut Rt, p: *mut Pipe, upto: u64) {
-    // SAFETY: pipes live until the run ends.
+    // SAFETY: a pipe lives while a half, a flight or its alarm names it.
     let pr = unsafe { &mut *p };
     let mut any = false;
     while let Some(f) = pr.flight.front() {
@@ -264,7 +319,7 @@ fn deliver_due(rt: &mut Rt, p: *mut Pipe, upto: u64) {
 }
 
 fn arm_pipe(rt: &mut Rt, p: *mut Pipe) {
-    // SAFETY: pipes live until the run ends.
+    // SAFETY: a pipe lives while a half, a flight or its alarm names it.
     let pr = unsafe { &mut *p };
     if pr.alarm || cut(&rt.net, pr.conn) {
         return;
@@ -279,7 +334,7 @@ fn arm_pipe(rt: &mut Rt, p: *mut Pipe) {
 
 /// A pipe's alarm is due (step 7 of 11-deterministic.md).
 pub fn pipe_due(rt: &mut Rt, p: *mut Pipe) {
-    // SAFETY: pipes live until the run ends.
+    // SAFETY: a pipe lives while a half, a flight or its alarm names it.
     unsafe { (*p).alarm = false };
     // SAFETY: as above.
     if cut(&rt.net, unsafe { (*p).conn }) {
@@ -288,11 +343,12 @@ pub fn pipe_due(rt: &mut Rt, p: *mut Pipe) {
     let now = rt.clock;
     deliver_due(rt, p, now);
     arm_pipe(rt, p);
+    free_pipe_if_done(rt, p);
 }
 
 /// The end of a sink (its close, or a reset): seen after what is in flight.
 fn push_end(rt: &mut Rt, p: *mut Pipe) {
-    // SAFETY: pipes live until the run ends.
+    // SAFETY: a pipe lives while a half, a flight or its alarm names it.
     let pr = unsafe { &mut *p };
     if pr.ended || pr.flight.iter().any(|f| f.end) {
         return;
@@ -420,6 +476,7 @@ fn close_half(rt: &mut Rt, h: *mut Half, is_sink: bool) {
             close_waits(rt, &mut *l);
         }
         obj::free_obj(rt, h as *mut Header);
+        free_pipe_if_done(rt, p);
     }
 }
 
@@ -518,28 +575,53 @@ fn connect(
         reset: false,
     })?;
     r.net.conns.push(c);
-    let p0 = new_pipe(r, c, dialer)?;
-    let p1 = new_pipe(r, c, target)?;
-    // SAFETY: fresh connection.
-    unsafe { (*c).pipes = [p0, p1] };
-    let ds = new_half(r, Kind::Sink, p0, target)?;
-    let dr = match new_half(r, Kind::Stream, p1, target) {
-        Some(h) => h,
+    // Without memory, what was made is given back at once.
+    let undo = move |r: &mut Rt, halves: &[Option<*mut Half>]| {
+        for h in halves.iter().flatten() {
+            // SAFETY: fresh, unused halves.
+            unsafe { obj::free_obj(r, *h as *mut Header) };
+        }
+        // SAFETY: the fresh connection and its pipes, which nothing else
+        // names.
+        unsafe {
+            for p in (*c).pipes {
+                if !p.is_null() {
+                    (*p).sink_open = false;
+                    (*p).stream_open = false;
+                    if free_pipe_if_done(r, p) {
+                        return;
+                    }
+                }
+            }
+        }
+        free_conn_if_empty(r, c);
+    };
+    let p0 = match new_pipe(r, c, dialer) {
+        Some(p) => p,
         None => {
-            // SAFETY: the fresh sink is unused.
-            unsafe { obj::free_obj(r, ds as *mut Header) };
+            undo(r, &[]);
             return None;
         }
     };
+    // SAFETY: fresh connection.
+    unsafe { (*c).pipes[0] = p0 };
+    let p1 = match new_pipe(r, c, target) {
+        Some(p) => p,
+        None => {
+            undo(r, &[]);
+            return None;
+        }
+    };
+    // SAFETY: fresh connection.
+    unsafe { (*c).pipes[1] = p1 };
+    let ds = new_half(r, Kind::Sink, p0, target);
+    let dr = new_half(r, Kind::Stream, p1, target);
     let as_ = new_half(r, Kind::Sink, p1, dialer);
     let ar = new_half(r, Kind::Stream, p0, dialer);
-    let (as_, ar) = match (as_, ar) {
-        (Some(a), Some(b)) => (a, b),
-        (a, b) => {
-            for h in [Some(ds), Some(dr), a, b].iter().flatten() {
-                // SAFETY: fresh, unused halves.
-                unsafe { obj::free_obj(r, *h as *mut Header) };
-            }
+    let (ds, dr, as_, ar) = match (ds, dr, as_, ar) {
+        (Some(a), Some(b), Some(c), Some(d)) => (a, b, c, d),
+        (a, b, c, d) => {
+            undo(r, &[a, b, c, d]);
             return None;
         }
     };
@@ -566,20 +648,26 @@ pub fn mock_channel(rt: *mut Rt, sink: &mut *mut cw_sink, stream: &mut *mut cw_s
         Some(p) => p,
         None => return CW_ERR_NOMEM,
     };
-    let s = match new_half(r, Kind::Sink, p, none) {
-        Some(s) => s,
-        None => return CW_ERR_NOMEM,
-    };
-    match new_half(r, Kind::Stream, p, none) {
-        Some(st) => {
+    let s = new_half(r, Kind::Sink, p, none);
+    let st = new_half(r, Kind::Stream, p, none);
+    match (s, st) {
+        (Some(s), Some(st)) => {
             crate::metrics::series::network_register(r);
             *sink = s as *mut cw_sink;
             *stream = st as *mut cw_stream;
             CW_OK
         }
-        None => {
-            // SAFETY: the fresh sink is unused.
-            unsafe { obj::free_obj(r, s as *mut Header) };
+        (s, st) => {
+            for h in [s, st].iter().flatten() {
+                // SAFETY: fresh, unused halves.
+                unsafe { obj::free_obj(r, *h as *mut Header) };
+            }
+            // SAFETY: the fresh pipe, which nothing else names.
+            unsafe {
+                (*p).sink_open = false;
+                (*p).stream_open = false;
+            }
+            free_pipe_if_done(r, p);
             CW_ERR_NOMEM
         }
     }
@@ -626,7 +714,7 @@ pub fn send(rt: &mut Rt, s: *mut Half, bufs: *const cw_iobufs) -> c_int {
     // SAFETY: the caller's live sink.
     let sh = unsafe { &mut *s };
     let p = sh.pipe;
-    // SAFETY: pipes live until the run ends.
+    // SAFETY: a pipe lives while a half, a flight or its alarm names it.
     let pr = unsafe { &mut *p };
     let remote = addr::text(&sh.remote);
     let mut data: Vec<u8> = Vec::new();
@@ -649,7 +737,7 @@ pub fn send(rt: &mut Rt, s: *mut Half, bufs: *const cw_iobufs) -> c_int {
     if rc == CW_OK && sh.poisoned {
         rc = CW_ERR_CLOSED;
     }
-    // SAFETY: connections live until the run ends.
+    // SAFETY: a connection lives while one of its pipes does.
     let reset = !conn.is_null() && unsafe { (*conn).reset };
     if rc == CW_OK && (!pr.stream_open || reset) {
         rc = CW_ERR_SEND_FAILED;
@@ -727,7 +815,7 @@ pub fn recv_ready(rt: &Rt, s: &Half, len: usize) -> bool {
     if !s.busy.is_null() && s.busy != rt.current {
         return true;
     }
-    // SAFETY: pipes live until the run ends.
+    // SAFETY: a pipe lives while a half, a flight or its alarm names it.
     let p = unsafe { &*s.pipe };
     p.arrived.len() >= len || p.ended || !p.stream_open
 }
@@ -760,7 +848,7 @@ pub fn recv_complete(rt: &mut Rt, s: *mut Half, len: usize, out: *mut *mut cw_io
     if sh.poisoned {
         return fail(rt, CW_ERR_CLOSED);
     }
-    // SAFETY: pipes live until the run ends.
+    // SAFETY: a pipe lives while a half, a flight or its alarm names it.
     let p = unsafe { &mut *sh.pipe };
     if len > 0 && p.arrived.len() < len {
         sh.poisoned = true;
@@ -817,7 +905,7 @@ pub fn recv_complete(rt: &mut Rt, s: *mut Half, len: usize, out: *mut *mut cw_io
 }
 
 pub fn peek(s: *mut Half, max: usize, dst: *mut u8) -> usize {
-    // SAFETY: the caller's live stream; pipes live until the run ends.
+    // SAFETY: the caller's live stream, whose pipe lives.
     let p = unsafe { &*(*s).pipe };
     let n = max.min(p.arrived.len());
     if dst.is_null() {
@@ -863,7 +951,7 @@ pub fn clear_busy(s: *mut Half, t: *mut Task) {
 }
 
 pub fn recv_waiters(s: *mut Half) -> *mut WaitList {
-    // SAFETY: a live stream; pipes live until the run ends.
+    // SAFETY: a live stream, whose pipe lives.
     unsafe { &mut (*(*s).pipe).recv_waiters }
 }
 
@@ -913,7 +1001,7 @@ pub fn partition(rt: *mut Rt, a: *const cw_addr, b: *const cw_addr, add: bool) -
             if !cut(&r.net, c) {
                 continue;
             }
-            // SAFETY: connections and pipes live until the run ends.
+            // SAFETY: listed connections are live, their pipes live or null.
             let pipes = unsafe { (*c).pipes };
             for p in pipes {
                 // SAFETY: as above.
@@ -939,8 +1027,9 @@ pub fn partition(rt: *mut Rt, a: *const cw_addr, b: *const cw_addr, add: bool) -
         if cut(&r.net, c) {
             continue;
         }
-        // SAFETY: connections live until the run ends.
+        // SAFETY: listed connections are live.
         let [p0, p1] = unsafe { (*c).pipes };
+        let mut gone = false;
         for p in [p1, p0] {
             if p.is_null() {
                 continue;
@@ -948,6 +1037,11 @@ pub fn partition(rt: *mut Rt, a: *const cw_addr, b: *const cw_addr, add: bool) -
             let now = r.clock;
             deliver_due(r, p, now);
             arm_pipe(r, p);
+            gone |= free_pipe_if_done(r, p);
+        }
+        if gone {
+            // `c` left the list: the next one moved into its place.
+            i -= 1;
         }
     }
     CW_OK

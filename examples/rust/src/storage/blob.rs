@@ -7,7 +7,6 @@
 #![allow(clippy::result_large_err)]
 
 use super::fail::{injected, nomem, os_fail, push_hex, report, Fail};
-use super::sparse::Sparse;
 use super::store::{copy_of, decide, enter, fault_event, Blob, Op, Open};
 use crate::audit;
 use crate::buf::{bytes, pool};
@@ -52,7 +51,7 @@ pub fn close_blob(b: *mut Blob) {
     unsafe {
         (*o).handles -= 1;
         if (*o).handles == 0 {
-            (*o).bytes = Sparse::default();
+            (*rt).store.free_open(o);
             count(&mut *rt, |s| s.open_blobs, -1);
         }
         obj::free_obj(&mut *rt, b as *mut Header);
@@ -477,10 +476,12 @@ pub fn write_bufs(
     let (rt, o) = blob_parts(b);
     // SAFETY: the open of a live handle.
     let or = unsafe { &*o };
+    // The prologue first: an aborted task unwinds in it, abandoning this
+    // frame, which must not hold the copy below then (RUN-008).
+    if let Err(f) = enter(rt, "cw_blob_write_bufs") {
+        return report(err, Some(&or.part), Some(&or.name), &f);
+    }
     if bufs.is_null() {
-        if let Err(f) = enter(rt, "cw_blob_write_bufs") {
-            return report(err, Some(&or.part), Some(&or.name), &f);
-        }
         return report(
             err,
             Some(&or.part),
@@ -570,8 +571,8 @@ fn do_sync(c: &mut Call) -> Result<(), Fail> {
             e,
         ));
     }
-    let o: *mut Open = c.o;
-    c.r.store.log.retain(|p| p.open != o);
+    let id = c.o.id;
+    c.r.store.log.retain(|p| p.open != id);
     Ok(())
 }
 

@@ -14,8 +14,10 @@
 //! Every call completes within the call: no suspension, no other event,
 //! the clock still (DET-014). Each call records its audit event at issue
 //! time (STOR-029), then draws its kind's fault rate (STOR-030), in the
-//! order 11-deterministic.md gives. Files and opens are freed when the run
-//! ends (handles are objects of the run, STOR-005).
+//! order 11-deterministic.md gives. An open is freed with its last handle,
+//! a file once no partition names it and no open reads it (RUN-009); what
+//! is left when the run ends goes with the store (handles are objects of
+//! the run, STOR-005).
 //!
 //! This file holds the model and the calls on partitions (open, remove,
 //! scan, faults, audit); `blob.rs` the calls on blob handles, `fail.rs`
@@ -46,9 +48,19 @@ pub struct File {
     /// Where it lives, for the files of `CW_CAP_PERSISTENT_STORAGE`.
     pub part: Vec<u8>,
     pub name: Vec<u8>,
+    /// Named by a partition (a removal unlinks it for good).
+    pub linked: bool,
+    /// The opens reading it.
+    pub opens: usize,
+    /// Its place in the store's `files`.
+    idx: usize,
 }
 
 pub struct Open {
+    /// Names the open in the crash log (a freed open's address is reused).
+    pub id: u64,
+    /// Its place in the store's `opens`.
+    idx: usize,
     pub handles: usize,
     pub file: *mut File,
     pub bytes: Sparse,
@@ -90,7 +102,7 @@ pub(super) enum Op {
 }
 
 pub(super) struct Pending {
-    pub(super) open: *mut Open,
+    pub(super) open: u64,
     file: *mut File,
     op: Op,
 }
@@ -100,6 +112,7 @@ pub struct Store {
     pub faults: cw_storage_faults,
     files: Vec<*mut File>,
     opens: Vec<*mut Open>,
+    next_open: u64,
     pub(super) log: Vec<Pending>,
     /// The directory of the files (STOR-027), once chosen; removed with
     /// the store when the run made it (`temp`).
@@ -114,6 +127,7 @@ impl Store {
             faults,
             files: Vec::new(),
             opens: Vec::new(),
+            next_open: 0,
             log: Vec::new(),
             dir: None,
             temp: false,
@@ -191,18 +205,88 @@ impl Store {
         }
         files.retain(|&f| next.exists(f));
         next.files = files;
-        for &f in next.files.iter() {
+        for (i, &f) in next.files.iter().enumerate() {
+            // SAFETY: the files that go on; the opens stay behind.
+            unsafe {
+                (*f).idx = i;
+                (*f).opens = 0;
+            }
             let _ = next.persist(f);
         }
         next
     }
 
     pub(super) fn log(&mut self, open: *mut Open, op: Op) {
-        if self.log.try_reserve(1).is_ok() {
-            // SAFETY: the open of a live handle.
-            let file = unsafe { (*open).file };
-            self.log.push(Pending { open, file, op });
+        // SAFETY: the open of a live handle, and its file.
+        let (id, file) = unsafe { ((*open).id, (*open).file) };
+        // A removed blob's changes are never replayed (`crash`).
+        // SAFETY: as above.
+        if unsafe { (*file).linked } && self.log.try_reserve(1).is_ok() {
+            self.log.push(Pending { open: id, file, op });
         }
+    }
+
+    /// A new file, named by a partition; room in `files` was reserved.
+    fn add_file(&mut self, f: *mut File) {
+        // SAFETY: the fresh file.
+        unsafe { (*f).idx = self.files.len() };
+        self.files.push(f);
+    }
+
+    /// A partition no longer names `f` (a removal): freed once no open
+    /// reads it.
+    pub(super) fn unlink_file(&mut self, f: *mut File) {
+        // SAFETY: a live file of this store.
+        unsafe { (*f).linked = false };
+        self.free_file_if_unused(f);
+    }
+
+    fn free_file_if_unused(&mut self, f: *mut File) {
+        // SAFETY: a live file of this store; once unlinked and unread,
+        // nothing but the log names it, and its entries go with it.
+        unsafe {
+            if (*f).linked || (*f).opens > 0 {
+                return;
+            }
+            let i = (*f).idx;
+            self.files.swap_remove(i);
+            if i < self.files.len() {
+                (*self.files[i]).idx = i;
+            }
+            self.log.retain(|p| p.file != f);
+            drop(Box::from_raw(f));
+        }
+    }
+
+    /// Free an open whose last handle closed (RUN-009); its unsynced
+    /// changes stay in the log for a crash (STOR-004, STOR-033).
+    pub(super) fn free_open(&mut self, o: *mut Open) {
+        // SAFETY: a live open of this store, with no handle left.
+        unsafe {
+            let i = (*o).idx;
+            self.opens.swap_remove(i);
+            if i < self.opens.len() {
+                (*self.opens[i]).idx = i;
+            }
+            let f = (*o).file;
+            drop(Box::from_raw(o));
+            (*f).opens -= 1;
+            self.free_file_if_unused(f);
+        }
+    }
+
+    /// Remove the partition at `pi` with every blob it names.
+    fn remove_part(&mut self, pi: usize) {
+        let p = self.parts.remove(pi);
+        for (_, f) in p.blobs.iter() {
+            self.unlink_file(*f);
+        }
+    }
+
+    /// Remove blob `bi` of the partition at `pi`.
+    fn remove_blob(&mut self, pi: usize, bi: usize) {
+        let (_, f) = self.parts[pi].blobs.remove(bi);
+        self.unlink_file(f);
     }
 }
 
@@ -214,11 +298,12 @@ impl Drop for Store {
             }
         }
         for &f in self.files.iter() {
-            // SAFETY: files are only freed here, when the run ends.
+            // SAFETY: the files still live, each freed once (a freed one
+            // left the list).
             drop(unsafe { Box::from_raw(f) });
         }
         for &o in self.opens.iter() {
-            // SAFETY: opens are only freed here, when the run ends.
+            // SAFETY: the opens still live, as above.
             drop(unsafe { Box::from_raw(o) });
         }
     }
@@ -360,8 +445,8 @@ pub fn open(
             ) {
                 Some(b) => b,
                 None => {
-                    // SAFETY: the open just made, with no handle.
-                    unsafe { (*o).bytes = Sparse::default() };
+                    // The open just made, with no handle.
+                    r.store.free_open(o);
                     return report(
                         err,
                         Some(part),
@@ -438,7 +523,7 @@ fn open_inner(
                 .blobs
                 .binary_search_by(|x| x.0[..].cmp(nm))
             {
-                r.store.parts[pi].blobs.remove(bi);
+                r.store.remove_blob(pi, bi);
             }
         }
         let pp = files::path(&[r.store.dir.as_ref().expect("files"), part]).ok_or_else(nomem)?;
@@ -498,13 +583,16 @@ fn open_inner(
                 durable,
                 part: copy_of(part).ok_or_else(nomem)?,
                 name: copy_of(nm).ok_or_else(nomem)?,
+                linked: true,
+                opens: 0,
+                idx: 0,
             })
             .ok_or_else(nomem)?;
-            r.store.files.push(f);
+            r.store.add_file(f);
             r.store.parts[pi].blobs.insert(bi, (key, f));
             if created {
                 if let Err(e) = r.store.persist(f) {
-                    r.store.parts[pi].blobs.remove(bi);
+                    r.store.remove_blob(pi, bi);
                     return Err(os_fail(
                         CW_ERR_BLOB_OPEN_FAILED,
                         "blob open failed: ",
@@ -550,6 +638,8 @@ fn open_inner(
     let nn = copy_of(nm).ok_or_else(nomem)?;
     r.store.opens.try_reserve(1).map_err(|_| nomem())?;
     let o = try_raw(Open {
+        id: r.store.next_open,
+        idx: r.store.opens.len(),
         handles: 0,
         file,
         bytes,
@@ -559,7 +649,9 @@ fn open_inner(
         name: nn,
     })
     .ok_or_else(nomem)?;
+    r.store.next_open += 1;
     r.store.opens.push(o);
+    fr.opens += 1;
     Ok((o, h.version))
 }
 
@@ -631,12 +723,12 @@ pub fn remove(
     };
     match nm {
         None => {
-            r.store.parts.remove(pi);
+            r.store.remove_part(pi);
             CW_OK
         }
         Some(n) => match r.store.parts[pi].blobs.binary_search_by(|x| x.0[..].cmp(n)) {
             Ok(bi) => {
-                r.store.parts[pi].blobs.remove(bi);
+                r.store.remove_blob(pi, bi);
                 CW_OK
             }
             Err(_) => {
@@ -773,7 +865,7 @@ fn remove_files(r: &mut Rt, part: &[u8], nm: Option<&[u8]>, err: *mut cw_storage
         Ok(Some(e)) => e,
         Ok(None) => {
             if let Ok(pi) = find_part(&r.store, part) {
-                r.store.parts.remove(pi);
+                r.store.remove_part(pi);
             }
             let mut m = Msg::from_bytes(b"partition missing: ");
             m.push(part);
@@ -792,7 +884,7 @@ fn remove_files(r: &mut Rt, part: &[u8], nm: Option<&[u8]>, err: *mut cw_storage
         None => {
             files::remove_tree(&pp[..pp.len() - 1]);
             if let Ok(pi) = find_part(&r.store, part) {
-                r.store.parts.remove(pi);
+                r.store.remove_part(pi);
             }
             CW_OK
         }
@@ -821,7 +913,7 @@ fn remove_files(r: &mut Rt, part: &[u8], nm: Option<&[u8]>, err: *mut cw_storage
             }
             if let Ok(pi) = find_part(&r.store, part) {
                 if let Ok(bi) = r.store.parts[pi].blobs.binary_search_by(|x| x.0[..].cmp(n)) {
-                    r.store.parts[pi].blobs.remove(bi);
+                    r.store.remove_blob(pi, bi);
                 }
             }
             CW_OK
