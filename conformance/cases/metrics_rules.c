@@ -320,11 +320,15 @@ static void *samples_root(cw_ctx *ctx, void *arg)
     cw_histogram_observe(inf, 0.1);
     cw_histogram_observe(inf, 0.2);
     cw_histogram(ctx, "spelling", "h", odd, 5);
+    cw_metric *big = cw_histogram(ctx, "big", "h", NULL, 0);
+    cw_histogram_observe(big, 1e308);
+    cw_histogram_observe(big, 1e308); /* the sum overflows to infinity */
     char *text = cwc_encode(ctx);
     CWC_HAS(text, "\nc_total 18446744073709551615\n");
     CWC_HAS(text, "\ng -9223372036854775808\n");
     CWC_HAS(text, "\nh_sum 4.75\nh_count 4\nh_bucket{le=\"0.5\"} 2\nh_bucket{le=\"1.0\"} 3\n"
                   "h_bucket{le=\"2.5\"} 3\nh_bucket{le=\"+Inf\"} 4\n");
+    CWC_HAS(text, "\nbig_sum +Inf\nbig_count 2\nbig_bucket{le=\"+Inf\"} 2\n");
     CWC_HAS(text, "\ninf_only_sum 0.30000000000000004\ninf_only_count 2\n"
                   "inf_only_bucket{le=\"+Inf\"} 2\n");
     CWC_HAS(text, "spelling_sum 0.0\nspelling_count 0\nspelling_bucket{le=\"1e-7\"} 0\n"
