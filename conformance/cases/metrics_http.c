@@ -317,12 +317,14 @@ static const request_case request_cases[] = {
     {"HEAD /elsewhere HTTP/1.1\r\n\r\n", "404 ", false},
     {"GET /metrics/ HTTP/1.1\r\n\r\n", "404 ", true},
     {"GET /metricsx HTTP/1.1\r\n\r\n", "404 ", true},
+    {"GET /metricz HTTP/1.1\r\n\r\n", "404 ", true}, /* its length, one byte off */
     {"GET metrics HTTP/1.1\r\n\r\n", "404 ", true},
     {"get /metrics HTTP/1.1\r\n\r\n", "405 ", true},
     {"POST /metrics HTTP/1.1\r\n\r\n", "405 ", true},
     {"M-SEARCH! /metrics HTTP/1.1\r\n\r\n", "405 ", true},
     {"GET  /metrics HTTP/1.1\r\n\r\n", "400 ", true},
     {" GET /metrics HTTP/1.1\r\n\r\n", "400 ", true},
+    {" /metrics HTTP/1.1\r\n\r\n", "400 ", true}, /* an empty method is no token */
     {"GET\t/metrics HTTP/1.1\r\n\r\n", "400 ", true},
     {"GET /metrics HTTP/1.1 \r\n\r\n", "400 ", true},
     {"GET /metrics HTTP/2.0\r\n\r\n", "400 ", true},
