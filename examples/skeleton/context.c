@@ -31,9 +31,10 @@ static bool copy_attrs(sk_ctx *c, const sk_ctx *from)
     c->attrs = calloc(from->nattrs, sizeof *c->attrs);
     if (!c->attrs)
         return false;
-    for (size_t i = 0; i < from->nattrs; i++, c->nattrs++) {
+    for (size_t i = 0; i < from->nattrs; i++) {
         c->attrs[i].key = strdup(from->attrs[i].key);
         c->attrs[i].value = strdup(from->attrs[i].value);
+        c->nattrs++; /* counted even half made: free_attrs frees what it holds */
         if (!c->attrs[i].key || !c->attrs[i].value)
             return false;
     }
