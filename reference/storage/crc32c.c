@@ -7,7 +7,10 @@
  * A byte-at-a-time table serves everywhere. Where the CPU has the SSE4.2
  * crc32 instruction, which computes exactly this polynomial, it does eight
  * bytes per instruction instead: headers need neither, but callers that
- * checksum their data pages do.
+ * checksum their data pages do. The last len % 8 bytes go through the
+ * table on either path: as fast as the byte instruction for so few, and
+ * it keeps the table in use on every machine, so a wrong table cannot
+ * hide behind a CPU that seldom needs it.
  */
 #include <pthread.h>
 #include <string.h>
@@ -58,10 +61,7 @@ __attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t c, const ui
         memcpy(&word, p, 8); /* unaligned load; x86-64 is little-endian as the CRC wants */
         c64 = _mm_crc32_u64(c64, word);
     }
-    c = (uint32_t)c64;
-    while (len--)
-        c = _mm_crc32_u8(c, *p++);
-    return c;
+    return crc_table((uint32_t)c64, p, len);
 }
 
 static uint32_t crc_raw(uint32_t c, const uint8_t *p, size_t len)
