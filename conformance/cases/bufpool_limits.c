@@ -2,9 +2,10 @@
 /*
  * bufpool_limits.c - pools at their edges (spec/12-buffers.md): prefill
  * (BUF-032), a buffer parked by a thread that has exited (BUF-020,
- * BUF-025), the most a living thread keeps parked (BUF-025), an empty buffer dropped by a list or a builder giving its
- * reference back (BUF-031, BUF-021), and a builder refusing a buffer of
- * another backend (BUF-017).
+ * BUF-025), the most a living thread keeps parked (BUF-025), an empty
+ * buffer dropped by a list or a builder giving its reference back
+ * (BUF-031, BUF-021), and a builder refusing a buffer of another backend
+ * (BUF-017).
  */
 #include <pthread.h>
 #include <string.h>
