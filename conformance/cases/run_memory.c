@@ -67,6 +67,10 @@ static void channel_step(cw_ctx *ctx, void *arg)
     ck_assert_ptr_nonnull(o);
     cw_oneshot_sender_drop(o);
     cw_oneshot_receiver_drop(o);
+    o = cw_oneshot_new(ctx, sizeof v); /* and the other way round */
+    ck_assert_ptr_nonnull(o);
+    cw_oneshot_receiver_drop(o);
+    cw_oneshot_sender_drop(o);
 }
 
 static void *channels_root(cw_ctx *ctx, void *arg)
