@@ -47,6 +47,21 @@ static void steady(cw_ctx *ctx, step_fn step, void *arg, const char *what)
                  what, CHECKED, BATCH, last - first, (last - first) / (CHECKED * BATCH));
 }
 
+/* What a case repeats: its step, the step's argument, and what it does. */
+typedef struct steady_job {
+    step_fn step;
+    void *arg;
+    const char *what;
+} steady_job;
+
+/* The root of every case: `arg` is the case's steady_job. */
+static void *steady_root(cw_ctx *ctx, void *arg)
+{
+    const steady_job *job = arg;
+    steady(ctx, job->step, job->arg, job->what);
+    return NULL;
+}
+
 /* ---- Channels ------------------------------------------------------------------------ */
 
 static void channel_step(cw_ctx *ctx, void *arg)
@@ -69,17 +84,11 @@ static void channel_step(cw_ctx *ctx, void *arg)
     cw_oneshot_receiver_drop(o);
 }
 
-static void *channels_root(cw_ctx *ctx, void *arg)
-{
-    (void)arg;
-    steady(ctx, channel_step, NULL, "channels and oneshots made and dropped");
-    return NULL;
-}
-
 CWC_CASE(run_memory_channels_dropped, "channels", "RUN-009", 0)
 {
     cw_config cfg = cwc_config();
-    cwc_run_ok(&cfg, channels_root, NULL);
+    steady_job job = {channel_step, NULL, "channels and oneshots made and dropped"};
+    cwc_run_ok(&cfg, steady_root, &job);
 }
 
 /* ---- Tasks and timers ------------------------------------------------------------------- */
@@ -98,19 +107,23 @@ static void task_step(cw_ctx *ctx, void *arg)
     cw_handle_release(h);
     cw_handle_release(cw_spawn(cw_child(ctx, "detached"), cwc_return_42, NULL));
     CWC_EQ(cw_sleep(ctx, CW_USEC), CW_OK);
-}
-
-static void *tasks_root(cw_ctx *ctx, void *arg)
-{
-    (void)arg;
-    steady(ctx, task_step, NULL, "tasks spawned and joined, aborted or detached, and sleeps");
-    return NULL;
+    /* A context given up without a spawn (cw_ctx_release), with an
+     * attribute of its own and one copied to its child. */
+    cw_ctx *unused = cw_with_attribute(cw_child(ctx, "unused"), "k", "v");
+    ck_assert_ptr_nonnull(unused);
+    cw_ctx *inner = cw_child(unused, "inner");
+    ck_assert_ptr_nonnull(inner);
+    cw_ctx_release(inner);
+    cw_ctx_release(unused);
 }
 
 CWC_CASE(run_memory_tasks_ended, "tasks", "RUN-009", 0)
 {
     cw_config cfg = cwc_config();
-    cwc_run_ok(&cfg, tasks_root, NULL);
+    steady_job job = {task_step, NULL,
+                      "tasks spawned and joined, aborted or detached, contexts made and "
+                      "released unused, and sleeps"};
+    cwc_run_ok(&cfg, steady_root, &job);
 }
 
 /* ---- Storage ----------------------------------------------------------------------------- */
@@ -129,20 +142,20 @@ static void blob_step(cw_ctx *ctx, void *arg)
     cwc_write(b, 0, "unsynced", 8);
     cw_blob_close(b);
     CWC_EQ(cw_storage_remove(ctx, "steady", "unsynced", 8, NULL), CW_OK);
-}
-
-static void *storage_root(cw_ctx *ctx, void *arg)
-{
-    (void)arg;
-    steady(ctx, blob_step, NULL, "a blob made, written, synced, closed and removed");
-    return NULL;
+    /* The same, its partition removed whole instead. */
+    b = cwc_open(ctx, "steady-gone", "unsynced", NULL);
+    cwc_write(b, 0, "unsynced", 8);
+    cw_blob_close(b);
+    CWC_EQ(cw_storage_remove(ctx, "steady-gone", NULL, 0, NULL), CW_OK);
 }
 
 CWC_CASE(run_memory_blobs_removed, "storage", "RUN-009", CWC_NEEDS_STORAGE)
 {
     cwc_store s;
     cwc_store_begin(&s);
-    cwc_run_ok(&s.cfg, storage_root, NULL);
+    steady_job job = {blob_step, NULL,
+                      "a blob made, written, synced, closed and removed, or its partition removed"};
+    cwc_run_ok(&s.cfg, steady_root, &job);
     cwc_store_end(&s);
 }
 
