@@ -11,11 +11,10 @@
  * with every allocation from then on refused as well (memory gone for
  * good). A place refused once is refused again in the runs that follow in
  * the same process, which must not hold more memory after each
- * (refused_run_after_run, RUN-008): a leak on the path of a refusal. Each such run must end with its checks passed and cw_start
- * returning CW_OK or CW_ERR_NOMEM: no crash, no abort, no hang, no call
- * answering with another error. A backend that ends the process on
- * exhausted memory, or reports success for what it could not do and then
- * trips over it, fails here.
+ * (refused_run_after_run, RUN-008): a leak on the path of a refusal. Each such run must end with
+ * its checks passed and cw_start returning CW_OK or CW_ERR_NOMEM: no crash, no abort, no hang, no
+ * call answering with another error. A backend that ends the process on exhausted memory, or
+ * reports success for what it could not do and then trips over it, fails here.
  *
  * The places are the backend's and libc's alike: a thread libc could not
  * start for want of memory is exhausted memory too. Where the suite's
@@ -435,7 +434,7 @@ CWC_CASE(alloc_faults_stop, "signals", "RUN-007 RUN-008 SIG-007", 0)
 /* ---- Metrics ---------------------------------------------------------------------------- */
 
 /* A metric reads what was added, or 0 when it is spent (MET-019); an
- * encode is whole text or NULL. */
+ * encode is whole text, holding every metric not spent, or NULL. */
 static void *metrics_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
@@ -456,9 +455,21 @@ static void *metrics_root(cw_ctx *ctx, void *arg)
         if (child)
             cw_counter_inc(child);
     }
+    /* A histogram that is not spent reads what it observed, and a whole
+     * text holds its series. */
+    static const double bounds[2] = {1, 2};
+    cw_metric *h = cw_histogram(c, "latency", "latency seen", bounds, 2);
+    EXPECT(h != NULL);
+    if (!h)
+        return ctx;
+    cw_histogram_observe(h, 0.5);
+    bool live = cw_histogram_count(h) == 1;
+    EXPECT(live || cw_histogram_count(h) == 0);
     char *text = cw_metrics_encode(ctx);
     EXPECT(!text || strcmp(text + strlen(text) - 6, "# EOF\n") == 0);
+    EXPECT(!text || !live || strstr(text, "latency_count") != NULL);
     free(text);
+    cw_metric_release(h);
     cw_metric_release(f);
     cw_metric_release(m);
     cw_ctx_release(c);

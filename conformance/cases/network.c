@@ -633,6 +633,54 @@ CWC_CASE(network_trickle_then_end, "network", "NET-009 NET-011 NET-014 RUN-008",
     cwc_run_ok(&cfg, trickle_root, NULL);
 }
 
+/* The accepted side of one_byte_exchange: waits for one byte, answers one. */
+static void *one_byte_echo(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    struct pair *b = arg;
+    recv_expect(b->stream, "x", 1);
+    ck_assert_int_eq(send_bytes(b->sink, "y", 1), CW_OK);
+    return NULL;
+}
+
+/* Single bytes back and forth, each recv waiting before its byte is sent:
+ * a recv of one byte completes when that byte arrives, not when more come
+ * after it [NET-011]. The answer races a sleep far longer than any
+ * loopback round trip, so a recv that is never woken fails the case. */
+static void *one_byte_exchange_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct pair a, b;
+    cw_listener *l;
+    connect_pair(ctx, &a, &b, &l);
+    for (int round = 0; round < 3; round++) {
+        cw_handle *h = cw_spawn(cw_child(ctx, "echo"), one_byte_echo, &b);
+        ck_assert_int_eq(cw_sleep(ctx, 5 * CW_MSEC), CW_OK); /* the echo is waiting */
+        ck_assert_int_eq(send_bytes(a.sink, "x", 1), CW_OK);
+        cw_iobufs *got = NULL;
+        cw_wait race[2] = {cw_wait_stream_recv(a.stream, 1, &got), cw_wait_sleep(ctx, 30 * CW_SEC)};
+        ck_assert_msg(cw_select(race, 2) == 0,
+                      "NET-011: round %d: a one-byte answer never completed the recv waiting "
+                      "for it",
+                      round);
+        ck_assert(cw_iobufs_equal_bytes(got, "y", 1));
+        cw_iobufs_release(got);
+        ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+        cw_handle_release(h);
+    }
+    conn_close(a.sink, a.stream);
+    conn_close(b.sink, b.stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_one_byte_exchange, "network", "NET-011 NET-009 NET-027 RUN-008", CWC_REPEATED)
+{
+    cw_config cfg = cwc_config();
+    cfg.network_latency = CW_MSEC; /* a deterministic backend's bytes take time [NET-027] */
+    cwc_run_ok(&cfg, one_byte_exchange_root, NULL);
+}
+
 /* Two sends apart, then the whole connection closed (over TCP, with the
  * default zero_linger, a reset). */
 struct burst {
