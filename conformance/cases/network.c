@@ -1091,6 +1091,14 @@ static void *resolve_sys_root(cw_ctx *ctx, void *arg)
     ck_assert_uint_ge(n, 1);
     for (size_t i = 0; i < n; i++)
         ck_assert(is_loopback(&out[i]));
+    /* A numeric address is its own answer, whichever family it is of. */
+    cw_addr four = cw_addr_loopback4(0), six = cw_addr_loopback6(0);
+    ck_assert_int_eq(cw_resolve(ctx, "127.0.0.1", out, 8, &n, &err), CW_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert(cw_addr_equal(&out[0], &four));
+    ck_assert_int_eq(cw_resolve(ctx, "::1", out, 8, &n, &err), CW_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert(cw_addr_equal(&out[0], &six));
     ck_assert_int_eq(cw_resolve(ctx, "nowhere.invalid", out, 8, &n, &err), CW_ERR_RESOLVE_FAILED);
     ck_assert(strncmp(err.message, "dns resolution failed: nowhere.invalid", 38) == 0);
     return NULL;
