@@ -268,6 +268,77 @@ CWC_CASE(native_failed_open_leaves_nothing, "native", "NAT-007 NAT-009 NAT-006 S
                   MOST_DESCRIPTORS);
 }
 
+/* A run started with a few descriptors to spare, descriptor 0 the first
+ * [NAT-009], k = 0, 1, 2... until one runs: each start short of what the
+ * backend needs fails with CW_ERR_NOMEM before the root runs (with
+ * CW_IO_URING, CW_ERR_UNSUPPORTED too where there is no ring) and leaves
+ * no descriptor open [NAT-007, NAT-006], whichever of its descriptors it
+ * could not have; the first that runs has what its mode promises: a ring
+ * with CW_IO_URING, none with CW_IO_THREADS [NAT-008]. */
+struct short_start {
+    int ran;
+    long gauge;
+};
+
+/* The gauge runtime_io_uring, read without a descriptor. */
+static void *short_start_root(cw_ctx *ctx, void *arg)
+{
+    static const char key[] = "\nruntime_io_uring ";
+    struct short_start *st = arg;
+    st->ran = 1;
+    char *text = cw_metrics_encode(ctx);
+    ck_assert_ptr_nonnull(text);
+    char *line = strstr(text, key);
+    st->gauge = line ? strtol(line + sizeof key - 1, NULL, 10) : -1;
+    free(text);
+    return NULL;
+}
+
+/* The first number of spare descriptors a run of `io` starts with. */
+static int short_start_sweep(cw_io_backend io)
+{
+    cw_config cfg = cwc_config();
+    cfg.io_backend = io;
+    for (int more = 0; more <= MOST_DESCRIPTORS * 2; more++) {
+        struct short_start st = {0, -1};
+        cw_run_result res;
+        cwc_fdset before;
+        ck_assert_int_eq(close(0), 0);
+        cwc_open_fds(&before);
+        descriptors_limited(more);
+        int rc = cwc_run(&cfg, short_start_root, &st, &res);
+        descriptors_restored();
+        cwc_no_new_fds(&before, "a run started short of descriptors");
+        ck_assert_int_eq(open("/dev/null", O_RDONLY), 0);
+        if (rc == CW_OK) {
+            ck_assert_int_eq(st.ran, 1);
+            ck_assert_msg(st.gauge == (io == CW_IO_URING),
+                          "io_backend %d with %d descriptors to spare: runtime_io_uring is %ld",
+                          (int)io, more, st.gauge);
+            return more;
+        }
+        ck_assert_msg(rc == CW_ERR_NOMEM || (io == CW_IO_URING && rc == CW_ERR_UNSUPPORTED),
+                      "io_backend %d with %d descriptors to spare: status %d (%s)", (int)io,
+                      more, rc, res.message);
+        ck_assert_msg(res.message[0] != '\0', "a refused run says why");
+        ck_assert_int_eq(st.ran, 0);
+        if (rc == CW_ERR_UNSUPPORTED)
+            return more; /* no ring to have: more descriptors change nothing */
+    }
+    ck_abort_msg("io_backend %d: no run started with up to %d descriptors to spare", (int)io,
+                 MOST_DESCRIPTORS * 2);
+    return -1;
+}
+
+CWC_CASE(native_start_short_of_descriptors, "native", "NAT-007 NAT-006 NAT-008 NAT-009",
+         PAR | CWC_NEEDS_METRICS | CWC_OWN_IO)
+{
+    if (fcntl(0, F_GETFD) == -1) /* standard input is closed: hold 0 */
+        ck_assert_int_eq(open("/dev/null", O_RDONLY), 0);
+    short_start_sweep(CW_IO_THREADS);
+    short_start_sweep(CW_IO_URING);
+}
+
 /* ---- Descriptor 0 is a descriptor [NAT-009] --------------------------------------------- */
 
 /* A daemon closes its standard input: the next descriptor the kernel gives
