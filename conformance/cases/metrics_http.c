@@ -6,6 +6,7 @@
  * parser check of `make check`).
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -454,6 +455,48 @@ static void *reset_mid_answer_root(cw_ctx *ctx, void *arg)
     for (int i = 0; i < 8192; i++)
         cw_metric_release(m[i]);
     return NULL;
+}
+
+/* A client that asks for a long answer and takes none of it, its
+ * connection left open: the run still ends, the endpoint closing the
+ * connection rather than waiting for the client [MET-020]. The root
+ * hands the connection to the case, which keeps it until cw_start has
+ * returned. */
+static void *stalled_answer_root(cw_ctx *ctx, void *arg)
+{
+    static char help[1024];
+    memset(help, 'h', sizeof help - 1);
+    for (int i = 0; i < 8192; i++) { /* about 8 MiB of text, more than a send buffer holds */
+        char name[32];
+        snprintf(name, sizeof name, "long_%d", i);
+        (void)cw_counter(ctx, name, help); /* the run releases them */
+    }
+    char address[64];
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
+    int fd = connect_sized(address, 4096); /* far less than the answer */
+    ck_assert_int_ge(fd, 0);
+    static const char get[] = "GET /metrics HTTP/1.1\r\n\r\n";
+    ck_assert_int_eq(send(fd, get, sizeof get - 1, MSG_NOSIGNAL), (ssize_t)(sizeof get - 1));
+    char first[16];
+    ck_assert_int_gt(recv(fd, first, sizeof first, 0), 0); /* the answer has begun */
+    *(int *)arg = fd;
+    return NULL;
+}
+
+CWC_CASE(metrics_http_run_ends_with_an_answer_not_taken, "metrics", "MET-020 MET-017", PAR)
+{
+    int fd = -1;
+    run_with_endpoint(stalled_answer_root, &fd);
+    /* The rest of what was sent, then the end: the connection is closed. */
+    struct timeval limit = {60, 0};
+    ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit), 0);
+    static char rest[65536];
+    ssize_t n;
+    while ((n = recv(fd, rest, sizeof rest, 0)) > 0)
+        continue;
+    ck_assert_msg(n == 0 || errno == ECONNRESET,
+                  "the connection is still open after the run (recv: %s)", strerror(errno));
+    close(fd);
 }
 
 CWC_CASE(metrics_http_client_reset_mid_answer, "metrics", "MET-017 MET-020", PAR)

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -267,6 +268,36 @@ static void *clock_root(cw_ctx *ctx, void *arg)
 CWC_CASE(native_clock_is_wall_time_measured_monotonically, "native", "NAT-003 CLK-005", PAR)
 {
     cwc_run_ok(NULL, clock_root, NULL);
+}
+
+/* ---- An idle run sleeps [NAT-010] ------------------------------------------------------- */
+
+static uint64_t cpu_ns(void)
+{
+    struct rusage u;
+    ck_assert_int_eq(getrusage(RUSAGE_SELF, &u), 0);
+    return ((uint64_t)u.ru_utime.tv_sec + (uint64_t)u.ru_stime.tv_sec) * 1000000000u +
+           ((uint64_t)u.ru_utime.tv_usec + (uint64_t)u.ru_stime.tv_usec) * 1000u;
+}
+
+/* The root sleeps, nothing else runs: the CPU time of the whole process
+ * over the sleep goes in `arg`. A loaded machine gives a thread that spins
+ * less CPU, never one that sleeps more. */
+static void *idle_root(cw_ctx *ctx, void *arg)
+{
+    uint64_t before = cpu_ns();
+    ck_assert_int_eq(cw_sleep(ctx, 500 * CW_MSEC), CW_OK);
+    *(uint64_t *)arg = cpu_ns() - before;
+    return NULL;
+}
+
+CWC_CASE(native_idle_run_keeps_no_cpu_busy, "native", "NAT-010", PAR)
+{
+    uint64_t used = 0;
+    cwc_run_ok(NULL, idle_root, &used);
+    ck_assert_msg(used <= 100 * 1000 * 1000u,
+                  "a run whose only task sleeps 500 ms used %llu ms of CPU meanwhile",
+                  (unsigned long long)(used / 1000000));
 }
 
 static void bump(void *arg)

@@ -912,6 +912,42 @@ CWC_CASE(network_double_bind, "network", "NET-003 RUN-008", CWC_REPEATED)
     cwc_run_ok(NULL, double_bind_root, NULL);
 }
 
+/* An address binds again once its listener is closed, though the
+ * connection it accepted, closed first on the accepting side, still
+ * lingers in the system (TIME_WAIT over TCP) [NET-003]. (Over TCP another
+ * process may take the port meanwhile; a few fresh ports make that a
+ * non-issue.) */
+static void *rebind_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    int rc = CW_ERR_BIND_FAILED;
+    for (int attempt = 0; attempt < 8 && rc != CW_OK; attempt++) {
+        cw_addr where;
+        cw_listener *l = listen_loopback(ctx, CW_ADDR_IPV4, &where);
+        cw_sink *sink;
+        cw_stream *stream;
+        ck_assert_int_eq(cw_dial(ctx, &where, &sink, &stream), CW_OK);
+        cw_conn c;
+        ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+        conn_close(c.sink, c.stream);
+        conn_close(sink, stream);
+        cw_listener_close(l);
+        cw_listener *again = NULL;
+        rc = cw_bind(ctx, &where, &again);
+        if (rc == CW_OK)
+            cw_listener_close(again);
+    }
+    ck_assert_int_eq(rc, CW_OK);
+    return NULL;
+}
+
+CWC_CASE(network_rebind_after_close, "network", "NET-003 RUN-008", CWC_REPEATED)
+{
+    cw_config cfg = cwc_config();
+    cfg.zero_linger = false; /* closes end with FIN, not a reset that leaves nothing */
+    cwc_run_ok(&cfg, rebind_root, NULL);
+}
+
 /* ---- Poisoning ------------------------------------------------------------------------------ */
 
 static void *blocked_recv(cw_ctx *ctx, void *arg)
@@ -1139,6 +1175,14 @@ static void *resolve_sys_root(cw_ctx *ctx, void *arg)
     ck_assert_uint_ge(n, 1);
     for (size_t i = 0; i < n; i++)
         ck_assert(is_loopback(&out[i]));
+    /* A numeric address is its own answer, whichever family it is of. */
+    cw_addr four = cw_addr_loopback4(0), six = cw_addr_loopback6(0);
+    ck_assert_int_eq(cw_resolve(ctx, "127.0.0.1", out, 8, &n, &err), CW_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert(cw_addr_equal(&out[0], &four));
+    ck_assert_int_eq(cw_resolve(ctx, "::1", out, 8, &n, &err), CW_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert(cw_addr_equal(&out[0], &six));
     ck_assert_int_eq(cw_resolve(ctx, "nowhere.invalid", out, 8, &n, &err), CW_ERR_RESOLVE_FAILED);
     ck_assert(strncmp(err.message, "dns resolution failed: nowhere.invalid", 38) == 0);
     return NULL;

@@ -560,7 +560,11 @@ static void *write_root(cw_ctx *ctx, void *arg)
     uint64_t size;
     cw_blob *b = cwc_open(ctx, "p", "blob", NULL);
     cwc_write(b, 0, "overwrite", 9);
-    cwc_write(b, 4, "map", 3);
+    /* From memory the caller may write, not only from constants: the
+     * write takes the bytes as they are and leaves them so. */
+    char map[] = "map";
+    cwc_write(b, 4, map, 3);
+    ck_assert_str_eq(map, "map");
     cwc_read_eq(b, 0, "overmapte", 9); /* overlapping writes overwrite */
     cwc_write(b, 9, "!", 1);           /* appending */
     cwc_write(b, 10000, "far", 3);     /* a gap, then the bytes */

@@ -6,6 +6,7 @@
  * corrupt, of the old layout) as an open meets them.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -348,5 +349,37 @@ CWC_CASE(storage_files_default_directory, "storage", "STOR-027", PERSIST)
         entries += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
     closedir(d);
     ck_assert_int_eq(entries, 0); /* removed when the run ended */
+    cwc_store_end(&s);
+}
+
+/* A storage directory that is a dangling symbolic link (to a directory
+ * in one that does not exist): a blob open finds no partition, and the
+ * partition cannot be made there, which is what the open says, rather
+ * than that the blob's file could not be opened. */
+static void *partition_not_made_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_blob *b = NULL;
+    uint64_t size;
+    cw_storage_error err;
+    memset(&err, 0, sizeof err);
+    ck_assert_int_eq(cw_storage_open(ctx, "p", "blob", 4, &b, &size, &err),
+                     CW_ERR_PARTITION_CREATION_FAILED);
+    ck_assert_ptr_null(b);
+    ck_assert_int_eq(err.os_error, ENOENT);
+    return NULL;
+}
+
+CWC_CASE(storage_files_partition_not_made, "storage", "STOR-018 STOR-027 RUN-008",
+         PERSIST | CWC_REPEATED)
+{
+    cwc_store s;
+    cwc_store_begin(&s);
+    char link[128], target[128];
+    snprintf(link, sizeof link, "%s/link", s.dir);
+    snprintf(target, sizeof target, "%s/missing/store", s.dir);
+    ck_assert_int_eq(symlink(target, link), 0);
+    s.cfg.storage_directory = link;
+    cwc_run_ok(&s.cfg, partition_not_made_root, NULL);
     cwc_store_end(&s);
 }
