@@ -200,6 +200,10 @@ static void blob_step(cw_ctx *ctx, void *arg)
     (void)arg;
     cw_blob *b = cwc_open(ctx, "steady", "blob", NULL);
     cwc_write(b, 0, "steady", 6);
+    cw_handle *h = cw_blob_start_sync(b); /* its handle joined and released */
+    ck_assert_ptr_nonnull(h);
+    CWC_EQ(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
     cwc_sync(b);
     cwc_read_eq(b, 0, "steady", 6);
     cw_blob_close(b);
@@ -221,7 +225,8 @@ CWC_CASE(run_memory_blobs_removed, "storage", "RUN-009", CWC_NEEDS_STORAGE)
     cwc_store s;
     cwc_store_begin(&s);
     steady_job job = {blob_step, NULL,
-                      "a blob made, written, synced, closed and removed, or its partition removed",
+                      "a blob made, written, synced (once through a handle), closed and removed, or its "
+                      "partition removed",
                       NULL};
     cwc_run_ok(&s.cfg, steady_root, &job);
     cwc_store_end(&s);
