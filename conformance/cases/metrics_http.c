@@ -424,6 +424,13 @@ static void *head_limit_root(cw_ctx *ctx, void *arg)
     none = exchange_ending(address, "GET /metrics HTTP/1.1\r\n", true);
     ck_assert_msg(none[0] == '\0', "a head cut short by the end was answered:\n%.80s", none);
     free(none);
+    /* The same with LF line ends, right after a complete head of the same
+     * first line: the head ends at the empty line the client sent, never at
+     * a byte it did not send (such as one left from the earlier request). */
+    expect_answer(address, "GET /metrics HTTP/1.1\n\n", "200 ", true);
+    none = exchange_ending(address, "GET /metrics HTTP/1.1\n", true);
+    ck_assert_msg(none[0] == '\0', "a head of one LF-ended line was answered:\n%.80s", none);
+    free(none);
     return NULL;
 }
 
