@@ -501,3 +501,31 @@ CWC_CASE(native_descriptor_zero_metrics_endpoint, "native", "NAT-009 MET-017", P
         zero_held = false;
     }
 }
+
+/* A run refused because its metrics address is taken, started with
+ * descriptor 0 free: the listener it made for the endpoint, which may
+ * have held 0, is closed with the refusal as any other [NAT-009, NAT-006]. */
+CWC_CASE(native_descriptor_zero_endpoint_refused, "native", "NAT-009 NAT-006 MET-017", PAR)
+{
+    if (!zero_open())
+        ck_assert_int_eq(open("/dev/null", O_RDONLY), 0); /* so the occupier does not take 0 */
+    int taken = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_gt(taken, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
+    ck_assert_int_eq(inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr), 1);
+    ck_assert_int_eq(bind(taken, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(listen(taken, 1), 0);
+    socklen_t salen = sizeof sa;
+    ck_assert_int_eq(getsockname(taken, (struct sockaddr *)&sa, &salen), 0);
+    char address[32];
+    snprintf(address, sizeof address, "127.0.0.1:%u", (unsigned)ntohs(sa.sin_port));
+    ck_assert_int_eq(close(0), 0);
+    int ran = 0;
+    cw_config cfg = cwc_config();
+    cfg.metrics_address = address;
+    cw_run_result res;
+    ck_assert_int_eq(cwc_run(&cfg, must_not_run, &ran, &res), CW_ERR_BIND_FAILED);
+    ck_assert_int_eq(ran, 0);
+    ck_assert_msg(!zero_open(), "descriptor 0, given to a run refused its endpoint, is still open");
+    close(taken);
+}
