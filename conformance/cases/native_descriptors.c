@@ -5,10 +5,13 @@
  * endpoint's, even those of objects the program never closed. A server
  * that starts one run after another must not run out of descriptors.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "cases/fds.h"
@@ -322,8 +325,18 @@ static int short_start_sweep(cw_io_backend io)
                       more, rc, res.message);
         ck_assert_msg(res.message[0] != '\0', "a refused run says why");
         ck_assert_int_eq(st.ran, 0);
-        if (rc == CW_ERR_UNSUPPORTED)
-            return more; /* no ring to have: more descriptors change nothing */
+        if (rc == CW_ERR_UNSUPPORTED) {
+            /* No ring to have: more descriptors change nothing. A ring
+             * refused only for want of descriptors is CW_ERR_NOMEM. */
+            struct short_start again = {0, -1};
+            ck_assert_int_eq(close(0), 0);
+            int rc_all = cwc_run(&cfg, short_start_root, &again, &res);
+            ck_assert_int_eq(open("/dev/null", O_RDONLY), 0);
+            ck_assert_msg(rc_all == CW_ERR_UNSUPPORTED,
+                          "io_backend %d refused as unsupported with %d descriptors to spare, "
+                          "then status %d with every descriptor to spare", (int)io, more, rc_all);
+            return more;
+        }
     }
     ck_abort_msg("io_backend %d: no run started with up to %d descriptors to spare", (int)io,
                  MOST_DESCRIPTORS * 2);
@@ -445,4 +458,84 @@ CWC_CASE(native_descriptor_zero_is_a_descriptor, "native", "NAT-009 NAT-006",
         ck_assert_msg(zero_held || !zero_open(),
                       "descriptor 0, given to the run (%d), is still open after it", (int)taker);
     }
+}
+
+/* ---- The metrics endpoint's listener on descriptor 0 [NAT-009, MET-017] ----------------- */
+
+/* Scrape the endpoint at `address` ("127.0.0.1:port") and require a 200. */
+static void scrape_ok(const char *address)
+{
+    const char *colon = strrchr(address, ':');
+    ck_assert_ptr_nonnull(colon);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
+    ck_assert_int_eq(inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr), 1);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    static const char ask[] = "GET /metrics HTTP/1.1\r\n\r\n";
+    ck_assert_int_eq(send(fd, ask, sizeof ask - 1, MSG_NOSIGNAL), (ssize_t)(sizeof ask - 1));
+    char got[16];
+    size_t used = 0;
+    while (used < 12) {
+        ssize_t n = recv(fd, got + used, 12 - used, 0);
+        ck_assert_int_gt(n, 0);
+        used += (size_t)n;
+    }
+    ck_assert_mem_eq(got, "HTTP/1.1 200", 12);
+    close(fd);
+}
+
+static void *zero_endpoint_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    char address[64];
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
+    zero_hold(); /* the case's own sockets must not take 0 in its place */
+    scrape_ok(address);
+    return NULL;
+}
+
+/* A run started with descriptor 0 free serves its metrics endpoint, whose
+ * listener may be the first descriptor the run opens. */
+CWC_CASE(native_descriptor_zero_metrics_endpoint, "native", "NAT-009 MET-017", PAR)
+{
+    if (zero_open())
+        ck_assert_int_eq(close(0), 0); /* the case's process's standard input */
+    zero_held = false;
+    cw_config cfg = cwc_config();
+    cfg.metrics_address = "127.0.0.1:0";
+    cwc_run_ok(&cfg, zero_endpoint_root, NULL);
+    ck_assert_msg(zero_held || !zero_open(), "descriptor 0, given to the run, is still open after it");
+    if (zero_held) {
+        ck_assert_int_eq(close(0), 0);
+        zero_held = false;
+    }
+}
+
+/* A run refused because its metrics address is taken, started with
+ * descriptor 0 free: the listener it made for the endpoint, which may
+ * have held 0, is closed with the refusal as any other [NAT-009, NAT-006]. */
+CWC_CASE(native_descriptor_zero_endpoint_refused, "native", "NAT-009 NAT-006 MET-017", PAR)
+{
+    if (!zero_open())
+        ck_assert_int_eq(open("/dev/null", O_RDONLY), 0); /* so the occupier does not take 0 */
+    int taken = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_gt(taken, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
+    ck_assert_int_eq(inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr), 1);
+    ck_assert_int_eq(bind(taken, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(listen(taken, 1), 0);
+    socklen_t salen = sizeof sa;
+    ck_assert_int_eq(getsockname(taken, (struct sockaddr *)&sa, &salen), 0);
+    char address[32];
+    snprintf(address, sizeof address, "127.0.0.1:%u", (unsigned)ntohs(sa.sin_port));
+    ck_assert_int_eq(close(0), 0);
+    int ran = 0;
+    cw_config cfg = cwc_config();
+    cfg.metrics_address = address;
+    cw_run_result res;
+    ck_assert_int_eq(cwc_run(&cfg, must_not_run, &ran, &res), CW_ERR_BIND_FAILED);
+    ck_assert_int_eq(ran, 0);
+    ck_assert_msg(!zero_open(), "descriptor 0, given to a run refused its endpoint, is still open");
+    close(taken);
 }
