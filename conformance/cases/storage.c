@@ -944,6 +944,8 @@ static void *errors_root(cw_ctx *ctx, void *arg)
     b = cwc_open(ctx, "p", "blob", NULL);
     ck_assert_int_eq(cw_blob_resize(b, UINT64_MAX, &err), CW_ERR_OFFSET_OVERFLOW);
     ck_assert_int_eq(err.code, CW_ERR_OFFSET_OVERFLOW);
+    ck_assert_int_eq(err.os_error, 0); /* refused before any system call */
+    ck_assert_str_eq(err.message, "offset overflow");
     cw_blob_close(b);
     return NULL;
 }
