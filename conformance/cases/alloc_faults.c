@@ -11,11 +11,10 @@
  * with every allocation from then on refused as well (memory gone for
  * good). A place refused once is refused again in the runs that follow in
  * the same process, which must not hold more memory after each
- * (refused_run_after_run, RUN-008): a leak on the path of a refusal. Each such run must end with its checks passed and cw_start
- * returning CW_OK or CW_ERR_NOMEM: no crash, no abort, no hang, no call
- * answering with another error. A backend that ends the process on
- * exhausted memory, or reports success for what it could not do and then
- * trips over it, fails here.
+ * (refused_run_after_run, RUN-008): a leak on the path of a refusal. Each such run must end with
+ * its checks passed and cw_start returning CW_OK or CW_ERR_NOMEM: no crash, no abort, no hang, no
+ * call answering with another error. A backend that ends the process on exhausted memory, or
+ * reports success for what it could not do and then trips over it, fails here.
  *
  * The places are the backend's and libc's alike: a thread libc could not
  * start for want of memory is exhausted memory too. Where the suite's
@@ -435,7 +434,7 @@ CWC_CASE(alloc_faults_stop, "signals", "RUN-007 RUN-008 SIG-007", 0)
 /* ---- Metrics ---------------------------------------------------------------------------- */
 
 /* A metric reads what was added, or 0 when it is spent (MET-019); an
- * encode is whole text or NULL. */
+ * encode is whole text, holding every metric not spent, or NULL. */
 static void *metrics_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
@@ -456,9 +455,21 @@ static void *metrics_root(cw_ctx *ctx, void *arg)
         if (child)
             cw_counter_inc(child);
     }
+    /* A histogram that is not spent reads what it observed, and a whole
+     * text holds its series. */
+    static const double bounds[2] = {1, 2};
+    cw_metric *h = cw_histogram(c, "latency", "latency seen", bounds, 2);
+    EXPECT(h != NULL);
+    if (!h)
+        return ctx;
+    cw_histogram_observe(h, 0.5);
+    bool live = cw_histogram_count(h) == 1;
+    EXPECT(live || cw_histogram_count(h) == 0);
     char *text = cw_metrics_encode(ctx);
     EXPECT(!text || strcmp(text + strlen(text) - 6, "# EOF\n") == 0);
+    EXPECT(!text || !live || strstr(text, "latency_count") != NULL);
     free(text);
+    cw_metric_release(h);
     cw_metric_release(f);
     cw_metric_release(m);
     cw_ctx_release(c);
@@ -596,6 +607,37 @@ static cw_blob *write_synced(cw_ctx *ctx, blob_state *st)
     return b;
 }
 
+/* "onetwo" written at `at` as two chunks, one transfer of two pieces
+ * (STOR-008): written, or a call said it found no memory. */
+static void write_two_chunks(cw_blob *b, uint64_t at)
+{
+    cw_iobufs *bufs = cw_iobufs_new(cwc_backend);
+    if (!bufs)
+        return;
+    int rc = CW_OK;
+    for (int i = 0; i < 2 && rc == CW_OK; i++) {
+        cw_iobuf c;
+        rc = cw_iobuf_copy(cwc_backend, i ? "two" : "one", 3, &c);
+        EXPECT(ok_or_nomem(rc));
+        if (rc != CW_OK)
+            break;
+        rc = cw_iobufs_append(bufs, &c);
+        EXPECT(ok_or_nomem(rc));
+        if (rc != CW_OK)
+            cw_iobuf_release(&c);
+    }
+    if (rc == CW_OK) {
+        rc = cw_blob_write_bufs(b, at, bufs, 0, NULL);
+        EXPECT(ok_or_nomem(rc));
+    }
+    if (rc == CW_OK) {
+        char back[6] = {0};
+        rc = cw_blob_read_into(b, at, back, sizeof back, 0, NULL);
+        EXPECT(ok_or_nomem(rc) && (rc != CW_OK || memcmp(back, "onetwo", 6) == 0));
+    }
+    cw_iobufs_release(bufs);
+}
+
 /* Faults that fail every open, then none: each setting takes effect when
  * it reports CW_OK (STOR-030). Whether the storage is fault-free after. */
 static bool faults_set_and_cleared(cw_ctx *ctx)
@@ -638,6 +680,7 @@ static void *storage_root(cw_ctx *ctx, void *arg)
         rc = cw_blob_read_into(b, 0, back, sizeof back, 0, &err);
         EXPECT(ok_or_nomem(rc) && (rc != CW_OK || memcmp(back, durable, sizeof back) == 0));
     }
+    write_two_chunks(b, sizeof durable);
     cw_blob_close(b);
     cw_blob_names *names = NULL;
     rc = cw_storage_scan(ctx, "sweep", &names, &err);
@@ -648,7 +691,7 @@ static void *storage_root(cw_ctx *ctx, void *arg)
     return ctx;
 }
 
-CWC_CASE(alloc_faults_storage, "storage", "RUN-007 RUN-008 STOR-006", CWC_NEEDS_STORAGE)
+CWC_CASE(alloc_faults_storage, "storage", "RUN-007 RUN-008 STOR-006 STOR-008", CWC_NEEDS_STORAGE)
 {
     sweep(storage_root);
 }
@@ -723,6 +766,12 @@ static void network_extras(cw_ctx *ctx)
     if (reg == CW_OK) {
         int rc = cw_resolve(ctx, "sweep.test", out, 4, &n, NULL);
         EXPECT(ok_or_nomem(rc) && (rc == CW_OK ? n == 1 : n == 0));
+    } else {
+        /* The system's resolver, which may also say it failed when its
+         * own allocations are refused. */
+        int rc = cw_resolve(ctx, "127.0.0.1", out, 4, &n, NULL);
+        EXPECT((ok_or_nomem(rc) || rc == CW_ERR_RESOLVE_FAILED) &&
+               (rc == CW_OK ? n == 1 && cw_addr_equal(&out[0], &lo) : n == 0));
     }
     cw_sink *sink = NULL;
     cw_stream *stream = NULL;

@@ -664,8 +664,17 @@ CWC_CASE(buffer_list_mut, "buffers", "BUF-016 RUN-008", CWC_REPEATED)
     CWC_OK(cw_iobufs_mut_put(l, "defghij", 7)); /* from the first chunk again */
     ck_assert_uint_eq(cw_iobufs_mut_chunk(l, 0)->len, 7);
 
+    /* Advance: past the bytes nothing moves; within them data, len and cap
+     * move forward together. */
+    ck_assert_int_eq(cw_iobufs_mut_advance(l, 8), CW_ERR_INVALID);
+    ck_assert(cw_iobufs_mut_equal_bytes(l, "defghij", 7));
+    ck_assert_uint_eq(cw_iobufs_mut_capacity(l), 15);
+    CWC_OK(cw_iobufs_mut_advance(l, 2));
+    ck_assert(cw_iobufs_mut_equal_bytes(l, "fghij", 5));
+    ck_assert_uint_eq(cw_iobufs_mut_capacity(l), 13);
+
     cw_iobufs *f = cw_iobufs_mut_freeze(l);
-    ck_assert(cw_iobufs_equal_bytes(f, "defghij", 7));
+    ck_assert(cw_iobufs_equal_bytes(f, "fghij", 5));
     ck_assert_uint_eq(cw_iobufs_chunk_count(f), 1);
     ck_assert_uint_eq(cw_iobufs_mut_chunk_count(l), 0);
     cw_iobufs_release(f);

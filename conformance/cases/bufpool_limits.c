@@ -2,9 +2,10 @@
 /*
  * bufpool_limits.c - pools at their edges (spec/12-buffers.md): prefill
  * (BUF-032), a buffer parked by a thread that has exited (BUF-020,
- * BUF-025), an empty buffer dropped by a list or a builder giving its
- * reference back (BUF-031, BUF-021), and a builder refusing a buffer of
- * another backend (BUF-017).
+ * BUF-025), the most a living thread keeps parked (BUF-025), an empty
+ * buffer dropped by a list or a builder giving its reference back
+ * (BUF-031, BUF-021), and a builder refusing a buffer of another backend
+ * (BUF-017).
  */
 #include <pthread.h>
 #include <string.h>
@@ -103,6 +104,85 @@ CWC_CASE(bufpool_reuse_after_thread_exit, "buffers", "BUF-020 BUF-025 RUN-008", 
     reuse_after_exit(1);
     reuse_after_exit(2);
     reuse_after_exit(4);
+}
+
+/* A thread that parked every buffer of a class and still lives. */
+enum { PARKED_MAX = 8 };
+
+typedef struct parker {
+    cw_bufpool *pool;
+    int taken;            /* buffers the thread got */
+    pthread_mutex_t lock; /* guards parked and done */
+    pthread_cond_t cond;
+    bool parked, done;
+} parker;
+
+static void parker_set(parker *k, bool *flag)
+{
+    pthread_mutex_lock(&k->lock);
+    *flag = true;
+    pthread_cond_broadcast(&k->cond);
+    pthread_mutex_unlock(&k->lock);
+}
+
+static void parker_wait(parker *k, const bool *flag)
+{
+    pthread_mutex_lock(&k->lock);
+    while (!*flag)
+        pthread_cond_wait(&k->cond, &k->lock);
+    pthread_mutex_unlock(&k->lock);
+}
+
+static void *park_all(void *arg)
+{
+    parker *k = arg;
+    cw_iobuf_mut m[PARKED_MAX];
+    while (k->taken < PARKED_MAX && cw_bufpool_try_alloc(k->pool, 256, &m[k->taken], NULL) == CW_OK)
+        k->taken++;
+    for (int i = 0; i < k->taken; i++)
+        cw_iobuf_mut_release(&m[i]);
+    parker_set(k, &k->parked);
+    parker_wait(k, &k->done); /* alive, its cache kept, until the check is made */
+    return NULL;
+}
+
+/* A thread keeps at most `thread_cache` buffers of a class [BUF-025]: of
+ * the PARKED_MAX buffers a living thread released, another thread can take
+ * all but that many (a pool without caches gives it all of them). */
+static void cache_bound(uint32_t thread_cache)
+{
+    cw_bufpool_config cfg = one_class(256, PARKED_MAX, thread_cache);
+    cfg.parallelism = 1;
+    parker k = {.taken = 0, .parked = false, .done = false};
+    ck_assert_int_eq(cw_bufpool_new(cwc_backend, &cfg, &k.pool), CW_OK);
+    pthread_mutex_init(&k.lock, NULL);
+    pthread_cond_init(&k.cond, NULL);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, park_all, &k), 0);
+    parker_wait(&k, &k.parked);
+    cw_iobuf_mut m[PARKED_MAX];
+    int got = 0;
+    while (got < PARKED_MAX && cw_bufpool_try_alloc(k.pool, 256, &m[got], NULL) == CW_OK)
+        got++;
+    parker_set(&k, &k.done);
+    pthread_join(t, NULL);
+    for (int i = 0; i < got; i++)
+        cw_iobuf_mut_release(&m[i]);
+    cw_bufpool_release(k.pool);
+    pthread_cond_destroy(&k.cond);
+    pthread_mutex_destroy(&k.lock);
+    ck_assert_int_eq(k.taken, PARKED_MAX);
+    ck_assert_msg(got >= PARKED_MAX - (int)thread_cache,
+                  "thread_cache %u: another thread got %d of the %d buffers a living thread "
+                  "released: that thread kept more than %u",
+                  thread_cache, got, PARKED_MAX, thread_cache);
+}
+
+CWC_CASE(bufpool_thread_cache_bound, "buffers", "BUF-025 RUN-008", CWC_REPEATED)
+{
+    cache_bound(0);
+    cache_bound(1);
+    cache_bound(3);
 }
 
 /* An empty frozen buffer made from a pooled one: frozen with nothing

@@ -6,6 +6,7 @@
  * parser check of `make check`).
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -423,6 +424,13 @@ static void *head_limit_root(cw_ctx *ctx, void *arg)
     none = exchange_ending(address, "GET /metrics HTTP/1.1\r\n", true);
     ck_assert_msg(none[0] == '\0', "a head cut short by the end was answered:\n%.80s", none);
     free(none);
+    /* The same with LF line ends, right after a complete head of the same
+     * first line: the head ends at the empty line the client sent, never at
+     * a byte it did not send (such as one left from the earlier request). */
+    expect_answer(address, "GET /metrics HTTP/1.1\n\n", "200 ", true);
+    none = exchange_ending(address, "GET /metrics HTTP/1.1\n", true);
+    ck_assert_msg(none[0] == '\0', "a head of one LF-ended line was answered:\n%.80s", none);
+    free(none);
     return NULL;
 }
 
@@ -456,6 +464,48 @@ static void *reset_mid_answer_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
+/* A client that asks for a long answer and takes none of it, its
+ * connection left open: the run still ends, the endpoint closing the
+ * connection rather than waiting for the client [MET-020]. The root
+ * hands the connection to the case, which keeps it until cw_start has
+ * returned. */
+static void *stalled_answer_root(cw_ctx *ctx, void *arg)
+{
+    static char help[1024];
+    memset(help, 'h', sizeof help - 1);
+    for (int i = 0; i < 8192; i++) { /* about 8 MiB of text, more than a send buffer holds */
+        char name[32];
+        snprintf(name, sizeof name, "long_%d", i);
+        (void)cw_counter(ctx, name, help); /* the run releases them */
+    }
+    char address[64];
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
+    int fd = connect_sized(address, 4096); /* far less than the answer */
+    ck_assert_int_ge(fd, 0);
+    static const char get[] = "GET /metrics HTTP/1.1\r\n\r\n";
+    ck_assert_int_eq(send(fd, get, sizeof get - 1, MSG_NOSIGNAL), (ssize_t)(sizeof get - 1));
+    char first[16];
+    ck_assert_int_gt(recv(fd, first, sizeof first, 0), 0); /* the answer has begun */
+    *(int *)arg = fd;
+    return NULL;
+}
+
+CWC_CASE(metrics_http_run_ends_with_an_answer_not_taken, "metrics", "MET-020 MET-017", PAR)
+{
+    int fd = -1;
+    run_with_endpoint(stalled_answer_root, &fd);
+    /* The rest of what was sent, then the end: the connection is closed. */
+    struct timeval limit = {60, 0};
+    ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit), 0);
+    static char rest[65536];
+    ssize_t n;
+    while ((n = recv(fd, rest, sizeof rest, 0)) > 0)
+        continue;
+    ck_assert_msg(n == 0 || errno == ECONNRESET,
+                  "the connection is still open after the run (recv: %s)", strerror(errno));
+    close(fd);
+}
+
 CWC_CASE(metrics_http_client_reset_mid_answer, "metrics", "MET-017 MET-020", PAR)
 {
     run_with_endpoint(reset_mid_answer_root, NULL);
@@ -464,4 +514,68 @@ CWC_CASE(metrics_http_client_reset_mid_answer, "metrics", "MET-017 MET-020", PAR
 CWC_CASE(metrics_http_head_limit, "metrics", "MET-020", PAR)
 {
     run_with_endpoint(head_limit_root, NULL);
+}
+
+/* ---- A head that comes in pieces, and one that never comes [MET-020, MET-017] ----------- */
+
+static void send_text_all(int fd, const char *text)
+{
+    size_t len = strlen(text);
+    ck_assert_int_eq(send(fd, text, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+/* A head sent in three pieces, a pause between them so the endpoint reads
+ * each on its own, is one request: it gets its answer. */
+static void *pieces_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    char address[64];
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
+    int fd = connect_to(address);
+    ck_assert_msg(fd >= 0, "cannot connect to %s", address);
+    static const char *const pieces[] = {"GET /metrics HTTP/1.1\r\n", "Host: x\r\n", "\r\n"};
+    for (size_t i = 0; i < 3; i++) {
+        if (i > 0)
+            ck_assert_int_eq(cw_sleep(ctx, 50 * CW_MSEC), CW_OK);
+        send_text_all(fd, pieces[i]);
+    }
+    char got[13];
+    size_t used = 0;
+    while (used < 12) {
+        ssize_t n = recv(fd, got + used, 12 - used, 0);
+        ck_assert_msg(n > 0, "a head sent in pieces got no answer");
+        used += (size_t)n;
+    }
+    got[12] = '\0';
+    ck_assert_str_eq(got, "HTTP/1.1 200");
+    close(fd);
+    return NULL;
+}
+
+CWC_CASE(metrics_http_head_in_pieces, "metrics", "MET-020 MET-017", PAR)
+{
+    run_with_endpoint(pieces_root, NULL);
+}
+
+/* A client that sent part of a head and fell silent when the run ends: the
+ * run ends all the same (the endpoint stops with it), long before the
+ * endpoint would give the client up. The client closes only after. */
+static void *silent_root(cw_ctx *ctx, void *arg)
+{
+    char address[64];
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
+    int fd = connect_to(address);
+    ck_assert_msg(fd >= 0, "cannot connect to %s", address);
+    send_text_all(fd, "GET /met");
+    ck_assert_int_eq(cw_sleep(ctx, 100 * CW_MSEC), CW_OK); /* the endpoint takes it meanwhile */
+    *(int *)arg = fd;
+    return NULL;
+}
+
+CWC_CASE(metrics_http_run_ends_with_a_silent_client, "metrics", "MET-017 MET-020", PAR)
+{
+    int fd = -1;
+    run_with_endpoint(silent_root, &fd);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
 }

@@ -379,6 +379,29 @@ CWC_CASE(metrics_rule_negative_numbers, "metrics", "MET-008 RUN-008", CWC_REPEAT
     cwc_run_ok(NULL, negative_root, NULL);
 }
 
+/* Some doubles need all 17 significant digits to read back as themselves:
+ * 1 + 2^-52 as a bound, 0.1 + 0.2 as a sum; and every digit counts, the
+ * nines of 99.5 too [MET-008]. */
+static void *all_digits_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static const double bounds[] = {1.0000000000000002, 99.5};
+    cw_metric *h = cw_histogram(ctx, "fine", "h", bounds, 2);
+    cw_histogram_observe(h, 0.1);
+    cw_histogram_observe(h, 0.2);
+    char *text = cwc_encode(ctx);
+    CWC_HAS(text, "fine_sum 0.30000000000000004\nfine_count 2\n");
+    CWC_HAS(text, "fine_bucket{le=\"1.0000000000000002\"} 2\n");
+    CWC_HAS(text, "fine_bucket{le=\"99.5\"} 2\n");
+    free(text);
+    return NULL;
+}
+
+CWC_CASE(metrics_rule_doubles_all_digits, "metrics", "MET-008 RUN-008", CWC_REPEATED)
+{
+    cwc_run_ok(NULL, all_digits_root, NULL);
+}
+
 /* ---- MET-009: labels, their order and escaping ---------------------------- */
 
 /* Quotes, backslashes, newlines, UTF-8, and a byte that is not UTF-8. */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -267,6 +268,51 @@ static void *clock_root(cw_ctx *ctx, void *arg)
 CWC_CASE(native_clock_is_wall_time_measured_monotonically, "native", "NAT-003 CLK-005", PAR)
 {
     cwc_run_ok(NULL, clock_root, NULL);
+}
+
+/* ---- An idle run sleeps [NAT-010] ------------------------------------------------------- */
+
+static uint64_t cpu_ns(void)
+{
+    struct rusage u;
+    ck_assert_int_eq(getrusage(RUSAGE_SELF, &u), 0);
+    return ((uint64_t)u.ru_utime.tv_sec + (uint64_t)u.ru_stime.tv_sec) * 1000000000u +
+           ((uint64_t)u.ru_utime.tv_usec + (uint64_t)u.ru_stime.tv_usec) * 1000u;
+}
+
+/* The CPU time the whole process uses over a sleep of `ms` by the root,
+ * nothing else running. A loaded machine gives a thread that spins less
+ * CPU, never one that sleeps more. */
+static uint64_t cpu_over_sleep(cw_ctx *ctx, cw_time ms)
+{
+    uint64_t before = cpu_ns();
+    ck_assert_int_eq(cw_sleep(ctx, ms * CW_MSEC), CW_OK);
+    uint64_t after = cpu_ns();
+    return after - before;
+}
+
+/* A short sleep, then one a second longer: what a backend spends each time
+ * it goes idle (a brief spin before it parks, however many threads do it)
+ * is in both and cancels out; what it spends for as long as it is idle
+ * (a thread that polls) is in the second second-for-second. */
+static void *idle_root(cw_ctx *ctx, void *arg)
+{
+    uint64_t *used = arg;
+    used[0] = cpu_over_sleep(ctx, 200);
+    used[1] = cpu_over_sleep(ctx, 1200);
+    return NULL;
+}
+
+CWC_CASE(native_idle_run_keeps_no_cpu_busy, "native", "NAT-010", PAR)
+{
+    uint64_t used[2] = {0, 0};
+    cwc_run_ok(NULL, idle_root, used);
+    uint64_t more = used[1] > used[0] ? used[1] - used[0] : 0;
+    ck_assert_msg(more <= 100 * 1000 * 1000u,
+                  "an idle run used %llu ms of CPU over a 200 ms sleep and %llu ms over a 1200 ms "
+                  "one: %llu ms for the second more it was idle",
+                  (unsigned long long)(used[0] / 1000000), (unsigned long long)(used[1] / 1000000),
+                  (unsigned long long)(more / 1000000));
 }
 
 static void bump(void *arg)

@@ -5,10 +5,13 @@
  * endpoint's, even those of objects the program never closed. A server
  * that starts one run after another must not run out of descriptors.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "cases/fds.h"
@@ -191,18 +194,27 @@ CWC_CASE(native_no_descriptor_in_a_run, "native", "NAT-007",
 /* An open that runs out of descriptors part of the way leaves nothing a
  * scan sees [NAT-007]: the process gets one more descriptor at a time
  * (none, one, two...) until the open succeeds, and after each failure
- * the partition, which did not exist, is still missing. Whatever number
- * of descriptors a backend's open takes, each step short of it fails
- * somewhere else in the open. */
+ * the partition, which did not exist, is still missing, and no
+ * descriptor the open got is left open (descriptor 0 among them: the
+ * first one given). Whatever number of descriptors a backend's open
+ * takes, each step short of it fails somewhere else in the open. */
 enum { MOST_DESCRIPTORS = 16 };
 
+/* The process can open exactly `more` descriptors more: the soft limit
+ * sits at the free descriptor after `more` free ones (the busy ones
+ * between them, and those above, stay usable). */
 static void descriptors_limited(int more)
 {
     ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &saved_nofile), 0);
-    int lowest = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    ck_assert_int_ge(lowest, 0);
-    close(lowest);
-    struct rlimit r = {(rlim_t)(lowest + more), saved_nofile.rlim_max};
+    int limit = 0;
+    for (int spare = 0;; limit++) {
+        if (fcntl(limit, F_GETFD) != -1)
+            continue;
+        ck_assert_int_eq(errno, EBADF);
+        if (spare++ == more)
+            break;
+    }
+    struct rlimit r = {(rlim_t)limit, saved_nofile.rlim_max};
     ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &r), 0);
 }
 
@@ -210,14 +222,21 @@ static void *failed_open_root(cw_ctx *ctx, void *arg)
 {
     int *opened_with = arg;
     cw_blob *first = cwc_open(ctx, "other", "first", NULL); /* storage is up */
+    /* As in a daemon, the first descriptor an open gets is 0 [NAT-009]:
+     * the case held it until now, so that the run took others. */
+    ck_assert_int_eq(close(0), 0);
     for (int more = 0; more <= MOST_DESCRIPTORS; more++) {
         cw_blob *b = NULL;
         uint64_t size;
         cw_storage_error err;
         memset(&err, 0, sizeof err);
+        cwc_fdset before;
+        cwc_open_fds(&before);
         descriptors_limited(more);
         int rc = cw_storage_open(ctx, "fresh", "blob", 4, &b, &size, &err);
         descriptors_restored();
+        if (rc != CW_OK)
+            cwc_no_new_fds(&before, "a failed open"); /* 0 among them, if it was free */
         if (rc == CW_OK) {
             *opened_with = more;
             cw_blob_close(b);
@@ -238,16 +257,99 @@ static void *failed_open_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(native_failed_open_leaves_nothing, "native", "NAT-007 STOR-013",
+CWC_CASE(native_failed_open_leaves_nothing, "native", "NAT-007 NAT-009 NAT-006 STOR-013",
          PAR | CWC_NEEDS_STORAGE | CW_CAP_PERSISTENT_STORAGE)
 {
     int opened_with = -1;
     cwc_store s;
     cwc_store_begin(&s);
+    if (fcntl(0, F_GETFD) == -1) /* standard input is closed: hold 0 */
+        ck_assert_int_eq(open("/dev/null", O_RDONLY), 0);
     cwc_run_ok(&s.cfg, failed_open_root, &opened_with);
     cwc_store_end(&s);
     ck_assert_msg(opened_with >= 0, "no open succeeded with up to %d descriptors to spare",
                   MOST_DESCRIPTORS);
+}
+
+/* A run started with a few descriptors to spare, descriptor 0 the first
+ * [NAT-009], k = 0, 1, 2... until one runs: each start short of what the
+ * backend needs fails with CW_ERR_NOMEM before the root runs (with
+ * CW_IO_URING, CW_ERR_UNSUPPORTED too where there is no ring) and leaves
+ * no descriptor open [NAT-007, NAT-006], whichever of its descriptors it
+ * could not have; the first that runs has what its mode promises: a ring
+ * with CW_IO_URING, none with CW_IO_THREADS [NAT-008]. */
+struct short_start {
+    int ran;
+    long gauge;
+};
+
+/* The gauge runtime_io_uring, read without a descriptor. */
+static void *short_start_root(cw_ctx *ctx, void *arg)
+{
+    static const char key[] = "\nruntime_io_uring ";
+    struct short_start *st = arg;
+    st->ran = 1;
+    char *text = cw_metrics_encode(ctx);
+    ck_assert_ptr_nonnull(text);
+    char *line = strstr(text, key);
+    st->gauge = line ? strtol(line + sizeof key - 1, NULL, 10) : -1;
+    free(text);
+    return NULL;
+}
+
+/* The first number of spare descriptors a run of `io` starts with. */
+static int short_start_sweep(cw_io_backend io)
+{
+    cw_config cfg = cwc_config();
+    cfg.io_backend = io;
+    for (int more = 0; more <= MOST_DESCRIPTORS * 2; more++) {
+        struct short_start st = {0, -1};
+        cw_run_result res;
+        cwc_fdset before;
+        ck_assert_int_eq(close(0), 0);
+        cwc_open_fds(&before);
+        descriptors_limited(more);
+        int rc = cwc_run(&cfg, short_start_root, &st, &res);
+        descriptors_restored();
+        cwc_no_new_fds(&before, "a run started short of descriptors");
+        ck_assert_int_eq(open("/dev/null", O_RDONLY), 0);
+        if (rc == CW_OK) {
+            ck_assert_int_eq(st.ran, 1);
+            ck_assert_msg(st.gauge == (io == CW_IO_URING),
+                          "io_backend %d with %d descriptors to spare: runtime_io_uring is %ld",
+                          (int)io, more, st.gauge);
+            return more;
+        }
+        ck_assert_msg(rc == CW_ERR_NOMEM || (io == CW_IO_URING && rc == CW_ERR_UNSUPPORTED),
+                      "io_backend %d with %d descriptors to spare: status %d (%s)", (int)io,
+                      more, rc, res.message);
+        ck_assert_msg(res.message[0] != '\0', "a refused run says why");
+        ck_assert_int_eq(st.ran, 0);
+        if (rc == CW_ERR_UNSUPPORTED) {
+            /* No ring to have: more descriptors change nothing. A ring
+             * refused only for want of descriptors is CW_ERR_NOMEM. */
+            struct short_start again = {0, -1};
+            ck_assert_int_eq(close(0), 0);
+            int rc_all = cwc_run(&cfg, short_start_root, &again, &res);
+            ck_assert_int_eq(open("/dev/null", O_RDONLY), 0);
+            ck_assert_msg(rc_all == CW_ERR_UNSUPPORTED,
+                          "io_backend %d refused as unsupported with %d descriptors to spare, "
+                          "then status %d with every descriptor to spare", (int)io, more, rc_all);
+            return more;
+        }
+    }
+    ck_abort_msg("io_backend %d: no run started with up to %d descriptors to spare", (int)io,
+                 MOST_DESCRIPTORS * 2);
+    return -1;
+}
+
+CWC_CASE(native_start_short_of_descriptors, "native", "NAT-007 NAT-006 NAT-008 NAT-009",
+         PAR | CWC_NEEDS_METRICS | CWC_OWN_IO)
+{
+    if (fcntl(0, F_GETFD) == -1) /* standard input is closed: hold 0 */
+        ck_assert_int_eq(open("/dev/null", O_RDONLY), 0);
+    short_start_sweep(CW_IO_THREADS);
+    short_start_sweep(CW_IO_URING);
 }
 
 /* ---- Descriptor 0 is a descriptor [NAT-009] --------------------------------------------- */
@@ -356,4 +458,84 @@ CWC_CASE(native_descriptor_zero_is_a_descriptor, "native", "NAT-009 NAT-006",
         ck_assert_msg(zero_held || !zero_open(),
                       "descriptor 0, given to the run (%d), is still open after it", (int)taker);
     }
+}
+
+/* ---- The metrics endpoint's listener on descriptor 0 [NAT-009, MET-017] ----------------- */
+
+/* Scrape the endpoint at `address` ("127.0.0.1:port") and require a 200. */
+static void scrape_ok(const char *address)
+{
+    const char *colon = strrchr(address, ':');
+    ck_assert_ptr_nonnull(colon);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
+    ck_assert_int_eq(inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr), 1);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    static const char ask[] = "GET /metrics HTTP/1.1\r\n\r\n";
+    ck_assert_int_eq(send(fd, ask, sizeof ask - 1, MSG_NOSIGNAL), (ssize_t)(sizeof ask - 1));
+    char got[16];
+    size_t used = 0;
+    while (used < 12) {
+        ssize_t n = recv(fd, got + used, 12 - used, 0);
+        ck_assert_int_gt(n, 0);
+        used += (size_t)n;
+    }
+    ck_assert_mem_eq(got, "HTTP/1.1 200", 12);
+    close(fd);
+}
+
+static void *zero_endpoint_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    char address[64];
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
+    zero_hold(); /* the case's own sockets must not take 0 in its place */
+    scrape_ok(address);
+    return NULL;
+}
+
+/* A run started with descriptor 0 free serves its metrics endpoint, whose
+ * listener may be the first descriptor the run opens. */
+CWC_CASE(native_descriptor_zero_metrics_endpoint, "native", "NAT-009 MET-017", PAR)
+{
+    if (zero_open())
+        ck_assert_int_eq(close(0), 0); /* the case's process's standard input */
+    zero_held = false;
+    cw_config cfg = cwc_config();
+    cfg.metrics_address = "127.0.0.1:0";
+    cwc_run_ok(&cfg, zero_endpoint_root, NULL);
+    ck_assert_msg(zero_held || !zero_open(), "descriptor 0, given to the run, is still open after it");
+    if (zero_held) {
+        ck_assert_int_eq(close(0), 0);
+        zero_held = false;
+    }
+}
+
+/* A run refused because its metrics address is taken, started with
+ * descriptor 0 free: the listener it made for the endpoint, which may
+ * have held 0, is closed with the refusal as any other [NAT-009, NAT-006]. */
+CWC_CASE(native_descriptor_zero_endpoint_refused, "native", "NAT-009 NAT-006 MET-017", PAR)
+{
+    if (!zero_open())
+        ck_assert_int_eq(open("/dev/null", O_RDONLY), 0); /* so the occupier does not take 0 */
+    int taken = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_gt(taken, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
+    ck_assert_int_eq(inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr), 1);
+    ck_assert_int_eq(bind(taken, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(listen(taken, 1), 0);
+    socklen_t salen = sizeof sa;
+    ck_assert_int_eq(getsockname(taken, (struct sockaddr *)&sa, &salen), 0);
+    char address[32];
+    snprintf(address, sizeof address, "127.0.0.1:%u", (unsigned)ntohs(sa.sin_port));
+    ck_assert_int_eq(close(0), 0);
+    int ran = 0;
+    cw_config cfg = cwc_config();
+    cfg.metrics_address = address;
+    cw_run_result res;
+    ck_assert_int_eq(cwc_run(&cfg, must_not_run, &ran, &res), CW_ERR_BIND_FAILED);
+    ck_assert_int_eq(ran, 0);
+    ck_assert_msg(!zero_open(), "descriptor 0, given to a run refused its endpoint, is still open");
+    close(taken);
 }

@@ -14,9 +14,11 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cases/fds.h"
+#include "cases/storage.h"
 #include "cases/util.h"
 
 #define PAR CW_CAP_PARALLEL
@@ -139,4 +141,41 @@ CWC_CASE(native_no_thread_for_a_run, "native", "RUN-006 MET-017 NAT-008", PAR)
     ck_assert_int_eq(atomic_load(&ran), 0);
     cwc_run_ok(&cfg, never_runs, &ran); /* and the process can run again */
     ck_assert_int_eq(atomic_load(&ran), 1);
+}
+
+/* Storage with no thread to give its I/O [spec/13-native.md, "When the
+ * process cannot start another thread"]: every call is made on the calling
+ * task's thread instead, a sync started with cw_blob_start_sync included,
+ * whose handle still joins with the sync's status [STOR-016]. The first
+ * storage call of the run comes after the limit, so no thread of the
+ * backend's storage can have started before it. */
+static void *storage_without_threads_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    threads_exhausted();
+    cw_blob *b = NULL;
+    uint64_t size;
+    int opened = cw_storage_open(ctx, "p", "blob", 4, &b, &size, NULL);
+    int wrote = opened == CW_OK ? cw_blob_write_at(b, 0, "unthreaded", 10, 0, NULL) : -1;
+    cw_handle *h = opened == CW_OK ? cw_blob_start_sync(b) : NULL;
+    int synced = h ? cw_join(h, NULL) : -1;
+    threads_restored();
+    ck_assert_int_eq(opened, CW_OK);
+    ck_assert_int_eq(wrote, CW_OK);
+    ck_assert_ptr_nonnull(h);
+    ck_assert_int_eq(synced, CW_OK);
+    cw_handle_release(h);
+    cwc_read_eq(b, 0, "unthreaded", 10);
+    cw_blob_close(b);
+    return NULL;
+}
+
+CWC_CASE(native_no_thread_for_storage, "native", "STOR-016 NAT-008",
+         PAR | CWC_NEEDS_STORAGE | CW_CAP_PERSISTENT_STORAGE)
+{
+    cwc_store s;
+    cwc_store_begin(&s);
+    ck_assert_int_eq(chmod(s.dir, 0777), 0); /* the user the limit runs under makes files */
+    cwc_run_ok(&s.cfg, storage_without_threads_root, NULL);
+    cwc_store_end(&s);
 }

@@ -633,6 +633,54 @@ CWC_CASE(network_trickle_then_end, "network", "NET-009 NET-011 NET-014 RUN-008",
     cwc_run_ok(&cfg, trickle_root, NULL);
 }
 
+/* The accepted side of one_byte_exchange: waits for one byte, answers one. */
+static void *one_byte_echo(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    struct pair *b = arg;
+    recv_expect(b->stream, "x", 1);
+    ck_assert_int_eq(send_bytes(b->sink, "y", 1), CW_OK);
+    return NULL;
+}
+
+/* Single bytes back and forth, each recv waiting before its byte is sent:
+ * a recv of one byte completes when that byte arrives, not when more come
+ * after it [NET-011]. The answer races a sleep far longer than any
+ * loopback round trip, so a recv that is never woken fails the case. */
+static void *one_byte_exchange_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct pair a, b;
+    cw_listener *l;
+    connect_pair(ctx, &a, &b, &l);
+    for (int round = 0; round < 3; round++) {
+        cw_handle *h = cw_spawn(cw_child(ctx, "echo"), one_byte_echo, &b);
+        ck_assert_int_eq(cw_sleep(ctx, 5 * CW_MSEC), CW_OK); /* the echo is waiting */
+        ck_assert_int_eq(send_bytes(a.sink, "x", 1), CW_OK);
+        cw_iobufs *got = NULL;
+        cw_wait race[2] = {cw_wait_stream_recv(a.stream, 1, &got), cw_wait_sleep(ctx, 30 * CW_SEC)};
+        ck_assert_msg(cw_select(race, 2) == 0,
+                      "NET-011: round %d: a one-byte answer never completed the recv waiting "
+                      "for it",
+                      round);
+        ck_assert(cw_iobufs_equal_bytes(got, "y", 1));
+        cw_iobufs_release(got);
+        ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+        cw_handle_release(h);
+    }
+    conn_close(a.sink, a.stream);
+    conn_close(b.sink, b.stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_one_byte_exchange, "network", "NET-011 NET-009 NET-027 RUN-008", CWC_REPEATED)
+{
+    cw_config cfg = cwc_config();
+    cfg.network_latency = CW_MSEC; /* a deterministic backend's bytes take time [NET-027] */
+    cwc_run_ok(&cfg, one_byte_exchange_root, NULL);
+}
+
 /* Two sends apart, then the whole connection closed (over TCP, with the
  * default zero_linger, a reset). */
 struct burst {
@@ -864,6 +912,42 @@ CWC_CASE(network_double_bind, "network", "NET-003 RUN-008", CWC_REPEATED)
     cwc_run_ok(NULL, double_bind_root, NULL);
 }
 
+/* An address binds again once its listener is closed, though the
+ * connection it accepted, closed first on the accepting side, still
+ * lingers in the system (TIME_WAIT over TCP) [NET-003]. (Over TCP another
+ * process may take the port meanwhile; a few fresh ports make that a
+ * non-issue.) */
+static void *rebind_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    int rc = CW_ERR_BIND_FAILED;
+    for (int attempt = 0; attempt < 8 && rc != CW_OK; attempt++) {
+        cw_addr where;
+        cw_listener *l = listen_loopback(ctx, CW_ADDR_IPV4, &where);
+        cw_sink *sink;
+        cw_stream *stream;
+        ck_assert_int_eq(cw_dial(ctx, &where, &sink, &stream), CW_OK);
+        cw_conn c;
+        ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+        conn_close(c.sink, c.stream);
+        conn_close(sink, stream);
+        cw_listener_close(l);
+        cw_listener *again = NULL;
+        rc = cw_bind(ctx, &where, &again);
+        if (rc == CW_OK)
+            cw_listener_close(again);
+    }
+    ck_assert_int_eq(rc, CW_OK);
+    return NULL;
+}
+
+CWC_CASE(network_rebind_after_close, "network", "NET-003 RUN-008", CWC_REPEATED)
+{
+    cw_config cfg = cwc_config();
+    cfg.zero_linger = false; /* closes end with FIN, not a reset that leaves nothing */
+    cwc_run_ok(&cfg, rebind_root, NULL);
+}
+
 /* ---- Poisoning ------------------------------------------------------------------------------ */
 
 static void *blocked_recv(cw_ctx *ctx, void *arg)
@@ -1091,6 +1175,14 @@ static void *resolve_sys_root(cw_ctx *ctx, void *arg)
     ck_assert_uint_ge(n, 1);
     for (size_t i = 0; i < n; i++)
         ck_assert(is_loopback(&out[i]));
+    /* A numeric address is its own answer, whichever family it is of. */
+    cw_addr four = cw_addr_loopback4(0), six = cw_addr_loopback6(0);
+    ck_assert_int_eq(cw_resolve(ctx, "127.0.0.1", out, 8, &n, &err), CW_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert(cw_addr_equal(&out[0], &four));
+    ck_assert_int_eq(cw_resolve(ctx, "::1", out, 8, &n, &err), CW_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert(cw_addr_equal(&out[0], &six));
     ck_assert_int_eq(cw_resolve(ctx, "nowhere.invalid", out, 8, &n, &err), CW_ERR_RESOLVE_FAILED);
     ck_assert(strncmp(err.message, "dns resolution failed: nowhere.invalid", 38) == 0);
     return NULL;

@@ -116,3 +116,54 @@ CWC_CASE(network_dial_unreachable_fails, "network", "NET-006 NAT-008 RUN-008",
         ck_assert_msg(rc == CW_OK, "io mode %d: %s", (int)modes[i], res.message);
     }
 }
+
+/* A send that waited and lost a select to a timer poisons its sink: the
+ * next send, of the same task, completes with CW_ERR_CLOSED, not with the
+ * CW_ERR_INVALID of a half still carrying another's send (NET-010, NET-013,
+ * NET-035). The peer never reads, so the kernel's buffers fill and one of
+ * the sends has to wait for room. */
+#define LOST_CHUNK (1024 * 1024)
+#define LOST_TRIES 128
+
+static void *send_lost_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    pair a = {0}, b = {0};
+    cw_listener *l = connect_pair(ctx, &a, &b);
+    uint8_t *bytes = calloc(1, LOST_CHUNK);
+    ck_assert_ptr_nonnull(bytes);
+    cw_iobufs *list = cw_iobufs_new(cwc_backend);
+    ck_assert_ptr_nonnull(list);
+    cw_iobuf chunk;
+    ck_assert_int_eq(cw_iobuf_copy(cwc_backend, bytes, LOST_CHUNK, &chunk), CW_OK);
+    ck_assert_int_eq(cw_iobufs_append(list, &chunk), CW_OK);
+    free(bytes);
+    int won = 0;
+    for (int i = 0; i < LOST_TRIES && won == 0; i++) {
+        cw_wait race[2] = {cw_wait_sink_send(a.sink, list), cw_wait_sleep(ctx, 50 * CW_MSEC)};
+        won = cw_select(race, 2);
+        if (won == 0)
+            ck_assert_int_eq(race[0].result, CW_OK);
+    }
+    ck_assert_int_eq(won, 1); /* a send waited, and the timer won */
+    ck_assert_int_eq(cw_sink_send(a.sink, list), CW_ERR_CLOSED);
+    ck_assert_int_eq(cw_sink_send(a.sink, list), CW_ERR_CLOSED);
+    cw_iobufs_release(list);
+    ck_assert_int_eq(send_text(b.sink, "back", 4), CW_OK); /* the other direction works */
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(a.stream, 4, &got), CW_OK);
+    ck_assert(cw_iobufs_equal_bytes(got, "back", 4));
+    cw_iobufs_release(got);
+    cw_sink_close(a.sink);
+    cw_stream_close(a.stream);
+    cw_sink_close(b.sink);
+    cw_stream_close(b.stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_tcp_send_lost_select_poisons, "network", "NET-010 NET-013 NET-035",
+         CWC_NEEDS_NETWORK | CWC_UNLESS_DETERMINISTIC)
+{
+    cwc_run_ok(NULL, send_lost_root, NULL);
+}

@@ -513,6 +513,64 @@ CWC_CASE(network_partition_audit, "network", "NET-028 NET-030 DET-015 RUN-008", 
     ck_assert_str_eq(one.digest, two.digest);
 }
 
+/* The run timeout is checked before any alarm due at the same instant
+ * fires (DET-007), a stream's arrival alarm too: bytes due to arrive at
+ * the deadline are never delivered. The first run finds when they arrive;
+ * the second, the same run with its timeout there, records no `deliver`
+ * at that instant. */
+struct arrivals {
+    size_t n;
+    cw_time last; /* the time of the last deliver */
+    cw_time at;   /* the instant watched */
+    size_t at_n;  /* delivers recorded at it */
+};
+
+static void count_delivers(void *arg, const cw_event *e)
+{
+    struct arrivals *a = arg;
+    if (strcmp(e->label, "deliver") != 0)
+        return;
+    a->n++;
+    a->last = e->time;
+    if (e->time == a->at)
+        a->at_n++;
+}
+
+static void *late_bytes_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct half_pair a, b;
+    cw_listener *l = connect_halves(ctx, &a, &b);
+    ck_assert_int_eq(send_text(a.sink, "abc"), CW_OK);
+    cw_sleep(ctx, 10 * LATENCY); /* no task wakes at the arrival */
+    recv_text(b.stream, "abc");
+    close_halves(&a);
+    close_halves(&b);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(run_timeout_before_bytes_due_then, "network", "DET-007 RUN-005 NET-027 RUN-008",
+         DET | CWC_REPEATED)
+{
+    struct arrivals seen = {0, 0, CW_FOREVER, 0};
+    cw_config cfg = cwc_config();
+    cfg.network_latency = LATENCY;
+    cfg.event_log = count_delivers;
+    cfg.event_log_arg = &seen;
+    cwc_run_ok(&cfg, late_bytes_root, NULL);
+    ck_assert_uint_gt(seen.n, 0);
+    ck_assert_uint_gt(seen.last, cfg.start_time);
+
+    struct arrivals cut = {0, 0, seen.last, 0};
+    cfg.event_log_arg = &cut;
+    cfg.timeout = seen.last - cfg.start_time;
+    cw_run_result res;
+    ck_assert_int_eq(cwc_run(&cfg, late_bytes_root, NULL, &res), CW_ERR_RUN_TIMEOUT);
+    ck_assert_uint_eq(res.end_time, seen.last);
+    ck_assert_msg(cut.at_n == 0, "DET-007: %zu deliver events at the run's deadline", cut.at_n);
+}
+
 /* ---- Rates [NET-031, NET-032, RUN-002] ------------------------------------------------- */
 
 #define DIALS 24

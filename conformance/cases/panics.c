@@ -93,6 +93,36 @@ CWC_CASE(panic_aborts_spawn_caught, "panics", "PAN-002 RUN-008", CWC_REPEATED)
     ck_assert_int_eq((int)(intptr_t)cwc_run_ok(&cfg, panic_spawn_caught_root, NULL), CW_ERR_EXITED);
 }
 
+/* A task aborted while it runs that panics before its next suspension point
+ * ends by its panic: its joins give CW_ERR_EXITED, as any caught panic's
+ * [PAN-002, TASK-002]. */
+static void *abort_self_then_panic(cw_ctx *ctx, void *arg)
+{
+    cw_handle *self;
+    ck_assert_int_eq(cw_oneshot_recv(arg, &self), CW_OK);
+    cw_abort(self);
+    cw_panic(ctx, "after its own abort"); /* no suspension point between */
+}
+
+static void *panic_after_abort_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_oneshot *self = cw_oneshot_new(ctx, sizeof(cw_handle *));
+    cw_handle *h = cw_spawn(cw_child(ctx, "aborts_itself"), abort_self_then_panic, self);
+    ck_assert_int_eq(cw_oneshot_send(self, &h), CW_OK);
+    int rc = cw_join(h, NULL);
+    cw_handle_release(h);
+    return (void *)(intptr_t)rc;
+}
+
+CWC_CASE(panic_after_own_abort_caught, "panics", "PAN-002 TASK-002 RUN-008", CWC_REPEATED)
+{
+    cw_config cfg = cwc_config();
+    cfg.catch_panics = true;
+    ck_assert_int_eq((int)(intptr_t)cwc_run_ok(&cfg, panic_after_abort_root, NULL),
+                     CW_ERR_EXITED);
+}
+
 static void *multiple_panics_root(cw_ctx *ctx, void *arg)
 {
     static const char *booms[3] = {"boom 1", "boom 2", "boom 3"};

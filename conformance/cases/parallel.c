@@ -562,8 +562,9 @@ static void *inline_root(cw_ctx *ctx, void *arg)
     w.nseen = 0;
     atomic_init(&w.flag, 0);
     int before = cwc_thread_count();
-    cw_strategy *s = new_strategy(ctx, 8);
+    /* Spawned before the strategy is made: making it suspends nothing either. */
     cw_handle *h = cw_spawn(cw_child(ctx, "setter"), set_flag, &w);
+    cw_strategy *s = new_strategy(ctx, 8);
     cw_fold f = sum;
     f.fold = note_fold;
     f.arg = &w;
@@ -576,7 +577,9 @@ static void *inline_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(w.nseen, 1); /* the job already ran, inside spawn */
     ck_assert_int_eq(cw_job_join(j, ctx, NULL), CW_OK);
     /* Nothing suspended: the task spawned first has not run yet. */
-    ck_assert_int_eq(atomic_load(&w.flag), 0);
+    ck_assert_msg(atomic_load(&w.flag) == 0,
+                  "PAR-005: the task spawned first ran: making the strategy or one of its "
+                  "operations suspended the caller");
     ck_assert_int_eq(w.nseen, 1);
     ck_assert(pthread_equal(w.seen[0], pthread_self()));
     ck_assert_int_eq(cwc_thread_count(), before);
@@ -707,6 +710,65 @@ CWC_CASE(strategy_pool_ends_with_run_or_maker, "parallel", "PAR-008 RUN-008", CW
     ck_assert_int_eq(total, 499500);
     ck_assert_int_eq(cwc_thread_count(), before);
     cw_strategy_release(s);
+}
+
+/* A strategy made by a task already aborted, from its cleanup handler: the
+ * pool stops at the latest when that task ends (PAR-008), though nothing
+ * under its aborted context could be spawned to hold the pool (TASK-002),
+ * so after the join the strategy works inline on its caller. */
+struct aborted_maker {
+    cw_ctx *ctx;
+    cw_strategy *s;
+    int rc;
+    atomic_bool ready;
+};
+
+static void make_while_unwinding(void *arg)
+{
+    struct aborted_maker *m = arg;
+    m->rc = cw_strategy_new(m->ctx, 2, &m->s);
+}
+
+static void *wait_to_be_aborted(cw_ctx *ctx, void *arg)
+{
+    struct aborted_maker *m = arg;
+    m->ctx = ctx;
+    CW_CLEANUP_PUSH(ctx, make_while_unwinding, m);
+    atomic_store(&m->ready, true);
+    cw_wait forever = cw_wait_pending(ctx);
+    cw_select(&forever, 1);
+    CW_CLEANUP_POP(ctx, false);
+    return NULL;
+}
+
+static void *aborted_maker_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static struct aborted_maker m;
+    m = (struct aborted_maker){.rc = -1};
+    cw_handle *h = cw_spawn(cw_child(ctx, "maker"), wait_to_be_aborted, &m);
+    while (!atomic_load(&m.ready))
+        cw_sleep(ctx, CW_MSEC);
+    cw_abort(h);
+    ck_assert_int_eq(cw_join(h, NULL), CW_ERR_CLOSED);
+    cw_handle_release(h);
+    ck_assert_int_eq(m.rc, CW_OK);
+    ck_assert_ptr_nonnull(m.s);
+    bool inline_now = false;
+    for (int i = 0; i < 1000 && !inline_now; i++) {
+        inline_now = fold_inline(m.s, ctx);
+        if (!inline_now)
+            cw_sleep(ctx, CW_MSEC);
+    }
+    ck_assert_msg(inline_now, "the pool outlived the aborted task that made it");
+    cw_strategy_release(m.s);
+    return NULL;
+}
+
+CWC_CASE(strategy_made_while_unwinding_stops_with_its_maker, "parallel", "PAR-008 TASK-002",
+         CWC_REPEATED)
+{
+    cwc_run_ok(NULL, aborted_maker_root, NULL);
 }
 
 /* ---- Abort while waiting ---------------------------------------------------------------- */

@@ -337,6 +337,20 @@ static int check_u32(cw_keyed_limiter *k, uint32_t key, cw_time now)
     return cw_keyed_limiter_check_at(k, &key, sizeof key, now, NULL);
 }
 
+/* Below the limit a new key is stored beside idle ones: a limiter that
+ * swept at every new key would hold fewer (RATE-007). */
+CWC_CASE(keyed_limiter_keeps_idle_keys_below_the_limit, "ratelimit", "RATE-007 RATE-005", 0)
+{
+    cw_quota q = three_per_30ms(); /* a key checked once at t is idle from t + 10 ms */
+    cw_keyed_limiter *k = NULL;
+    ck_assert_int_eq(cw_keyed_limiter_new(&q, &k), CW_OK);
+    for (uint32_t i = 0; i < 8; i++) {
+        ck_assert_int_eq(check_u32(k, i, (cw_time)i * 20 * MS), CW_OK); /* the others idle */
+        ck_assert_uint_eq(cw_keyed_limiter_len(k), i + 1);
+    }
+    cw_keyed_limiter_free(k);
+}
+
 CWC_CASE(keyed_limiter_evicts_idle_keys, "ratelimit", "RATE-005", 0)
 {
     cw_quota q = three_per_30ms(); /* a key checked once at t is idle from t + 10 ms */

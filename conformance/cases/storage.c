@@ -560,7 +560,11 @@ static void *write_root(cw_ctx *ctx, void *arg)
     uint64_t size;
     cw_blob *b = cwc_open(ctx, "p", "blob", NULL);
     cwc_write(b, 0, "overwrite", 9);
-    cwc_write(b, 4, "map", 3);
+    /* From memory the caller may write, not only from constants: the
+     * write takes the bytes as they are and leaves them so. */
+    char map[] = "map";
+    cwc_write(b, 4, map, 3);
+    ck_assert_str_eq(map, "map");
     cwc_read_eq(b, 0, "overmapte", 9); /* overlapping writes overwrite */
     cwc_write(b, 9, "!", 1);           /* appending */
     cwc_write(b, 10000, "far", 3);     /* a gap, then the bytes */
@@ -940,6 +944,8 @@ static void *errors_root(cw_ctx *ctx, void *arg)
     b = cwc_open(ctx, "p", "blob", NULL);
     ck_assert_int_eq(cw_blob_resize(b, UINT64_MAX, &err), CW_ERR_OFFSET_OVERFLOW);
     ck_assert_int_eq(err.code, CW_ERR_OFFSET_OVERFLOW);
+    ck_assert_int_eq(err.os_error, 0); /* refused before any system call */
+    ck_assert_str_eq(err.message, "offset overflow");
     cw_blob_close(b);
     return NULL;
 }

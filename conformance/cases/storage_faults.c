@@ -201,6 +201,13 @@ CWC_CASE(storage_faults_from_the_configuration, "storage", "STOR-030 RUN-008", D
 #define OLD_LEN 16
 #define TORN_AT 8
 #define TORN_LEN 24
+#define TORN_CHUNKS 3
+
+/* Byte `i` of the torn write: no two alike, none 'o' or 0. */
+static uint8_t torn_byte(size_t i)
+{
+    return (uint8_t)('A' + i);
+}
 
 struct torn {
     uint32_t mode;
@@ -242,12 +249,23 @@ static void *torn_model_root(cw_ctx *ctx, void *arg)
 static void *torn_read_root(cw_ctx *ctx, void *arg)
 {
     struct torn *t = arg;
-    uint8_t fresh[TORN_LEN];
-    memset(fresh, 'n', sizeof fresh);
+    /* The write's bytes in TORN_CHUNKS chunks, each byte its own value:
+     * a kept byte is the write's byte at its place, across the chunks. */
+    cw_iobufs *fresh = cw_iobufs_new(cwc_backend);
+    ck_assert_ptr_nonnull(fresh);
+    for (size_t c = 0; c < TORN_CHUNKS; c++) {
+        uint8_t bytes[TORN_LEN / TORN_CHUNKS];
+        for (size_t i = 0; i < sizeof bytes; i++)
+            bytes[i] = torn_byte(c * sizeof bytes + i);
+        cw_iobuf chunk;
+        ck_assert_int_eq(cw_iobuf_copy(cwc_backend, bytes, sizeof bytes, &chunk), CW_OK);
+        ck_assert_int_eq(cw_iobufs_append(fresh, &chunk), CW_OK);
+    }
     cw_blob *b = torn_setup(ctx, t);
     cw_storage_error err;
-    expect_injected(cw_blob_write_at(b, TORN_AT, fresh, TORN_LEN, CW_WRITE_DEFAULT, &err), &err,
+    expect_injected(cw_blob_write_bufs(b, TORN_AT, fresh, CW_WRITE_DEFAULT, &err), &err,
                     CW_ERR_IO);
+    cw_iobufs_release(fresh);
     t->after = cw_random_u64(ctx);
     set_faults(ctx, no_faults());
     memset(t->seen, 0xee, sizeof t->seen);
@@ -272,7 +290,7 @@ static size_t expect_torn(const struct torn *m, uint32_t mode, uint8_t *want, ui
     for (size_t i = 0; i < TORN_LEN; i++) {
         bool kept = m->drawn[draws++] % 3 < 2;
         if (kept) {
-            want[TORN_AT + i] = 'n';
+            want[TORN_AT + i] = torn_byte(i);
             if (TORN_AT + i + 1 > *len)
                 *len = TORN_AT + i + 1;
         } else if (mode == CW_KEEP_PREFIX) {

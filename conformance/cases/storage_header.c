@@ -207,6 +207,65 @@ CWC_CASE(header_parse_faults, "storage", "STOR-022 STOR-023 RUN-008", CWC_REPEAT
     free(raw);
 }
 
+/* The details STOR-038 keeps for one fault are 0 with every other. */
+static void details_of_its_fault_only(const cw_blob_header *h)
+{
+    bool runtime = h->fault == CW_HEADER_UNSUPPORTED_RUNTIME_VERSION;
+    bool truncated = h->fault == CW_HEADER_TRUNCATED;
+    bool mismatch = h->fault == CW_HEADER_LAYOUT_MISMATCH || h->fault == CW_HEADER_VERSION_MISMATCH;
+    if (!runtime) {
+        ck_assert_uint_eq(h->runtime_expected, 0);
+        ck_assert_uint_eq(h->runtime_found, 0);
+    }
+    if (!truncated)
+        ck_assert_uint_eq(h->required_len, 0);
+    if (!mismatch) {
+        ck_assert_uint_eq(h->expected.first, 0);
+        ck_assert_uint_eq(h->expected.last, 0);
+        ck_assert_uint_eq(h->found, 0);
+    }
+}
+
+/* Headers that fail at each step, with bytes 4-7 far from 0 where the
+ * step allows: parse and resolve set no detail of another fault. */
+CWC_CASE(header_fault_details_only_with_their_fault, "storage", "STOR-038 STOR-022 RUN-008",
+         CWC_REPEATED)
+{
+    size_t len;
+    uint8_t *v1 = blob_bytes(V1, 0x0707, 0, &len);
+    uint8_t *v0 = blob_bytes(V0, 0x0707, 4, &len);
+    uint8_t foreign[4096] = {'X', 'Y', 'Z', 'W', 0xFE, 0xFD, 0xFC, 0xFB};
+    uint8_t runtime[8] = {'C', 'W', 'I', 'C', 0xFE, 0xFD, 0x07, 0x07};
+    uint8_t crc[4096];
+    memcpy(crc, v1, sizeof crc);
+    crc[11] ^= 0x01;
+    struct {
+        const uint8_t *raw;
+        uint64_t len;
+        int fault;
+    } seen[] = {
+        {foreign, 8, CW_HEADER_INVALID_MAGIC},
+        {foreign, sizeof foreign, CW_HEADER_INVALID_MAGIC},
+        {runtime, sizeof runtime, CW_HEADER_UNSUPPORTED_RUNTIME_VERSION},
+        {v1, 11, CW_HEADER_TRUNCATED},
+        {crc, sizeof crc, CW_HEADER_INVALID_CHECKSUM},
+        {v1, 4096, CW_HEADER_VERSION_MISMATCH},
+        {v0, 12, CW_HEADER_VERSION_MISMATCH},
+    };
+    for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++) {
+        cw_blob_header h;
+        ck_assert_int_ne(parse(seen[i].raw, seen[i].len, 0, 7, &h), CW_OK);
+        ck_assert_int_eq(h.fault, seen[i].fault);
+        details_of_its_fault_only(&h);
+        int rc = resolve(seen[i].raw, seen[i].len, &h); /* V1's 11 bytes heal [STOR-023] */
+        ck_assert_int_eq(rc == CW_OK, h.fresh);
+        ck_assert_int_eq(h.fault, seen[i].fault);
+        details_of_its_fault_only(&h);
+    }
+    free(v1);
+    free(v0);
+}
+
 /* Fill `raw` with the first `prefix` bytes of a V1 creation of version 5,
  * zeros after. */
 static void torn_creation(uint8_t raw[4096], size_t prefix)

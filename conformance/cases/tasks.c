@@ -803,6 +803,38 @@ CWC_CASE(completing_calls_are_not_suspension_points, "tasks", "TASK-002 PAN-005 
     ck_assert_int_eq(s.cleanup_recv, CW_ERR_CLOSED);
 }
 
+/* stack_guard = false only saves the guard pages (02-runner.md): tasks still
+ * get their stacks, run and return, ended ones' stacks reused or not, and
+ * a deep frame works as with a guard [TASK-001, TASK-011]. */
+static void *unguarded_task(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    volatile char deep[16 * 1024];
+    memset((char *)deep, (int)(intptr_t)arg, sizeof deep);
+    return (void *)(intptr_t)(deep[sizeof deep - 1] + 1);
+}
+
+static void *unguarded_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    for (intptr_t i = 0; i < 40; i++) {
+        cw_handle *h = cw_spawn(cw_child(ctx, "unguarded"), unguarded_task, (void *)i);
+        void *v = NULL;
+        ck_assert_int_eq(cw_join(h, &v), CW_OK);
+        ck_assert_int_eq((intptr_t)v, i + 1);
+        cw_handle_release(h);
+    }
+    return NULL;
+}
+
+CWC_CASE(tasks_run_without_guard_pages, "tasks", "TASK-001 TASK-011 RUN-008", CWC_REPEATED)
+{
+    cw_config cfg;
+    cw_config_default(&cfg);
+    cfg.stack_guard = false;
+    cwc_run_ok(&cfg, unguarded_root, NULL);
+}
+
 /* Aborting a task that already ended does nothing (TASK-002): its joins
  * still give its own result and value, whether it was joined before the
  * abort or not (TASK-008). */
