@@ -662,7 +662,7 @@ def withdrawn(r, equivalent):
             r["status"] == "equivalent" and r["why"] != "same object code"):
         return False
     entry = equivalent.get(r["id"])
-    return entry is None or listed_verdict(entry) is None
+    return entry is None or (listed_verdict(entry) is None and survivor_verdict(entry) is None)
 
 
 def rescore(args):

@@ -113,6 +113,13 @@ def check_reviewed_list():
         got = [run.survivor_verdict(e) for e in eq.values()]
         expect([g and g[0] for g in got] == [None, "sanitizer", None, None],
                "a release survivor's reviewed verdict wrong: %s" % got)
+        # A rescore keeps the verdict a sanitizer entry gave; it withdraws
+        # only what no entry says any more.
+        san_id = "reference/a.c\t\ty\t= 2;\t2 => 0"
+        given = {"id": san_id, "status": "sanitizer", "why": "listed: a leak"}
+        expect(not run.withdrawn(given, eq), "a rescore withdrew a sanitizer entry's verdict")
+        expect(run.withdrawn(dict(given, id="reference/c.c\tz;\t1 => 0"), eq),
+               "a verdict whose entry is gone was kept")
         for bad in ("reference/a.c\tx;\t1 => 0\tno reason\n",
                     "reference/a.c\tx;\t1 => 0\tsanitizer:msan\twhy\n",
                     "reference/a.c\tx;\t1 => 0\tequivalent:asan\twhy\n",
