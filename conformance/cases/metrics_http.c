@@ -434,32 +434,47 @@ static void *head_limit_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-/* A client that asks for a long answer and resets the connection without
- * reading it: the endpoint gives that connection up and answers the next. */
-static void *reset_mid_answer_root(cw_ctx *ctx, void *arg)
+/* Metrics whose text is about 8 MiB, more than a send buffer holds. */
+enum { LONG_METRICS = 8192 };
+
+/* Registers LONG_METRICS counters with long help (their handles in `kept`
+ * unless NULL: the run releases them), asks the endpoint at `address` for
+ * the text through a small receive buffer, and returns the connection once
+ * the answer has begun. */
+static int long_answer_begun(cw_ctx *ctx, cw_metric **kept, char *address, size_t len)
 {
-    (void)arg;
     static char help[1024];
     memset(help, 'h', sizeof help - 1);
-    static cw_metric *m[8192];
-    for (int i = 0; i < 8192; i++) { /* about 8 MiB of text, more than a send buffer holds */
+    for (int i = 0; i < LONG_METRICS; i++) {
         char name[32];
         snprintf(name, sizeof name, "long_%d", i);
-        m[i] = cw_counter(ctx, name, help);
+        cw_metric *m = cw_counter(ctx, name, help);
+        if (kept)
+            kept[i] = m;
     }
-    char address[64];
-    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, len), CW_OK);
     int fd = connect_sized(address, 4096); /* far less than the answer */
     ck_assert_int_ge(fd, 0);
     static const char get[] = "GET /metrics HTTP/1.1\r\n\r\n";
     ck_assert_int_eq(send(fd, get, sizeof get - 1, MSG_NOSIGNAL), (ssize_t)(sizeof get - 1));
     char first[16];
     ck_assert_int_gt(recv(fd, first, sizeof first, 0), 0); /* the answer has begun */
+    return fd;
+}
+
+/* A client that asks for a long answer and resets the connection without
+ * reading it: the endpoint gives that connection up and answers the next. */
+static void *reset_mid_answer_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static cw_metric *m[LONG_METRICS];
+    char address[64];
+    int fd = long_answer_begun(ctx, m, address, sizeof address);
     struct linger reset = {1, 0};
     ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
     close(fd);
     expect_answer(address, "HEAD /metrics HTTP/1.1\r\n\r\n", "200 ", false);
-    for (int i = 0; i < 8192; i++)
+    for (int i = 0; i < LONG_METRICS; i++)
         cw_metric_release(m[i]);
     return NULL;
 }
@@ -471,22 +486,9 @@ static void *reset_mid_answer_root(cw_ctx *ctx, void *arg)
  * returned. */
 static void *stalled_answer_root(cw_ctx *ctx, void *arg)
 {
-    static char help[1024];
-    memset(help, 'h', sizeof help - 1);
-    for (int i = 0; i < 8192; i++) { /* about 8 MiB of text, more than a send buffer holds */
-        char name[32];
-        snprintf(name, sizeof name, "long_%d", i);
-        (void)cw_counter(ctx, name, help); /* the run releases them */
-    }
     char address[64];
-    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
-    int fd = connect_sized(address, 4096); /* far less than the answer */
-    ck_assert_int_ge(fd, 0);
-    static const char get[] = "GET /metrics HTTP/1.1\r\n\r\n";
-    ck_assert_int_eq(send(fd, get, sizeof get - 1, MSG_NOSIGNAL), (ssize_t)(sizeof get - 1));
-    char first[16];
-    ck_assert_int_gt(recv(fd, first, sizeof first, 0), 0); /* the answer has begun */
-    *(int *)arg = fd;
+    /* The metrics are left to the run to release. */
+    *(int *)arg = long_answer_begun(ctx, NULL, address, sizeof address);
     return NULL;
 }
 
