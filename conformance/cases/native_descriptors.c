@@ -321,8 +321,8 @@ static int short_start_sweep(cw_io_backend io)
             return more;
         }
         ck_assert_msg(rc == CW_ERR_NOMEM || (io == CW_IO_URING && rc == CW_ERR_UNSUPPORTED),
-                      "io_backend %d with %d descriptors to spare: status %d (%s)", (int)io,
-                      more, rc, res.message);
+                      "io_backend %d with %d descriptors to spare: status %d (%s)", (int)io, more,
+                      rc, res.message);
         ck_assert_msg(res.message[0] != '\0', "a refused run says why");
         ck_assert_int_eq(st.ran, 0);
         if (rc == CW_ERR_UNSUPPORTED) {
@@ -334,7 +334,8 @@ static int short_start_sweep(cw_io_backend io)
             ck_assert_int_eq(open("/dev/null", O_RDONLY), 0);
             ck_assert_msg(rc_all == CW_ERR_UNSUPPORTED,
                           "io_backend %d refused as unsupported with %d descriptors to spare, "
-                          "then status %d with every descriptor to spare", (int)io, more, rc_all);
+                          "then status %d with every descriptor to spare",
+                          (int)io, more, rc_all);
             return more;
         }
     }
@@ -505,7 +506,8 @@ CWC_CASE(native_descriptor_zero_metrics_endpoint, "native", "NAT-009 MET-017", P
     cw_config cfg = cwc_config();
     cfg.metrics_address = "127.0.0.1:0";
     cwc_run_ok(&cfg, zero_endpoint_root, NULL);
-    ck_assert_msg(zero_held || !zero_open(), "descriptor 0, given to the run, is still open after it");
+    ck_assert_msg(zero_held || !zero_open(),
+                  "descriptor 0, given to the run, is still open after it");
     if (zero_held) {
         ck_assert_int_eq(close(0), 0);
         zero_held = false;

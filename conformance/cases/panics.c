@@ -119,8 +119,7 @@ CWC_CASE(panic_after_own_abort_caught, "panics", "PAN-002 TASK-002 RUN-008", CWC
 {
     cw_config cfg = cwc_config();
     cfg.catch_panics = true;
-    ck_assert_int_eq((int)(intptr_t)cwc_run_ok(&cfg, panic_after_abort_root, NULL),
-                     CW_ERR_EXITED);
+    ck_assert_int_eq((int)(intptr_t)cwc_run_ok(&cfg, panic_after_abort_root, NULL), CW_ERR_EXITED);
 }
 
 static void *multiple_panics_root(cw_ctx *ctx, void *arg)

@@ -224,10 +224,11 @@ CWC_CASE(run_memory_blobs_removed, "storage", "RUN-009", CWC_NEEDS_STORAGE)
 {
     cwc_store s;
     cwc_store_begin(&s);
-    steady_job job = {blob_step, NULL,
-                      "a blob made, written, synced (once through a handle), closed and removed, or its "
-                      "partition removed",
-                      NULL};
+    steady_job job = {
+        blob_step, NULL,
+        "a blob made, written, synced (once through a handle), closed and removed, or its "
+        "partition removed",
+        NULL};
     cwc_run_ok(&s.cfg, steady_root, &job);
     cwc_store_end(&s);
 }

@@ -263,8 +263,7 @@ static void *torn_read_root(cw_ctx *ctx, void *arg)
     }
     cw_blob *b = torn_setup(ctx, t);
     cw_storage_error err;
-    expect_injected(cw_blob_write_bufs(b, TORN_AT, fresh, CW_WRITE_DEFAULT, &err), &err,
-                    CW_ERR_IO);
+    expect_injected(cw_blob_write_bufs(b, TORN_AT, fresh, CW_WRITE_DEFAULT, &err), &err, CW_ERR_IO);
     cw_iobufs_release(fresh);
     t->after = cw_random_u64(ctx);
     set_faults(ctx, no_faults());

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: Apache-2.0 OR MIT */
+/*
+ * syscalls.h - the suite's file system calls: the C library's calls that
+ * read, write, resize and flush a file, for the whole process (the backend
+ * under test's included), pass through until a case arms them to fail, on
+ * one file, as a failing disk or a full one makes them fail.
+ *
+ * A backend that reaches its files some other way (its own system call
+ * instructions, a memory mapping, an io_uring) is not seen: the counts
+ * below then stay at 0, and a case can tell that it saw nothing.
+ */
+#ifndef CWC_SYSCALLS_H
+#define CWC_SYSCALLS_H
+
+#include <stdint.h>
+
+/* The kinds of call, as bits. */
+enum {
+    CWC_SYS_READ = 1,   /* read, pread, readv, preadv, preadv2 */
+    CWC_SYS_WRITE = 2,  /* write, pwrite, writev, pwritev, pwritev2 */
+    CWC_SYS_RESIZE = 4, /* ftruncate, fallocate */
+    CWC_SYS_SYNC = 8,   /* fsync, fdatasync, sync_file_range, syncfs */
+};
+
+/* From now on, every call of a kind in `kinds` on a descriptor of the
+ * file `path` fails with `error` and does nothing. */
+void cwc_syscalls_fail(const char *path, unsigned kinds, int error);
+
+/* Back to passing everything through. */
+void cwc_syscalls_off(void);
+
+/* Calls of each kind failed since the last cwc_syscalls_fail. */
+uint64_t cwc_syscalls_failed(unsigned kind);
+
+#endif
