@@ -18,7 +18,9 @@
  * A failing disk answers EIO and a full one ENOSPC, to the call that
  * reached it and to nothing else: a failed call here reads and writes
  * nothing, which is what lets a case say which bytes a blob must hold
- * after it.
+ * after it. Armed to shorten, a read or write moves half the bytes asked
+ * for (at least one), as the kernel may when a signal arrives or the disk
+ * fills: a backend must go on from where the call stopped.
  */
 #undef _FORTIFY_SOURCE /* its inline read() would clash with the one here */
 
@@ -36,12 +38,16 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-enum { KINDS = 4 };
+enum { KINDS = 4, SHORT_IOV = 64 };
 
-static _Atomic unsigned armed; /* the kinds that fail, 0 when off */
+/* What an armed call on the armed file does. */
+typedef enum action { PASS, FAIL, SHORTEN } action;
+
+static _Atomic unsigned armed; /* the kinds acted on, 0 when off */
+static action armed_action;
 static char armed_path[PATH_MAX];
 static int armed_error;
-static atomic_ullong failed[KINDS]; /* calls failed, by kind */
+static atomic_ullong met[KINDS]; /* calls acted on, by kind */
 
 static int kind_index(unsigned kind)
 {
@@ -60,31 +66,55 @@ static bool is_armed_file(int fd)
     return strcmp(path, armed_path) == 0;
 }
 
-/* Whether a call of `kind` on `fd` fails; errno is then set. */
-static bool refused(int fd, unsigned kind)
+/* What a call of `kind` on `fd` does; errno is set for FAIL, kept else. */
+static action act_on(int fd, unsigned kind)
 {
     if (!(atomic_load_explicit(&armed, memory_order_acquire) & kind))
-        return false;
+        return PASS;
     int saved = errno;
     if (!is_armed_file(fd)) {
         errno = saved;
-        return false;
+        return PASS;
     }
-    atomic_fetch_add(&failed[kind_index(kind)], 1);
-    errno = armed_error;
-    return true;
+    atomic_fetch_add(&met[kind_index(kind)], 1);
+    errno = armed_action == FAIL ? armed_error : saved;
+    return armed_action;
+}
+
+/* `path` as /proc/self/fd names files: no symbolic link on the way, in
+ * its directory at least when the file itself is still to be made. */
+static void resolve(const char *path)
+{
+    char dir[PATH_MAX], real[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (realpath(path, armed_path))
+        return;
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (slash && slash > path && realpath(dir, real))
+        snprintf(armed_path, sizeof armed_path, "%.*s%s", (int)(PATH_MAX - 256), real, slash);
+    else
+        snprintf(armed_path, sizeof armed_path, "%s", path);
+}
+
+static void arm(const char *path, unsigned kinds, action what, int error)
+{
+    atomic_store(&armed, 0u);
+    resolve(path);
+    armed_action = what;
+    armed_error = error;
+    for (int i = 0; i < KINDS; i++)
+        atomic_store(&met[i], 0);
+    atomic_store_explicit(&armed, kinds, memory_order_release);
 }
 
 void cwc_syscalls_fail(const char *path, unsigned kinds, int error)
 {
-    atomic_store(&armed, 0u);
-    /* As /proc/self/fd names files: no symbolic link on the way. */
-    if (!realpath(path, armed_path))
-        snprintf(armed_path, sizeof armed_path, "%s", path);
-    armed_error = error;
-    for (int i = 0; i < KINDS; i++)
-        atomic_store(&failed[i], 0);
-    atomic_store_explicit(&armed, kinds, memory_order_release);
+    arm(path, kinds, FAIL, error);
+}
+
+void cwc_syscalls_short(const char *path, unsigned kinds)
+{
+    arm(path, kinds & (CWC_SYS_READ | CWC_SYS_WRITE), SHORTEN, 0);
 }
 
 void cwc_syscalls_off(void)
@@ -92,9 +122,35 @@ void cwc_syscalls_off(void)
     atomic_store(&armed, 0u);
 }
 
-uint64_t cwc_syscalls_failed(unsigned kind)
+uint64_t cwc_syscalls_met(unsigned kind)
 {
-    return atomic_load(&failed[kind_index(kind)]);
+    return atomic_load(&met[kind_index(kind)]);
+}
+
+/* ---- Short transfers --------------------------------------------------------------- */
+
+/* Half of `n` bytes, at least one. */
+static size_t half(size_t n)
+{
+    return n > 1 ? n / 2 : n;
+}
+
+/* The first half of the bytes of `v[0..n)` (at most SHORT_IOV pieces) as
+ * pieces in `cut`; their count. */
+static int shorten(const struct iovec *v, int n, struct iovec *cut)
+{
+    size_t total = 0;
+    n = n < SHORT_IOV ? n : SHORT_IOV;
+    for (int i = 0; i < n; i++)
+        total += v[i].iov_len;
+    size_t want = half(total);
+    int k = 0;
+    for (; k < n && want > 0; k++) {
+        cut[k] = v[k];
+        cut[k].iov_len = v[k].iov_len < want ? v[k].iov_len : want;
+        want -= cut[k].iov_len;
+    }
+    return k > 0 ? k : n;
 }
 
 /* ---- The calls ------------------------------------------------------------------------ */
@@ -110,15 +166,21 @@ static void *next_definition(void *_Atomic *slot, const char *name)
     return f;
 }
 
-/* `ret name(params)`, failing when refused, else calling the next
- * definition with `args`. A C library without the call gives ENOSYS,
- * as the kernel would. */
-#define CWC_FILE_CALL(kind, ret, name, params, args)                                               \
+/* `ret name(params)`: fails when armed to, makes a transfer shorter when
+ * armed to (`shorten_args`, a statement, with `locals` declared), else calls the next definition
+ * with `args`. A C library without the call gives ENOSYS, as the kernel
+ * would. */
+#define CWC_FILE_CALL(kind, ret, name, params, args, locals, shorten_args)                         \
     ret name params                                                                                \
     {                                                                                              \
         static void *_Atomic next;                                                                 \
-        if (refused(fd, kind))                                                                     \
+        locals;                                                                                    \
+        action what = act_on(fd, kind);                                                            \
+        if (what == FAIL)                                                                          \
             return -1;                                                                             \
+        if (what == SHORTEN) {                                                                     \
+            shorten_args;                                                                          \
+        }                                                                                          \
         ret(*call) params;                                                                         \
         *(void **)&call = next_definition(&next, #name);                                           \
         if (!call) {                                                                               \
@@ -128,43 +190,54 @@ static void *next_definition(void *_Atomic *slot, const char *name)
         return call args;                                                                          \
     }
 
+/* A call that moves `n` bytes from or to one buffer. */
+#define CWC_BYTES_CALL(kind, name, params, args)                                                   \
+    CWC_FILE_CALL(kind, ssize_t, name, params, args, (void)0, n = half(n))
+
+/* A call that moves the bytes of `n` pieces `v`. */
+#define CWC_PIECES_CALL(kind, name, params, args)                                                  \
+    CWC_FILE_CALL(kind, ssize_t, name, params, args, struct iovec cut[SHORT_IOV],                  \
+                  n = shorten(v, n, cut);                                                          \
+                  v = cut)
+
+/* A call that moves no bytes: only failed. */
+#define CWC_OTHER_CALL(kind, name, params, args)                                                   \
+    CWC_FILE_CALL(kind, int, name, params, args, (void)0, (void)0)
+
 #define R CWC_SYS_READ
 #define W CWC_SYS_WRITE
 
-CWC_FILE_CALL(R, ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n))
-CWC_FILE_CALL(R, ssize_t, pread, (int fd, void *buf, size_t n, off_t at), (fd, buf, n, at))
-CWC_FILE_CALL(R, ssize_t, pread64, (int fd, void *buf, size_t n, off64_t at), (fd, buf, n, at))
-CWC_FILE_CALL(R, ssize_t, readv, (int fd, const struct iovec *v, int n), (fd, v, n))
-CWC_FILE_CALL(R, ssize_t, preadv, (int fd, const struct iovec *v, int n, off_t at), (fd, v, n, at))
-CWC_FILE_CALL(R, ssize_t, preadv64, (int fd, const struct iovec *v, int n, off64_t at),
-              (fd, v, n, at))
-CWC_FILE_CALL(R, ssize_t, preadv2, (int fd, const struct iovec *v, int n, off_t at, int flags),
-              (fd, v, n, at, flags))
-CWC_FILE_CALL(R, ssize_t, preadv64v2, (int fd, const struct iovec *v, int n, off64_t at, int flags),
-              (fd, v, n, at, flags))
+CWC_BYTES_CALL(R, read, (int fd, void *buf, size_t n), (fd, buf, n))
+CWC_BYTES_CALL(R, pread, (int fd, void *buf, size_t n, off_t at), (fd, buf, n, at))
+CWC_BYTES_CALL(R, pread64, (int fd, void *buf, size_t n, off64_t at), (fd, buf, n, at))
+CWC_PIECES_CALL(R, readv, (int fd, const struct iovec *v, int n), (fd, v, n))
+CWC_PIECES_CALL(R, preadv, (int fd, const struct iovec *v, int n, off_t at), (fd, v, n, at))
+CWC_PIECES_CALL(R, preadv64, (int fd, const struct iovec *v, int n, off64_t at), (fd, v, n, at))
+CWC_PIECES_CALL(R, preadv2, (int fd, const struct iovec *v, int n, off_t at, int flags),
+                (fd, v, n, at, flags))
+CWC_PIECES_CALL(R, preadv64v2, (int fd, const struct iovec *v, int n, off64_t at, int flags),
+                (fd, v, n, at, flags))
 
-CWC_FILE_CALL(W, ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n))
-CWC_FILE_CALL(W, ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t at), (fd, buf, n, at))
-CWC_FILE_CALL(W, ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t at),
-              (fd, buf, n, at))
-CWC_FILE_CALL(W, ssize_t, writev, (int fd, const struct iovec *v, int n), (fd, v, n))
-CWC_FILE_CALL(W, ssize_t, pwritev, (int fd, const struct iovec *v, int n, off_t at), (fd, v, n, at))
-CWC_FILE_CALL(W, ssize_t, pwritev64, (int fd, const struct iovec *v, int n, off64_t at),
-              (fd, v, n, at))
-CWC_FILE_CALL(W, ssize_t, pwritev2, (int fd, const struct iovec *v, int n, off_t at, int flags),
-              (fd, v, n, at, flags))
-CWC_FILE_CALL(W, ssize_t, pwritev64v2,
-              (int fd, const struct iovec *v, int n, off64_t at, int flags), (fd, v, n, at, flags))
+CWC_BYTES_CALL(W, write, (int fd, const void *buf, size_t n), (fd, buf, n))
+CWC_BYTES_CALL(W, pwrite, (int fd, const void *buf, size_t n, off_t at), (fd, buf, n, at))
+CWC_BYTES_CALL(W, pwrite64, (int fd, const void *buf, size_t n, off64_t at), (fd, buf, n, at))
+CWC_PIECES_CALL(W, writev, (int fd, const struct iovec *v, int n), (fd, v, n))
+CWC_PIECES_CALL(W, pwritev, (int fd, const struct iovec *v, int n, off_t at), (fd, v, n, at))
+CWC_PIECES_CALL(W, pwritev64, (int fd, const struct iovec *v, int n, off64_t at), (fd, v, n, at))
+CWC_PIECES_CALL(W, pwritev2, (int fd, const struct iovec *v, int n, off_t at, int flags),
+                (fd, v, n, at, flags))
+CWC_PIECES_CALL(W, pwritev64v2, (int fd, const struct iovec *v, int n, off64_t at, int flags),
+                (fd, v, n, at, flags))
 
-CWC_FILE_CALL(CWC_SYS_RESIZE, int, ftruncate, (int fd, off_t len), (fd, len))
-CWC_FILE_CALL(CWC_SYS_RESIZE, int, ftruncate64, (int fd, off64_t len), (fd, len))
-CWC_FILE_CALL(CWC_SYS_RESIZE, int, fallocate, (int fd, int mode, off_t at, off_t len),
-              (fd, mode, at, len))
-CWC_FILE_CALL(CWC_SYS_RESIZE, int, fallocate64, (int fd, int mode, off64_t at, off64_t len),
-              (fd, mode, at, len))
+CWC_OTHER_CALL(CWC_SYS_RESIZE, ftruncate, (int fd, off_t len), (fd, len))
+CWC_OTHER_CALL(CWC_SYS_RESIZE, ftruncate64, (int fd, off64_t len), (fd, len))
+CWC_OTHER_CALL(CWC_SYS_RESIZE, fallocate, (int fd, int mode, off_t at, off_t len),
+               (fd, mode, at, len))
+CWC_OTHER_CALL(CWC_SYS_RESIZE, fallocate64, (int fd, int mode, off64_t at, off64_t len),
+               (fd, mode, at, len))
 
-CWC_FILE_CALL(CWC_SYS_SYNC, int, fsync, (int fd), (fd))
-CWC_FILE_CALL(CWC_SYS_SYNC, int, fdatasync, (int fd), (fd))
-CWC_FILE_CALL(CWC_SYS_SYNC, int, syncfs, (int fd), (fd))
-CWC_FILE_CALL(CWC_SYS_SYNC, int, sync_file_range,
-              (int fd, off64_t at, off64_t len, unsigned int flags), (fd, at, len, flags))
+CWC_OTHER_CALL(CWC_SYS_SYNC, fsync, (int fd), (fd))
+CWC_OTHER_CALL(CWC_SYS_SYNC, fdatasync, (int fd), (fd))
+CWC_OTHER_CALL(CWC_SYS_SYNC, syncfs, (int fd), (fd))
+CWC_OTHER_CALL(CWC_SYS_SYNC, sync_file_range, (int fd, off64_t at, off64_t len, unsigned int flags),
+               (fd, at, len, flags))

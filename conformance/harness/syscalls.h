@@ -3,7 +3,8 @@
  * syscalls.h - the suite's file system calls: the C library's calls that
  * read, write, resize and flush a file, for the whole process (the backend
  * under test's included), pass through until a case arms them to fail, on
- * one file, as a failing disk or a full one makes them fail.
+ * one file, as a failing disk or a full one makes them fail, or to move
+ * fewer bytes than asked, as the kernel may.
  *
  * A backend that reaches its files some other way (its own system call
  * instructions, a memory mapping, an io_uring) is not seen: the counts
@@ -26,10 +27,15 @@ enum {
  * file `path` fails with `error` and does nothing. */
 void cwc_syscalls_fail(const char *path, unsigned kinds, int error);
 
+/* From now on, every read and write of a kind in `kinds` (CWC_SYS_READ,
+ * CWC_SYS_WRITE) on a descriptor of the file `path` moves half the bytes
+ * asked for (at least one) and returns how many it moved. */
+void cwc_syscalls_short(const char *path, unsigned kinds);
+
 /* Back to passing everything through. */
 void cwc_syscalls_off(void);
 
-/* Calls of each kind failed since the last cwc_syscalls_fail. */
-uint64_t cwc_syscalls_failed(unsigned kind);
+/* Calls of `kind` failed or shortened since the last arming. */
+uint64_t cwc_syscalls_met(unsigned kind);
 
 #endif
