@@ -7,7 +7,7 @@
 #![allow(clippy::result_large_err)]
 
 use super::fail::{injected, nomem, os_fail, push_hex, report, Fail};
-use super::store::{copy_of, decide, enter, fault_event, Blob, Op, Open};
+use super::store::{copy_of, decide, enter, fault_event, Blob, Op, Open, Step};
 use crate::audit;
 use crate::buf::{bytes, pool};
 use crate::ffi::*;
@@ -349,37 +349,78 @@ fn write_common(
     if !c.o.bytes.put(pos, data) {
         return fail(&c, err, nomem());
     }
-    if c.r.logging {
-        if let Some(bytes) = copy_of(data) {
-            let o: *mut Open = c.o;
-            let op = if options & CW_WRITE_SYNC == 0 {
-                Op::Write { pos, bytes }
-            } else {
-                Op::Synced { pos, bytes }
-            };
-            c.r.store.log(o, op);
-        }
+    if options & CW_WRITE_SYNC == 0 {
+        c.o.dirty = true;
+        log_op(&mut c, pos, data, false);
+        return CW_OK;
     }
-    if options & CW_WRITE_SYNC != 0 {
-        // SAFETY: files live until the run ends.
-        let f = unsafe { &mut *c.o.file };
-        if !f.durable.put(pos, data) {
+    // A synced write: its bytes go to the file and are flushed before the
+    // durable bytes take them (STOR-015); until then they are an unsynced
+    // write of this open like any other (STOR-039).
+    let file = c.o.file;
+    // SAFETY: files live until the run ends.
+    let mut durable = match unsafe { (*file).durable.copy() } {
+        Some(d) => d,
+        None => {
+            c.o.dirty = true;
+            log_op(&mut c, pos, data, false);
             return fail(&c, err, nomem());
         }
-        if let Err(e) = c.r.store.persist(c.o.file) {
+    };
+    if !durable.put(pos, data) {
+        c.o.dirty = true;
+        log_op(&mut c, pos, data, false);
+        return fail(&c, err, nomem());
+    }
+    // SAFETY: as above; only read while the file is written.
+    let old = unsafe { &(*file).durable };
+    let done = c.r.store.persist_sync(file, old, &durable);
+    if let Err((step, e)) = done {
+        c.o.dirty = true;
+        log_op(&mut c, pos, data, false);
+        let f = if step == Step::Flush {
+            // The flush failed: from now on STOR-037.
             c.o.sync_failed = true;
-            let f = os_fail(
+            os_fail(
                 CW_ERR_BLOB_SYNC_FAILED,
                 "blob sync failed: ",
                 &c.o.part,
                 Some(&c.o.name),
+                "sync",
+                e,
+            )
+        } else {
+            os_fail(
+                CW_ERR_IO,
+                "io error: ",
+                &c.o.part,
+                Some(&c.o.name),
                 "write",
                 e,
-            );
-            return fail(&c, err, f);
-        }
+            )
+        };
+        return fail(&c, err, f);
     }
+    // SAFETY: as above.
+    unsafe { (*file).durable = durable };
+    log_op(&mut c, pos, data, true);
     CW_OK
+}
+
+/// Log a write for a crash to replay (STOR-033): unsynced, or synced.
+fn log_op(c: &mut Call, pos: usize, data: &[u8], synced: bool) {
+    if !c.r.logging {
+        return;
+    }
+    if let Some(bytes) = copy_of(data) {
+        let o: *mut Open = c.o;
+        let op = if synced {
+            Op::Synced { pos, bytes }
+        } else {
+            Op::Write { pos, bytes }
+        };
+        c.r.store.log(o, op);
+    }
 }
 
 /// A failed write keeps the bytes `write_kept` keeps (STOR-031).
@@ -393,10 +434,13 @@ fn torn_write(c: &mut Call, pos: usize, data: &[u8]) {
             if !c.o.bytes.put(pos + i, &[byte]) {
                 break;
             }
+            c.o.dirty = true;
             run.get_or_insert(i);
         } else {
             if let Some(s) = run.take() {
-                log_write(c, pos + s, &data[s..i]);
+                // Kept bytes of a failed write are unsynced like any write's
+                // (STOR-031).
+                log_op(c, pos + s, &data[s..i], false);
             }
             if prefix {
                 return;
@@ -404,18 +448,7 @@ fn torn_write(c: &mut Call, pos: usize, data: &[u8]) {
         }
     }
     if let Some(s) = run {
-        log_write(c, pos + s, &data[s..]);
-    }
-}
-
-/// Kept bytes of a failed write are unsynced like any write's (STOR-031).
-fn log_write(c: &mut Call, pos: usize, bytes: &[u8]) {
-    if !c.r.logging {
-        return;
-    }
-    if let Some(bytes) = copy_of(bytes) {
-        let o: *mut Open = c.o;
-        c.r.store.log(o, Op::Write { pos, bytes });
+        log_op(c, pos + s, &data[s..], false);
     }
 }
 
@@ -528,6 +561,7 @@ pub fn resize(b: *mut Blob, len: u64, err: *mut cw_storage_error) -> c_int {
             let mid = lo + 1 + c.r.rng.below(hi - lo - 1);
             let n = (c.o.data_offset + mid) as usize;
             c.o.bytes.set_len(n as u64);
+            c.o.dirty = true;
             log_resize(&mut c, n);
         }
         let mut m = Msg::new();
@@ -538,6 +572,7 @@ pub fn resize(b: *mut Blob, len: u64, err: *mut cw_storage_error) -> c_int {
     }
     let n = (c.o.data_offset + len) as usize;
     c.o.bytes.set_len(n as u64);
+    c.o.dirty = true;
     log_resize(&mut c, n);
     CW_OK
 }
@@ -557,20 +592,37 @@ fn do_sync(c: &mut Call) -> Result<(), Fail> {
     if c.o.sync_failed {
         return Err(sync_failed_again(c));
     }
-    let copy = c.o.bytes.copy().ok_or_else(nomem)?;
-    // SAFETY: files live until the run ends.
-    unsafe { (*c.o.file).durable = copy };
-    if let Err(e) = c.r.store.persist(c.o.file) {
+    let file = c.o.file;
+    // SAFETY: files live until the run ends; only read while the file is
+    // written.
+    let old = unsafe { &(*file).durable };
+    let copy = if c.o.dirty {
+        Some(c.o.bytes.copy().ok_or_else(nomem)?)
+    } else {
+        // Nothing changed through this open: the sync flushes the file
+        // and leaves the durable bytes as they are, whatever another open
+        // made durable since this one opened (STOR-015).
+        None
+    };
+    // `CW_OK` only once the file took the bytes and its flush succeeded
+    // (STOR-039); a failure is final for this open (STOR-037).
+    let new = copy.as_ref().unwrap_or(old);
+    if let Err((_, e)) = c.r.store.persist_sync(file, old, new) {
         c.o.sync_failed = true;
         return Err(os_fail(
             CW_ERR_BLOB_SYNC_FAILED,
             "blob sync failed: ",
             &c.o.part,
             Some(&c.o.name),
-            "write",
+            "sync",
             e,
         ));
     }
+    if let Some(copy) = copy {
+        // SAFETY: as above; the borrow `old` ended.
+        unsafe { (*file).durable = copy };
+    }
+    c.o.dirty = false;
     let id = c.o.id;
     c.r.store.log.retain(|p| p.open != id);
     Ok(())

@@ -117,7 +117,10 @@ pub(super) fn injected(
     Fail::new(code, m)
 }
 
-/// A failure of the system (STOR-018): `<prefix><p>[/<n>] error: <what>: <os>`.
+/// A failure of the system, spelled as STOR-018's table does (`<os>` the
+/// system's text and `(os error N)`): `io error: <p>[/<n>]: <what>: <os>`,
+/// `blob resize failed: <p>/<n> error: <os>`, `blob sync failed: <p>/<n>
+/// error: <os>`, the others `<prefix><p>[/<n>] error: <what>: <os>`.
 pub(super) fn os_fail(
     code: c_int,
     prefix: &str,
@@ -132,7 +135,16 @@ pub(super) fn os_fail(
         m.push(b"/");
         push_hex(&mut m, n);
     }
-    let _ = write!(m, " error: {}: (os error {})", what, e);
+    match code {
+        CW_ERR_IO => {
+            let _ = write!(m, ": {}: ", what);
+        }
+        CW_ERR_BLOB_RESIZE_FAILED | CW_ERR_BLOB_SYNC_FAILED => m.push(b" error: "),
+        _ => {
+            let _ = write!(m, " error: {}: ", what);
+        }
+    }
+    super::files::os_text(&mut m, e);
     // A system call that failed for memory is CW_ERR_NOMEM (RUN-007).
     let code = if e == 12 { CW_ERR_NOMEM } else { code };
     let mut f = Fail::new(code, m);

@@ -39,9 +39,13 @@ use crate::msg::Msg;
 use crate::obj::{alloc_obj, Header, Kind, Object};
 use crate::rng::Rng;
 use crate::runtime::{self, Rt};
+use std::cell::Cell;
 use std::fmt::Write;
 use std::os::raw::{c_char, c_int, c_void};
 use std::ptr;
+
+const ENOENT: c_int = 2;
+const ENOMEM: c_int = 12;
 
 pub struct File {
     pub durable: Sparse,
@@ -50,6 +54,9 @@ pub struct File {
     pub name: Vec<u8>,
     /// Named by a partition (a removal unlinks it for good).
     pub linked: bool,
+    /// Its file may differ from `durable`: a change of it failed midway,
+    /// so the next one writes every byte, not only those that differ.
+    pub stale: Cell<bool>,
     /// The opens reading it.
     pub opens: usize,
     /// Its place in the store's `files`.
@@ -66,6 +73,11 @@ pub struct Open {
     pub bytes: Sparse,
     pub data_offset: u64,
     pub sync_failed: bool,
+    /// Changed through this open since it was opened or last synced: a
+    /// sync of an open that changed nothing only flushes the file, and
+    /// never puts its (maybe older) view over what another open made
+    /// durable (STOR-015).
+    pub dirty: bool,
     pub part: Vec<u8>,
     pub name: Vec<u8>,
 }
@@ -107,6 +119,65 @@ pub(super) struct Pending {
     op: Op,
 }
 
+/// The step of `persist_sync` that failed: a synced write reports a
+/// failed open, write or length as the write's (`CW_ERR_IO`), a failed
+/// flush as its sync's (STOR-039).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Step {
+    Open,
+    Write,
+    Flush,
+}
+
+/// Write into `bf` the bytes of `new` that differ from `old` (the file's
+/// bytes), or all of them when the file may differ from `old` (`full`),
+/// then set its length; no flush.
+fn sync_into(
+    bf: &files::BlobFile,
+    old: &Sparse,
+    new: &Sparse,
+    full: bool,
+) -> Result<(), (Step, c_int)> {
+    let s = new.stored();
+    if full {
+        // Past its stored bytes `new` reads zeros: cut, then lengthen.
+        bf.write_at(0, s).map_err(|e| (Step::Write, e))?;
+        bf.set_len(s.len() as u64).map_err(|e| (Step::Write, e))?;
+        if new.len() != s.len() as u64 {
+            bf.set_len(new.len()).map_err(|e| (Step::Write, e))?;
+        }
+        return Ok(());
+    }
+    let o = old.stored();
+    let at = |k: usize| if k < o.len() { o[k] } else { 0 };
+    let mut i = 0;
+    let mut end = old.len();
+    while i < s.len() {
+        if s[i] == at(i) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < s.len() && s[i] != at(i) {
+            i += 1;
+        }
+        bf.write_at(start as u64, &s[start..i])
+            .map_err(|e| (Step::Write, e))?;
+        end = end.max(i as u64);
+    }
+    // Past its stored bytes `new` reads zeros: where the file holds others
+    // below the new length, cut them away before the length is set.
+    let cut_to = (o.len() as u64).min(new.len());
+    if cut_to > s.len() as u64 && o[s.len()..cut_to as usize].iter().any(|&b| b != 0) {
+        bf.set_len(s.len() as u64).map_err(|e| (Step::Write, e))?;
+        end = s.len() as u64;
+    }
+    if end != new.len() {
+        bf.set_len(new.len()).map_err(|e| (Step::Write, e))?;
+    }
+    Ok(())
+}
+
 pub struct Store {
     parts: Vec<Part>,
     pub faults: cw_storage_faults,
@@ -140,15 +211,74 @@ impl Store {
         files::path(&[d, part, &h])
     }
 
-    /// Write a file's durable bytes to its file, when there are files.
-    pub(super) fn persist(&self, f: *mut File) -> Result<(), c_int> {
-        if self.dir.is_none() {
-            return Ok(());
-        }
+    /// The directory of partition `part`, NUL-terminated.
+    fn part_path(&self, part: &[u8]) -> Option<Vec<u8>> {
+        files::path(&[self.dir.as_ref()?, part])
+    }
+
+    /// Write a new blob's file, or a fresh one's again (STOR-002,
+    /// STOR-023), when there are files: truncated, the header written,
+    /// flushed; then the entries that name it made durable, the
+    /// partition's directory and the storage directory. Every call is
+    /// checked (STOR-039); the error names the step that failed.
+    pub(super) fn persist_new(&self, f: *mut File) -> Result<(), (c_int, &'static str)> {
+        let dir = match self.dir.as_ref() {
+            Some(d) => d,
+            None => return Ok(()),
+        };
         // SAFETY: files live until the store is dropped.
         let f = unsafe { &*f };
-        let p = self.blob_path(&f.part, &f.name).ok_or(12)?;
-        files::write_file(&p, f.durable.stored(), f.durable.len())
+        let p = self.blob_path(&f.part, &f.name).ok_or((ENOMEM, "open"))?;
+        if let Err(e) = files::write_file(&p, f.durable.stored(), f.durable.len()) {
+            f.stale.set(true);
+            return Err((e, "write"));
+        }
+        let pp = self.part_path(&f.part).ok_or((ENOMEM, "sync"))?;
+        files::sync_dir(&pp).map_err(|e| (e, "sync"))?;
+        let dp = files::path(&[dir]).ok_or((ENOMEM, "sync"))?;
+        files::sync_dir(&dp).map_err(|e| (e, "sync"))
+    }
+
+    /// Make `new` the bytes of `f`'s file and flush it (a sync, a synced
+    /// write), when there are files. In place, and only the bytes that
+    /// differ from the durable ones: a process that dies in the middle
+    /// leaves every other byte as the last sync made it (STOR-015), never
+    /// a truncated file. A removed blob's file is not touched: its name
+    /// may be a new blob's by now (STOR-014).
+    pub(super) fn persist_sync(
+        &self,
+        f: *mut File,
+        old: &Sparse,
+        new: &Sparse,
+    ) -> Result<(), (Step, c_int)> {
+        // SAFETY: files live until the store is dropped.
+        let f = unsafe { &*f };
+        if self.dir.is_none() || !f.linked {
+            return Ok(());
+        }
+        let p = self
+            .blob_path(&f.part, &f.name)
+            .ok_or((Step::Open, ENOMEM))?;
+        let bf = match files::BlobFile::open(&p) {
+            Ok(bf) => bf,
+            Err(ENOENT) => {
+                // Something else removed the file: it is written whole.
+                files::write_file(&p, new.stored(), new.len()).map_err(|e| {
+                    f.stale.set(true);
+                    (Step::Write, e)
+                })?;
+                f.stale.set(false);
+                let pp = self.part_path(&f.part).ok_or((Step::Flush, ENOMEM))?;
+                return files::sync_dir(&pp).map_err(|e| (Step::Flush, e));
+            }
+            Err(e) => return Err((Step::Open, e)),
+        };
+        let done = sync_into(&bf, old, new, f.stale.get())
+            .and_then(|()| bf.finish().map_err(|e| (Step::Flush, e)));
+        // After a failure the file holds some of the new bytes: it is
+        // written whole (in place) the next time.
+        f.stale.set(done.is_err());
+        done
     }
 
     fn exists(&self, f: *mut File) -> bool {
@@ -163,6 +293,22 @@ impl Store {
     /// settings keep them; what is left is the next run's storage.
     pub fn crash(&mut self, rng: &mut Rng) -> Store {
         let log = std::mem::take(&mut self.log);
+        // The durable bytes of each blob the replay may change, as its file
+        // holds them, so that only what the replay changes is written
+        // (`None`, or `whole`: no memory for the copy, written whole).
+        let mut before: Vec<(*mut File, Option<Sparse>)> = Vec::new();
+        let mut whole = false;
+        for p in log.iter() {
+            if whole || !self.exists(p.file) || before.iter().any(|(f, _)| *f == p.file) {
+                continue;
+            }
+            if before.try_reserve(1).is_err() {
+                whole = true;
+                continue;
+            }
+            // SAFETY: files live until the store is dropped.
+            before.push((p.file, unsafe { (*p.file).durable.copy() }));
+        }
         for p in log.iter() {
             if !self.exists(p.file) {
                 continue;
@@ -211,9 +357,51 @@ impl Store {
                 (*f).idx = i;
                 (*f).opens = 0;
             }
-            let _ = next.persist(f);
+        }
+        // What the replay kept goes to the files.
+        if whole {
+            for &f in next.files.iter() {
+                next.replayed(f, None);
+            }
+        } else {
+            for (f, old) in before.iter() {
+                if next.exists(*f) {
+                    next.replayed(*f, old.as_ref());
+                }
+            }
         }
         next
+    }
+
+    /// Write a blob's replayed bytes to its file (in place when `old`, its
+    /// bytes before the replay, is known). Should the system refuse, the
+    /// file keeps what the last sync made durable, a subset of what the
+    /// replay kept, which a crash may leave too (STOR-015): the next run's
+    /// durable bytes are then read back from it, so that the storage and
+    /// its files agree.
+    fn replayed(&self, f: *mut File, old: Option<&Sparse>) {
+        if self.dir.is_none() {
+            return;
+        }
+        // SAFETY: a live file of this store, linked; only read here.
+        let fr = unsafe { &*f };
+        let p = match self.blob_path(&fr.part, &fr.name) {
+            Some(p) => p,
+            None => return,
+        };
+        let ok = match old {
+            Some(o) => self.persist_sync(f, o, &fr.durable).is_ok(),
+            None => files::write_file(&p, fr.durable.stored(), fr.durable.len()).is_ok(),
+        };
+        if !ok {
+            if let Ok(Some(v)) = files::read_file(&p) {
+                // SAFETY: as above; no other reference to it is live.
+                unsafe {
+                    (*f).durable = Sparse::from_vec(v);
+                    (*f).stale.set(false);
+                }
+            }
+        }
     }
 
     pub(super) fn log(&mut self, open: *mut Open, op: Op) {
@@ -294,7 +482,9 @@ impl Drop for Store {
     fn drop(&mut self) {
         if self.temp {
             if let Some(d) = self.dir.as_ref() {
-                files::remove_tree(d);
+                // The end of the run: nothing is left to report a
+                // failure to, and the directory is the run's own.
+                let _ = files::remove_tree(d);
             }
         }
         for &f in self.files.iter() {
@@ -348,7 +538,8 @@ pub(super) fn enter(rt: *mut Rt, call: &str) -> Result<(), Fail> {
                 }
                 Err(e) => {
                     let mut m = Msg::new();
-                    let _ = write!(m, "io error: the storage directory: (os error {})", e);
+                    m.push(b"io error: the storage directory: ");
+                    files::os_text(&mut m, e);
                     let code = if e == 12 { CW_ERR_NOMEM } else { CW_ERR_IO };
                     let mut f = Fail::new(code, m);
                     f.os_error = e;
@@ -561,7 +752,10 @@ fn open_inner(
             let f = r.store.parts[pi].blobs[bi].1;
             if let Some(Some(bytes)) = disk {
                 // SAFETY: files live until the run ends.
-                unsafe { (*f).durable = Sparse::from_vec(bytes) };
+                unsafe {
+                    (*f).durable = Sparse::from_vec(bytes);
+                    (*f).stale.set(false);
+                }
             }
             f
         }
@@ -584,6 +778,7 @@ fn open_inner(
                 part: copy_of(part).ok_or_else(nomem)?,
                 name: copy_of(nm).ok_or_else(nomem)?,
                 linked: true,
+                stale: Cell::new(false),
                 opens: 0,
                 idx: 0,
             })
@@ -591,14 +786,19 @@ fn open_inner(
             r.store.add_file(f);
             r.store.parts[pi].blobs.insert(bi, (key, f));
             if created {
-                if let Err(e) = r.store.persist(f) {
+                if let Err((e, what)) = r.store.persist_new(f) {
+                    // No handle, and no half-made file left for a scan
+                    // to list (STOR-039).
+                    if let Some(bp) = r.store.blob_path(part, nm) {
+                        let _ = files::remove_file(&bp);
+                    }
                     r.store.remove_blob(pi, bi);
                     return Err(os_fail(
                         CW_ERR_BLOB_OPEN_FAILED,
                         "blob open failed: ",
                         part,
                         Some(nm),
-                        "write",
+                        what,
                         e,
                     ));
                 }
@@ -622,13 +822,13 @@ fn open_inner(
         h.layout = layouts.last;
         h.version = versions.last;
         h.data_offset = codec::data_offset(layouts.last);
-        if let Err(e) = r.store.persist(file) {
+        if let Err((e, what)) = r.store.persist_new(file) {
             return Err(os_fail(
                 CW_ERR_BLOB_OPEN_FAILED,
                 "blob open failed: ",
                 part,
                 Some(nm),
-                "write",
+                what,
                 e,
             ));
         }
@@ -645,6 +845,7 @@ fn open_inner(
         bytes,
         data_offset: h.data_offset,
         sync_failed: false,
+        dirty: false,
         part: pn,
         name: nn,
     })
@@ -882,11 +1083,34 @@ fn remove_files(r: &mut Rt, part: &[u8], nm: Option<&[u8]>, err: *mut cw_storage
     };
     match nm {
         None => {
-            files::remove_tree(&pp[..pp.len() - 1]);
+            // Nothing is claimed removed that the system did not remove,
+            // and the removal is durable when the call returns: the
+            // storage directory synced (STOR-012, STOR-039).
+            if let Err(e) = files::remove_tree(&pp[..pp.len() - 1]) {
+                return report(
+                    err,
+                    Some(part),
+                    nm,
+                    &os_fail(CW_ERR_IO, "io error: ", part, nm, "remove", e),
+                );
+            }
+            let dp = files::path(&[dir]);
             if let Ok(pi) = find_part(&r.store, part) {
                 r.store.remove_part(pi);
             }
-            CW_OK
+            let dp = match dp {
+                Some(p) => p,
+                None => return report(err, Some(part), nm, &nomem()),
+            };
+            match files::sync_dir(&dp) {
+                Ok(()) => CW_OK,
+                Err(e) => report(
+                    err,
+                    Some(part),
+                    nm,
+                    &os_fail(CW_ERR_IO, "io error: ", part, nm, "sync", e),
+                ),
+            }
         }
         Some(n) => {
             let h = match files::hex(n) {
@@ -908,7 +1132,7 @@ fn remove_files(r: &mut Rt, part: &[u8], nm: Option<&[u8]>, err: *mut cw_storage
                     err,
                     Some(part),
                     nm,
-                    &os_fail(CW_ERR_IO, "io error: ", part, nm, "unlink", e),
+                    &os_fail(CW_ERR_IO, "io error: ", part, nm, "remove", e),
                 );
             }
             if let Ok(pi) = find_part(&r.store, part) {
@@ -916,7 +1140,17 @@ fn remove_files(r: &mut Rt, part: &[u8], nm: Option<&[u8]>, err: *mut cw_storage
                     r.store.remove_blob(pi, bi);
                 }
             }
-            CW_OK
+            // Durable when the call returns: the partition's directory
+            // synced (STOR-011, STOR-039).
+            match files::sync_dir(&pp) {
+                Ok(()) => CW_OK,
+                Err(e) => report(
+                    err,
+                    Some(part),
+                    nm,
+                    &os_fail(CW_ERR_IO, "io error: ", part, nm, "sync", e),
+                ),
+            }
         }
     }
 }
@@ -1007,4 +1241,55 @@ pub fn storage_audit(rt: *mut Rt, out: *mut c_char) -> c_int {
     // SAFETY: `out` holds 65 bytes (cw/storage.h).
     audit::hex(&d, unsafe { std::slice::from_raw_parts_mut(out, 65) });
     CW_OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{files, sync_into, Sparse};
+
+    fn sparse(stored: &[u8], len: u64) -> Sparse {
+        let mut s = Sparse::from_vec(stored.to_vec());
+        s.set_len(len);
+        s
+    }
+
+    fn whole(s: &Sparse) -> Vec<u8> {
+        let mut v = vec![0u8; s.len() as usize];
+        s.read(0, &mut v);
+        v
+    }
+
+    /// A sync writes only what differs, and the file then holds exactly
+    /// the new bytes and length: grown, shrunk, cut then grown again.
+    #[test]
+    fn sync_in_place() {
+        let dir = std::env::temp_dir().join(format!("cwrt-rust-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("blob");
+        let mut pz = p.to_str().unwrap().as_bytes().to_vec();
+        pz.push(0);
+        let cases: &[(Sparse, Sparse)] = &[
+            (sparse(b"abcdef", 6), sparse(b"abXdefgh", 8)),
+            (sparse(b"abcdefgh", 8), sparse(b"abc", 3)),
+            (sparse(b"abcdefgh", 8), sparse(b"abc", 8)),
+            (sparse(b"abcdefgh", 8), sparse(b"abc", 20)),
+            (sparse(b"ab", 10), sparse(b"ab\0\0\0\0\0\0\0\0z", 11)),
+            (sparse(b"same", 4), sparse(b"same", 4)),
+        ];
+        for (old, new) in cases {
+            files::write_file(&pz, old.stored(), old.len()).unwrap();
+            let bf = files::BlobFile::open(&pz).unwrap();
+            assert!(sync_into(&bf, old, new, false).is_ok());
+            bf.finish().unwrap();
+            assert_eq!(std::fs::read(&p).unwrap(), whole(new));
+            // A file that may differ from `old` (a change failed midway)
+            // is written whole, in place.
+            std::fs::write(&p, b"zzzzzzzzzzzzzzzzzzzzzzzz").unwrap();
+            let bf = files::BlobFile::open(&pz).unwrap();
+            assert!(sync_into(&bf, old, new, true).is_ok());
+            bf.finish().unwrap();
+            assert_eq!(std::fs::read(&p).unwrap(), whole(new));
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
