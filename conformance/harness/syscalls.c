@@ -35,6 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -45,7 +47,8 @@ typedef enum action { PASS, FAIL, SHORTEN } action;
 
 static _Atomic unsigned armed; /* the kinds acted on, 0 when off */
 static action armed_action;
-static char armed_path[PATH_MAX];
+static char armed_path[PATH_MAX]; /* "" for TCP sockets of armed_port */
+static int armed_port;
 static int armed_error;
 static atomic_ullong met[KINDS]; /* calls acted on, by kind */
 
@@ -54,7 +57,34 @@ static int kind_index(unsigned kind)
     return kind == CWC_SYS_READ ? 0 : kind == CWC_SYS_WRITE ? 1 : kind == CWC_SYS_RESIZE ? 2 : 3;
 }
 
-/* Whether descriptor `fd` is the armed file. */
+/* The port of an IPv4 or IPv6 address, or -1. */
+static int port_of(const struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET)
+        return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+    if (ss->ss_family == AF_INET6)
+        return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+    return -1;
+}
+
+/* Whether socket `fd` is TCP, with the armed port at either end: a
+ * connection through the case's listener, not a socket the backend keeps
+ * for itself (a wake-up pair, another connection). */
+static bool on_armed_port(int fd)
+{
+    int type = 0;
+    socklen_t len = sizeof type;
+    struct sockaddr_storage ss;
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
+        return false;
+    len = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0 && port_of(&ss) == armed_port)
+        return true;
+    len = sizeof ss;
+    return getpeername(fd, (struct sockaddr *)&ss, &len) == 0 && port_of(&ss) == armed_port;
+}
+
+/* Whether descriptor `fd` is the armed file (or socket). */
 static bool is_armed_file(int fd)
 {
     char link[64], path[PATH_MAX];
@@ -63,7 +93,9 @@ static bool is_armed_file(int fd)
     if (n <= 0)
         return false;
     path[n] = '\0';
-    return strcmp(path, armed_path) == 0;
+    if (armed_path[0])
+        return strcmp(path, armed_path) == 0;
+    return strncmp(path, "socket:", 7) == 0 && on_armed_port(fd);
 }
 
 /* What a call of `kind` on `fd` does; errno is set for FAIL, kept else. */
@@ -99,7 +131,10 @@ static void resolve(const char *path)
 static void arm(const char *path, unsigned kinds, action what, int error)
 {
     atomic_store(&armed, 0u);
-    resolve(path);
+    if (path)
+        resolve(path);
+    else
+        armed_path[0] = '\0';
     armed_action = what;
     armed_error = error;
     for (int i = 0; i < KINDS; i++)
@@ -115,6 +150,18 @@ void cwc_syscalls_fail(const char *path, unsigned kinds, int error)
 void cwc_syscalls_short(const char *path, unsigned kinds)
 {
     arm(path, kinds & (CWC_SYS_READ | CWC_SYS_WRITE), SHORTEN, 0);
+}
+
+void cwc_syscalls_fail_tcp(int port, unsigned kinds, int error)
+{
+    armed_port = port;
+    arm(NULL, kinds & (CWC_SYS_READ | CWC_SYS_WRITE), FAIL, error);
+}
+
+void cwc_syscalls_short_tcp(int port, unsigned kinds)
+{
+    armed_port = port;
+    arm(NULL, kinds & (CWC_SYS_READ | CWC_SYS_WRITE), SHORTEN, 0);
 }
 
 void cwc_syscalls_off(void)
@@ -228,6 +275,47 @@ CWC_PIECES_CALL(W, pwritev2, (int fd, const struct iovec *v, int n, off_t at, in
                 (fd, v, n, at, flags))
 CWC_PIECES_CALL(W, pwritev64v2, (int fd, const struct iovec *v, int n, off64_t at, int flags),
                 (fd, v, n, at, flags))
+
+CWC_BYTES_CALL(R, recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags))
+CWC_BYTES_CALL(R, recvfrom,
+               (int fd, void *buf, size_t n, int flags, __SOCKADDR_ARG from, socklen_t *len),
+               (fd, buf, n, flags, from, len))
+CWC_BYTES_CALL(W, send, (int fd, const void *buf, size_t n, int flags), (fd, buf, n, flags))
+CWC_BYTES_CALL(W, sendto,
+               (int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_ARG to,
+                socklen_t len),
+               (fd, buf, n, flags, to, len))
+CWC_FILE_CALL(W, ssize_t, sendmsg, (int fd, const struct msghdr *m, int flags), (fd, m, flags),
+              struct iovec cut[SHORT_IOV];
+              struct msghdr cut_m, cut_m = *m; cut_m.msg_iov = cut;
+              cut_m.msg_iovlen = (size_t)shorten(m->msg_iov, (int)m->msg_iovlen, cut); m = &cut_m)
+
+/* recvmsg, by hand: the kernel's answers (flags, lengths) written into a
+ * shortened copy of the header go back to the caller's. */
+ssize_t recvmsg(int fd, struct msghdr *m, int flags)
+{
+    static void *_Atomic next;
+    action what = act_on(fd, R);
+    if (what == FAIL)
+        return -1;
+    ssize_t (*call)(int, struct msghdr *, int);
+    *(void **)&call = next_definition(&next, "recvmsg");
+    if (!call) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (what != SHORTEN)
+        return call(fd, m, flags);
+    struct iovec cut[SHORT_IOV];
+    struct msghdr cut_m = *m;
+    cut_m.msg_iov = cut;
+    cut_m.msg_iovlen = (size_t)shorten(m->msg_iov, (int)m->msg_iovlen, cut);
+    ssize_t r = call(fd, &cut_m, flags);
+    m->msg_namelen = cut_m.msg_namelen;
+    m->msg_controllen = cut_m.msg_controllen;
+    m->msg_flags = cut_m.msg_flags;
+    return r;
+}
 
 CWC_OTHER_CALL(CWC_SYS_RESIZE, ftruncate, (int fd, off_t len), (fd, len))
 CWC_OTHER_CALL(CWC_SYS_RESIZE, ftruncate64, (int fd, off64_t len), (fd, len))

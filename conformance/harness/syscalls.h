@@ -17,8 +17,8 @@
 
 /* The kinds of call, as bits. */
 enum {
-    CWC_SYS_READ = 1,   /* read, pread, readv, preadv, preadv2 */
-    CWC_SYS_WRITE = 2,  /* write, pwrite, writev, pwritev, pwritev2 */
+    CWC_SYS_READ = 1,   /* read, pread, readv, preadv, preadv2; recv, recvfrom, recvmsg */
+    CWC_SYS_WRITE = 2,  /* write, pwrite, writev, pwritev, pwritev2; send, sendto, sendmsg */
     CWC_SYS_RESIZE = 4, /* ftruncate, fallocate */
     CWC_SYS_SYNC = 8,   /* fsync, fdatasync, sync_file_range, syncfs */
 };
@@ -31,6 +31,13 @@ void cwc_syscalls_fail(const char *path, unsigned kinds, int error);
  * CWC_SYS_WRITE) on a descriptor of the file `path` moves half the bytes
  * asked for (at least one) and returns how many it moved. */
 void cwc_syscalls_short(const char *path, unsigned kinds);
+
+/* The same for the TCP sockets with `port` at either end (the
+ * connections through a listener on it): their sends (send, sendto,
+ * sendmsg, write, writev: CWC_SYS_WRITE) and receives (recv, recvfrom,
+ * recvmsg, read, readv: CWC_SYS_READ). */
+void cwc_syscalls_fail_tcp(int port, unsigned kinds, int error);
+void cwc_syscalls_short_tcp(int port, unsigned kinds);
 
 /* Back to passing everything through. */
 void cwc_syscalls_off(void);
