@@ -208,6 +208,52 @@ static void open_fails(cw_ctx *ctx)
     cw_blob_close(b);
 }
 
+/* An open the system refuses to open the file for gives
+ * CW_ERR_BLOB_OPEN_FAILED and no handle; a blob it was to make is not
+ * made. */
+static void open_refused(cw_ctx *ctx, const char *name, const char *hex)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%.*s/%s", (int)(strrchr(blob_path, '/') - blob_path), blob_path,
+             hex);
+    cw_blob *b = NULL;
+    uint64_t size = 0;
+    cw_storage_error err;
+    cwc_syscalls_fail(path, CWC_SYS_OPEN, EACCES);
+    int rc = cw_storage_open(ctx, "p", name, strlen(name), &b, &size, &err);
+    cwc_syscalls_off();
+    if (cwc_syscalls_met(CWC_SYS_OPEN) == 0 && rc == CW_OK) {
+        cw_blob_close(b);
+        return; /* the backend opens its files some way the suite does not see */
+    }
+    ck_assert_msg(rc == CW_ERR_BLOB_OPEN_FAILED && b == NULL,
+                  "an open whose file the system refused to open gave %d (%s) [STOR-039]", rc,
+                  cw_strerror(rc));
+    ck_assert_msg(err.os_error == EACCES, "os_error %d, wanted EACCES [STOR-039]", err.os_error);
+    if (strcmp(name, "blob") != 0)
+        ck_assert_msg(!cwc_scan_has(ctx, "p", name, strlen(name)),
+                      "an open refused its file left a blob a scan lists [STOR-039]");
+}
+
+/* A removal the system refuses gives CW_ERR_IO and leaves the blob. */
+static void remove_refused(cw_ctx *ctx)
+{
+    cw_storage_error err;
+    arm(CWC_SYS_REMOVE, EIO);
+    int rc = cw_storage_remove(ctx, "p", "blob", 4, &err);
+    cwc_syscalls_off();
+    if (cwc_syscalls_met(CWC_SYS_REMOVE) == 0 && rc == CW_OK)
+        return;
+    expect_failed(rc, &err, CW_ERR_IO, "io error: ", EIO);
+    ck_assert(cwc_scan_has(ctx, "p", "blob", 4));
+    uint64_t size = 0;
+    cw_blob *b = cwc_open(ctx, "p", "blob", &size);
+    cwc_read_eq(b, 0, before, LEN);
+    cw_blob_close(b);
+    ck_assert_int_eq(cw_storage_remove(ctx, "p", "blob", 4, NULL), CW_OK);
+    ck_assert(!cwc_scan_has(ctx, "p", "blob", 4));
+}
+
 static void *failing_disk_root(cw_ctx *ctx, void *arg)
 {
     snprintf(blob_path, sizeof blob_path, "%s/p/626c6f62", (const char *)arg); /* "blob" */
@@ -225,6 +271,9 @@ static void *failing_disk_root(cw_ctx *ctx, void *arg)
     cw_blob_close(b);
     started_sync_fails(ctx);
     open_fails(ctx);
+    open_refused(ctx, "blob", "626c6f62");
+    open_refused(ctx, "new", "6e6577");
+    remove_refused(ctx);
     return NULL;
 }
 

@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -40,7 +41,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-enum { KINDS = 4, SHORT_IOV = 64 };
+enum { KINDS = 6, SHORT_IOV = 64 };
 
 /* What an armed call on the armed file does. */
 typedef enum action { PASS, FAIL, SHORTEN } action;
@@ -54,7 +55,7 @@ static atomic_ullong met[KINDS]; /* calls acted on, by kind */
 
 static int kind_index(unsigned kind)
 {
-    return kind == CWC_SYS_READ ? 0 : kind == CWC_SYS_WRITE ? 1 : kind == CWC_SYS_RESIZE ? 2 : 3;
+    return __builtin_ctz(kind);
 }
 
 /* The port of an IPv4 or IPv6 address, or -1. */
@@ -115,24 +116,63 @@ static action act_on(int fd, unsigned kind)
 
 /* `path` as /proc/self/fd names files: no symbolic link on the way, in
  * its directory at least when the file itself is still to be made. */
-static void resolve(const char *path)
+static void resolve(const char *path, char out[PATH_MAX])
 {
     char dir[PATH_MAX], real[PATH_MAX];
     const char *slash = strrchr(path, '/');
-    if (realpath(path, armed_path))
+    if (realpath(path, out))
         return;
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
     if (slash && slash > path && realpath(dir, real))
-        snprintf(armed_path, sizeof armed_path, "%.*s%s", (int)(PATH_MAX - 256), real, slash);
+        snprintf(out, PATH_MAX, "%.*s%s", (int)(PATH_MAX - 256), real, slash);
     else
-        snprintf(armed_path, sizeof armed_path, "%s", path);
+        snprintf(out, PATH_MAX, "%s", path);
+}
+
+/* Whether `path`, relative to directory `dirfd` unless absolute, names
+ * the armed file. */
+static bool is_armed_path(int dirfd, const char *path)
+{
+    char full[PATH_MAX], real[PATH_MAX];
+    if (!armed_path[0] || !path)
+        return false;
+    if (path[0] == '/' || dirfd == AT_FDCWD) {
+        snprintf(full, sizeof full, "%s", path);
+    } else {
+        char link[64];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+        ssize_t n = readlink(link, full, sizeof full - 1);
+        if (n <= 0 || (size_t)n + strlen(path) + 2 > sizeof full)
+            return false;
+        snprintf(full + n, sizeof full - (size_t)n, "/%s", path);
+    }
+    if (strcmp(full, armed_path) == 0)
+        return true;
+    resolve(full, real);
+    return strcmp(real, armed_path) == 0;
+}
+
+/* Whether a call of `kind` (CWC_SYS_OPEN, CWC_SYS_REMOVE) naming `path`
+ * fails; errno is then set. */
+static bool refuses_path(int dirfd, const char *path, unsigned kind)
+{
+    if (!(atomic_load_explicit(&armed, memory_order_acquire) & kind))
+        return false;
+    int saved = errno;
+    if (!is_armed_path(dirfd, path)) {
+        errno = saved;
+        return false;
+    }
+    atomic_fetch_add(&met[kind_index(kind)], 1);
+    errno = armed_error;
+    return true;
 }
 
 static void arm(const char *path, unsigned kinds, action what, int error)
 {
     atomic_store(&armed, 0u);
     if (path)
-        resolve(path);
+        resolve(path, armed_path);
     else
         armed_path[0] = '\0';
     armed_action = what;
@@ -329,3 +369,82 @@ CWC_OTHER_CALL(CWC_SYS_SYNC, fdatasync, (int fd), (fd))
 CWC_OTHER_CALL(CWC_SYS_SYNC, syncfs, (int fd), (fd))
 CWC_OTHER_CALL(CWC_SYS_SYNC, sync_file_range, (int fd, off64_t at, off64_t len, unsigned int flags),
                (fd, at, len, flags))
+
+/* ---- Calls that name the file ----------------------------------------------------------- */
+
+/* The next definition of `name`, as a pointer of `type`, into `call`. */
+#define CWC_NEXT(call, name)                                                                       \
+    static void *_Atomic next_##name;                                                              \
+    *(void **)&call = next_definition(&next_##name, #name);                                        \
+    if (!call) {                                                                                   \
+        errno = ENOSYS;                                                                            \
+        return -1;                                                                                 \
+    }
+
+/* The mode argument of an open that may create. */
+#define CWC_OPEN_MODE(flags, mode)                                                                 \
+    mode_t mode = 0;                                                                               \
+    if ((flags) & (O_CREAT | O_TMPFILE)) {                                                         \
+        va_list ap;                                                                                \
+        va_start(ap, flags);                                                                       \
+        mode = va_arg(ap, mode_t);                                                                 \
+        va_end(ap);                                                                                \
+    }
+
+int open(const char *path, int flags, ...)
+{
+    CWC_OPEN_MODE(flags, mode)
+    if (refuses_path(AT_FDCWD, path, CWC_SYS_OPEN))
+        return -1;
+    int (*call)(const char *, int, ...);
+    CWC_NEXT(call, open)
+    return call(path, flags, mode);
+}
+
+int open64(const char *path, int flags, ...)
+{
+    CWC_OPEN_MODE(flags, mode)
+    if (refuses_path(AT_FDCWD, path, CWC_SYS_OPEN))
+        return -1;
+    int (*call)(const char *, int, ...);
+    CWC_NEXT(call, open64)
+    return call(path, flags, mode);
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+    CWC_OPEN_MODE(flags, mode)
+    if (refuses_path(dirfd, path, CWC_SYS_OPEN))
+        return -1;
+    int (*call)(int, const char *, int, ...);
+    CWC_NEXT(call, openat)
+    return call(dirfd, path, flags, mode);
+}
+
+int openat64(int dirfd, const char *path, int flags, ...)
+{
+    CWC_OPEN_MODE(flags, mode)
+    if (refuses_path(dirfd, path, CWC_SYS_OPEN))
+        return -1;
+    int (*call)(int, const char *, int, ...);
+    CWC_NEXT(call, openat64)
+    return call(dirfd, path, flags, mode);
+}
+
+int unlink(const char *path)
+{
+    if (refuses_path(AT_FDCWD, path, CWC_SYS_REMOVE))
+        return -1;
+    int (*call)(const char *);
+    CWC_NEXT(call, unlink)
+    return call(path);
+}
+
+int unlinkat(int dirfd, const char *path, int flags)
+{
+    if (refuses_path(dirfd, path, CWC_SYS_REMOVE))
+        return -1;
+    int (*call)(int, const char *, int);
+    CWC_NEXT(call, unlinkat)
+    return call(dirfd, path, flags);
+}

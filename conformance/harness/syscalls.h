@@ -17,10 +17,12 @@
 
 /* The kinds of call, as bits. */
 enum {
-    CWC_SYS_READ = 1,   /* read, pread, readv, preadv, preadv2; recv, recvfrom, recvmsg */
-    CWC_SYS_WRITE = 2,  /* write, pwrite, writev, pwritev, pwritev2; send, sendto, sendmsg */
-    CWC_SYS_RESIZE = 4, /* ftruncate, fallocate */
-    CWC_SYS_SYNC = 8,   /* fsync, fdatasync, sync_file_range, syncfs */
+    CWC_SYS_READ = 1,    /* read, pread, readv, preadv, preadv2; recv, recvfrom, recvmsg */
+    CWC_SYS_WRITE = 2,   /* write, pwrite, writev, pwritev, pwritev2; send, sendto, sendmsg */
+    CWC_SYS_RESIZE = 4,  /* ftruncate, fallocate */
+    CWC_SYS_SYNC = 8,    /* fsync, fdatasync, sync_file_range, syncfs */
+    CWC_SYS_OPEN = 16,   /* open, openat, naming the file */
+    CWC_SYS_REMOVE = 32, /* unlink, unlinkat, naming the file */
 };
 
 /* From now on, every call of a kind in `kinds` on a descriptor of the
