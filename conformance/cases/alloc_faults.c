@@ -431,6 +431,20 @@ static void write_two_chunks(cw_blob *b, uint64_t at)
     cw_iobufs_release(bufs);
 }
 
+/* The written bytes read into a buffer of the run's storage pool: they,
+ * or no memory (STOR-006); a buffer a failed read took from the pool goes
+ * back to it, or the pool outlives the run (RUN-008). */
+static void read_pooled(cw_blob *b)
+{
+    cw_iobuf_mut m;
+    int rc = cw_blob_read_at(b, 0, sizeof durable, 0, &m, NULL);
+    EXPECT(cwc_ok_or_nomem(rc));
+    if (rc != CW_OK)
+        return;
+    EXPECT(cw_iobuf_mut_equal_bytes(&m, durable, sizeof durable));
+    cw_iobuf_mut_release(&m);
+}
+
 /* Faults that fail every open, then none: each setting takes effect when
  * it reports CW_OK (STOR-030). Whether the storage is fault-free after. */
 static bool faults_set_and_cleared(cw_ctx *ctx)
@@ -473,6 +487,8 @@ static void *storage_root(cw_ctx *ctx, void *arg)
         rc = cw_blob_read_into(b, 0, back, sizeof back, 0, &err);
         EXPECT(cwc_ok_or_nomem(rc) && (rc != CW_OK || memcmp(back, durable, sizeof back) == 0));
     }
+    if (st.written)
+        read_pooled(b);
     write_two_chunks(b, sizeof durable);
     cw_blob_close(b);
     cw_blob_names *names = NULL;
@@ -524,7 +540,8 @@ static void close_halves(cw_sink *sink, cw_stream *stream)
  * memory; true when there are halves to use (not so after a failed check). */
 static bool made_halves(int rc, cw_sink *sink, cw_stream *stream)
 {
-    EXPECT(cwc_ok_or_nomem(rc) && (rc == CW_OK) == (sink != NULL) && (rc == CW_OK) == (stream != NULL));
+    EXPECT(cwc_ok_or_nomem(rc) && (rc == CW_OK) == (sink != NULL) &&
+           (rc == CW_OK) == (stream != NULL));
     return rc == CW_OK && sink && stream;
 }
 

@@ -102,7 +102,9 @@ void cwc_sweep_run_config(const cw_config *cfg, cw_task_fn root)
     memset(&res, 0, sizeof res);
     int rc = cwc_run(cfg, root, NULL, &res);
     EXPECT(rc == res.status);
-    EXPECT(cwc_ok_or_nomem(rc));
+    if (!cwc_ok_or_nomem(rc) && !shared->wrong[0]) /* what the run said: the first clue */
+        snprintf(shared->wrong, sizeof shared->wrong, "the run ended with %s: %.150s",
+                 cw_strerror(rc), res.message);
     EXPECT(rc != CW_ERR_NOMEM || res.message[0] != '\0');
 }
 
