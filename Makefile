@@ -273,7 +273,7 @@ conformance-run: $(B)/bin/cw-conformance
 # plugin-run, kit-check and negative certify the reference again, loaded
 # another way or wrapped: conformance-run has swept every allocation place
 # of each workload already, so they sweep a sample of them
-# (CWC_ALLOC_PLACES, conformance/cases/alloc_faults.c).
+# (CWC_ALLOC_PLACES, conformance/cases/alloc_sweep.c).
 REPEAT_PLACES := 24
 
 plugin-run: export CWC_ALLOC_PLACES = $(REPEAT_PLACES)
