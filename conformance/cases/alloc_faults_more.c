@@ -4,8 +4,9 @@
  * (cases/alloc_sweep.h, RUN-007, RUN-008): the parts of the interface
  * alloc_faults.c leaves out, each checked against what its section says a
  * call must do when memory runs out. The deterministic network's
- * partitions, a recovered run, the metrics endpoint, rate limiters, and
- * contexts of many attributes that register metrics.
+ * partitions and links, a recovered run, the metrics endpoint, parallel
+ * strategies, rate limiters, and contexts of many attributes that register
+ * metrics.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -18,7 +19,7 @@
 
 #include "cases/alloc_sweep.h"
 
-/* ---- The deterministic network: partitions ------------------------------------------------ */
+/* ---- The deterministic network: partitions over slow links ------------------------------ */
 
 /* `text` sent on `sink` arrives whole on `stream`, or a call said it found
  * no memory (NET-034). Only where no partition holds the bytes. */
@@ -126,10 +127,22 @@ static void *partition_root(cw_ctx *ctx, void *arg)
     return ctx;
 }
 
-CWC_CASE(alloc_faults_partitions, "network", "RUN-007 RUN-008 NET-028 NET-034",
+/* Links with a latency and a jitter: the bytes of each send arrive later
+ * on the virtual clock, in order [NET-027]. */
+static void run_slow_links(cw_task_fn root, void *prepared)
+{
+    (void)prepared;
+    cw_config cfg = cwc_config();
+    cfg.network_latency = 2 * CW_MSEC;
+    cfg.network_jitter = CW_MSEC;
+    cwc_sweep_run_config(&cfg, root);
+}
+
+CWC_CASE(alloc_faults_partitions, "network", "RUN-007 RUN-008 NET-027 NET-028 NET-034",
          CWC_NEEDS_NETWORK | CW_CAP_DETERMINISTIC)
 {
-    cwc_sweep(partition_root);
+    cwc_workload w = {partition_root, NULL, run_slow_links};
+    cwc_sweep_workload(&w);
 }
 
 /* ---- A recovered run ------------------------------------------------------------------------ */
@@ -311,6 +324,117 @@ CWC_CASE(alloc_faults_metrics_endpoint, "metrics", "RUN-007 RUN-008 MET-017 MET-
 {
     cwc_workload w = {endpoint_root, NULL, run_with_endpoint};
     cwc_sweep_workload(&w);
+}
+
+/* ---- Parallel strategies -------------------------------------------------------------------- */
+
+enum { ITEMS = 200 };
+
+/* How many times a function of a strategy's call ran. */
+static atomic_int calls;
+
+static void square(void *out, size_t i, void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&calls, 1);
+    *(uint64_t *)out = (uint64_t)i * i;
+}
+
+static void sum_zero(void *acc, void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&calls, 1);
+    *(uint64_t *)acc = 0;
+}
+
+static void sum_range(void *acc, size_t begin, size_t end, void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&calls, 1);
+    for (size_t i = begin; i < end; i++)
+        *(uint64_t *)acc += i;
+}
+
+static void sum_merge(void *acc, void *other, void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&calls, 1);
+    *(uint64_t *)acc += *(uint64_t *)other;
+}
+
+/* A map: every result in its place, or CW_ERR_NOMEM having called
+ * nothing and written nothing [PAR-003, PAR-011]. */
+static void map_squares(cw_strategy *s, cw_ctx *ctx)
+{
+    static uint64_t out[ITEMS];
+    memset(out, 0xee, sizeof out);
+    atomic_store(&calls, 0);
+    int rc = cw_strategy_map(s, ctx, 0, ITEMS, sizeof out[0], square, NULL, out);
+    EXPECT(cwc_ok_or_nomem(rc));
+    bool right = true;
+    for (size_t i = 0; i < ITEMS; i++)
+        right = right && out[i] == (rc == CW_OK ? (uint64_t)i * i : UINT64_C(0xeeeeeeeeeeeeeeee));
+    EXPECT(right);
+    EXPECT(rc == CW_OK || atomic_load(&calls) == 0);
+}
+
+/* A fold: the sum, or CW_ERR_NOMEM having called nothing [PAR-002, PAR-011]. */
+static void fold_sum(cw_strategy *s, cw_ctx *ctx)
+{
+    cw_fold f = {sizeof(uint64_t), sum_zero, sum_range, sum_merge, NULL, NULL};
+    uint64_t sum = 7;
+    atomic_store(&calls, 0);
+    int rc = cw_strategy_fold(s, ctx, 0, ITEMS, &f, &sum);
+    EXPECT(cwc_ok_or_nomem(rc));
+    EXPECT(rc == CW_OK ? sum == (uint64_t)ITEMS * (ITEMS - 1) / 2 : sum == 7);
+    EXPECT(rc == CW_OK || atomic_load(&calls) == 0);
+}
+
+static void *job_body(cw_strategy *s, void *arg)
+{
+    (void)s;
+    return arg;
+}
+
+/* A job: joined with its value, or refused with no job [PAR-007, PAR-011]. */
+static void job_joined(cw_strategy *s, cw_ctx *ctx)
+{
+    cw_job *j = NULL;
+    int rc = cw_strategy_spawn(s, job_body, ctx, &j);
+    EXPECT(cwc_ok_or_nomem(rc) && (rc == CW_OK) == (j != NULL));
+    if (!j)
+        return;
+    void *v = NULL;
+    EXPECT(cw_job_join(j, ctx, &v) == CW_OK && v == ctx);
+}
+
+/* A strategy of `parallelism` threads: made, or refused with none
+ * [PAR-001, PAR-011]; each of its calls then does its work or finds no memory. */
+static void strategy_of(cw_ctx *ctx, size_t parallelism)
+{
+    cw_strategy *s = (cw_strategy *)&s; /* must be overwritten */
+    int rc = cw_strategy_new(ctx, parallelism, &s);
+    EXPECT(cwc_ok_or_nomem(rc) && (rc == CW_OK) == (s != NULL));
+    if (rc != CW_OK || !s)
+        return;
+    map_squares(s, ctx);
+    fold_sum(s, ctx);
+    job_joined(s, ctx);
+    cw_strategy_release(s);
+}
+
+static void *strategy_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    strategy_of(ctx, 2);
+    strategy_of(ctx, 1);
+    return ctx;
+}
+
+CWC_CASE(alloc_faults_strategy, "parallel",
+         "RUN-007 RUN-008 PAR-001 PAR-002 PAR-003 PAR-007 PAR-011 TASK-012", 0)
+{
+    cwc_sweep(strategy_root);
 }
 
 /* ---- Rate limiters -------------------------------------------------------------------------- */
