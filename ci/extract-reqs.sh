@@ -5,7 +5,9 @@
 # and its reports (the --html page) can quote each one's words. A
 # requirement is a list item that begins with **[ABC-123]**; its text is the
 # rest of the item (the lines indented under it, joined by spaces), as
-# Markdown, written as a C string literal.
+# Markdown, written as a C string literal. An ID given to two requirements
+# fails the build: each rule's cases and verdict are found by its ID.
+extract() {
 for f in "$@"; do
   section=$(basename "$f" .md | sed 's/^[0-9]*-//')
   awk -v section="$section" '
@@ -44,3 +46,12 @@ for f in "$@"; do
     END { flush() }
   ' "$f"
 done
+}
+
+out=$(extract "$@") || exit 1
+twice=$(printf '%s\n' "$out" | sed -n 's/^CWC_REQ("\([^"]*\)".*/\1/p' | sort | uniq -d)
+if [ -n "$twice" ]; then
+  echo "extract-reqs: requirement IDs given twice in spec/: $twice" >&2
+  exit 1
+fi
+printf '%s\n' "$out"

@@ -432,7 +432,7 @@ static void *strategy_root(cw_ctx *ctx, void *arg)
 }
 
 CWC_CASE(alloc_faults_strategy, "parallel",
-         "RUN-007 RUN-008 PAR-001 PAR-002 PAR-003 PAR-007 PAR-011 TASK-012", 0)
+         "RUN-007 RUN-008 PAR-001 PAR-002 PAR-003 PAR-007 PAR-011 TASK-014", 0)
 {
     cwc_sweep(strategy_root);
 }

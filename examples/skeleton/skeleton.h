@@ -128,7 +128,7 @@ struct sk_task {
     sk_task *prev, *next;           /* the run's live tasks, in spawn order */
     sk_task *ready_next;            /* the ready queue */
     sk_handle *handle;              /* NULL once released */
-    sk_cell *cell;                  /* what its wakers point at, made on demand */
+    sk_cell *cell;                  /* what its wakers are, made with the task */
     cw_cleanup *cleanups;           /* newest first */
     bool queued, blocked, started, done;
     bool aborting;     /* asked to end at its next suspension point */
@@ -197,6 +197,7 @@ void sk_set_current(sk_task *t);
  * because wakers may be woken from any thread and outlive their task and
  * their run [TASK-010]. */
 struct sk_cell {
+    cw_object base; /* a waker is its task's cell, one reference more */
     pthread_mutex_t lock;
     int refs;            /* the task's one, and one per waker (atomic) */
     sk_rt *rt;           /* NULL once the task ended: waking does nothing */
@@ -205,6 +206,7 @@ struct sk_cell {
     bool queued;
 };
 
+sk_cell *sk_cell_new(sk_task *t);
 cw_waker *sk_waker_current(cw_ctx *ctx);
 void sk_waker_wake(cw_waker *w);
 void sk_waker_release(cw_waker *w);

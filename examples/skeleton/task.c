@@ -42,14 +42,17 @@ static sk_task *task_new(sk_ctx *from, cw_task_fn fn, void *arg)
     sk_task *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
-    sk_node *node = sk_node_new(from->node);
+    t->rt = from->obj.rt;
+    t->cell = sk_cell_new(t);
+    sk_node *node = t->cell ? sk_node_new(from->node) : NULL;
     t->ctx = node ? sk_ctx_new(from->obj.rt, node, from->label, from) : NULL;
     if (!t->ctx) {
+        if (t->cell)
+            sk_cell_unref(t->cell);
         free(t);
         return NULL;
     }
     t->ctx->task = t;
-    t->rt = from->obj.rt;
     t->fn = fn;
     t->arg = arg;
     return t;
@@ -183,18 +186,24 @@ bool sk_root_task(sk_rt *rt, cw_task_fn fn, void *arg)
 {
     sk_task *t = calloc(1, sizeof *t);
     sk_node *node = sk_node_new(NULL);
-    if (!t || !node) {
+    if (t) {
+        t->rt = rt;
+        t->cell = sk_cell_new(t);
+    }
+    if (!t || !node || !t->cell) {
+        if (t && t->cell)
+            sk_cell_unref(t->cell);
         free(t);
         free(node);
         return false;
     }
     t->ctx = sk_ctx_new(rt, node, "", NULL);
     if (!t->ctx) {
+        sk_cell_unref(t->cell);
         free(t);
         return false;
     }
     t->ctx->task = t;
-    t->rt = rt;
     t->fn = fn;
     t->arg = arg;
     rt->root = t;

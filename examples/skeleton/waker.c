@@ -3,9 +3,10 @@
  * waker.c - wakers, cw_park and cw_yield (spec/04-tasks.md).
  *
  * A waker may be woken from any thread, and after its task or its whole run
- * ended [TASK-010]. So a waker does not point at the task but at a cell:
- * counted (the task holds one reference, each waker one), locked, and
- * detached when the task ends. A wake does not touch the task either: it
+ * ended [TASK-010]. So a waker is not the task but its cell: counted (the
+ * task holds one reference, each waker one), locked, and detached when the
+ * task ends. The cell is made with the task, so a waker costs no memory
+ * [TASK-014]. A wake does not touch the task either: it
  * queues the cell on its run, under the run's lock, and signals the
  * scheduler, which sets the task's wake_pending flag on its own thread.
  *
@@ -16,23 +17,19 @@
 
 #include "skeleton.h"
 
-typedef struct sk_waker {
-    cw_object base; /* no sk_obj: a waker is not the run's to free */
-    sk_cell *cell;
-} sk_waker;
-
-static sk_cell *cell_of(sk_task *t)
+/* Made with its task, so that cw_waker_current never finds memory short
+ * [TASK-014]: a waker is the cell itself, with one reference more. */
+sk_cell *sk_cell_new(sk_task *t)
 {
-    if (t->cell)
-        return t->cell;
     sk_cell *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
+    c->base.backend = &sk_backend;
     pthread_mutex_init(&c->lock, NULL);
     c->refs = 1;
     c->rt = t->rt;
     c->task = t;
-    return t->cell = c;
+    return c;
 }
 
 void sk_cell_unref(sk_cell *c)
@@ -53,25 +50,18 @@ void sk_cell_detach(sk_cell *c)
     sk_cell_unref(c);
 }
 
-/* NULL when memory is exhausted. */
 cw_waker *sk_waker_current(cw_ctx *ctx)
 {
     sk_task *t = sk_current_of(SK_CTX(ctx)->obj.rt, "cw_waker_current");
-    sk_cell *c = cell_of(t);
-    sk_waker *w = c ? malloc(sizeof *w) : NULL;
-    if (!w)
-        return NULL;
-    w->base.backend = &sk_backend;
-    w->cell = c;
-    __atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
-    return (cw_waker *)w;
+    __atomic_add_fetch(&t->cell->refs, 1, __ATOMIC_RELAXED);
+    return (cw_waker *)(void *)t->cell;
 }
 
 /* Lock order: the cell, then its run. A run is freed only after all its
  * cells were detached under their lock, so c->rt is safe to use here. */
 void sk_waker_wake(cw_waker *waker)
 {
-    sk_cell *c = ((sk_waker *)(void *)waker)->cell;
+    sk_cell *c = (sk_cell *)(void *)waker;
     pthread_mutex_lock(&c->lock);
     sk_rt *rt = c->rt;
     if (rt) {
@@ -90,9 +80,7 @@ void sk_waker_wake(cw_waker *waker)
 
 void sk_waker_release(cw_waker *waker)
 {
-    sk_waker *w = (sk_waker *)(void *)waker;
-    sk_cell_unref(w->cell);
-    free(w);
+    sk_cell_unref((sk_cell *)(void *)waker);
 }
 
 /* On the run's thread: hand each queued wake to its task. A task that
