@@ -16,8 +16,25 @@ const MAX_FIELDS: usize = 64;
 
 /// Record one event. `label` ends with a NUL, which is not hashed.
 pub fn record(rt: &mut Rt, label: &[u8], fields: &[&[u8]]) {
+    let done = try_record(rt, label, fields);
+    debug_assert!(
+        done,
+        "an event of more than MAX_FIELDS fields recorded without memory"
+    );
+}
+
+/// Record one event, or, when the event log needs a field list on the heap
+/// (more than `MAX_FIELDS` fields) and there is no memory for it, record
+/// nothing and return `false`: the log is given exactly the fields hashed
+/// (DET-016), never some of them.
+pub fn try_record(rt: &mut Rt, label: &[u8], fields: &[&[u8]]) -> bool {
     if !rt.audit {
-        return;
+        return true;
+    }
+    let mut heap: Vec<cw_event_field> = Vec::new();
+    let all = rt.cfg.event_log.is_some() && fields.len() > MAX_FIELDS;
+    if all && heap.try_reserve_exact(fields.len()).is_err() {
+        return false;
     }
     let name = &label[..label.len() - 1];
     let mut h = Sha256::new();
@@ -39,9 +56,7 @@ pub fn record(rt: &mut Rt, label: &[u8], fields: &[&[u8]]) {
         };
         let mut fs: [cw_event_field; MAX_FIELDS] = [0; MAX_FIELDS].map(|_| blank());
         // More fields than the stack array holds (a register with many
-        // attributes): a heap array, or the first MAX_FIELDS without memory.
-        let mut heap: Vec<cw_event_field> = Vec::new();
-        let all = fields.len() > MAX_FIELDS && heap.try_reserve_exact(fields.len()).is_ok();
+        // attributes): the heap array had above.
         let (ptr_, n) = if all {
             for s in fields.iter() {
                 heap.push(cw_event_field {
@@ -55,7 +70,7 @@ pub fn record(rt: &mut Rt, label: &[u8], fields: &[&[u8]]) {
                 d.data = s.as_ptr() as *const c_void;
                 d.len = s.len();
             }
-            (fs.as_ptr(), fields.len().min(MAX_FIELDS))
+            (fs.as_ptr(), fields.len())
         };
         let ev = cw_event {
             index,
@@ -69,6 +84,7 @@ pub fn record(rt: &mut Rt, label: &[u8], fields: &[&[u8]]) {
         // (DET-016); it must not call into the runtime.
         unsafe { log(rt.cfg.event_log_arg, &ev) };
     }
+    true
 }
 
 /// `process_task`: the id as 16 bytes big-endian, the task's label.

@@ -117,6 +117,10 @@ pub struct Rt {
     pub ready: VecDeque<*mut Task>,
     pub batch: VecDeque<*mut Task>,
     pub alarms: Vec<Alarm>,
+    /// Room kept in `alarms` for the streams' own alarms: one slot for each
+    /// live pipe whose alarm is not armed, so that arming one never needs
+    /// memory (a send that went in flight must arrive, NET-034).
+    pub pipe_alarm_room: usize,
     pub alarm_seq: u64,
     pub current: *mut Task,
     pub sched_sp: *mut u8,
@@ -741,6 +745,8 @@ fn step7(r: &mut Rt) -> Option<End> {
         while !r.alarms.is_empty() && r.alarms[0].time <= r.clock {
             let a = r.alarms.remove(0);
             if !a.pipe.is_null() {
+                // Its slot is the pipe's room again.
+                r.pipe_alarm_room += 1;
                 crate::net::core::pipe_due(r, a.pipe);
                 continue;
             }
@@ -911,6 +917,7 @@ pub fn run(
         ready: VecDeque::new(),
         batch: VecDeque::new(),
         alarms: Vec::new(),
+        pipe_alarm_room: 0,
         alarm_seq: 0,
         current: ptr::null_mut(),
         sched_sp: ptr::null_mut(),
@@ -1014,16 +1021,17 @@ pub unsafe fn rt_of(p: *const c_void) -> *mut Rt {
 }
 
 /// Reserve room for one more armed alarm, keeping them sorted by (time, arm
-/// order); `false` without memory (CLK-008).
+/// order); `false` without memory (CLK-008). The room kept for the pipes'
+/// alarms is not taken.
 pub fn arm_alarm(rt: &mut Rt, t: *mut Task, w: *mut cw_wait, time: u64) -> bool {
+    if rt.alarms.try_reserve(1 + rt.pipe_alarm_room).is_err() {
+        return false;
+    }
     let seq = rt.alarm_seq;
     rt.alarm_seq += 1;
     let pos = rt
         .alarms
         .partition_point(|a| (a.time, a.seq) <= (time, seq));
-    if rt.alarms.try_reserve(1).is_err() {
-        return false;
-    }
     rt.alarms.insert(
         pos,
         Alarm {
@@ -1037,16 +1045,31 @@ pub fn arm_alarm(rt: &mut Rt, t: *mut Task, w: *mut cw_wait, time: u64) -> bool 
     true
 }
 
-/// Arm the alarm of a stream with bytes in flight (NET-027).
-pub fn arm_pipe_alarm(rt: &mut Rt, p: *mut crate::net::core::Pipe, time: u64) -> bool {
+/// Keep room in the alarm list for the alarm of a new pipe; `false`
+/// without memory (the pipe is then not made).
+pub fn keep_pipe_alarm_room(rt: &mut Rt) -> bool {
+    if rt.alarms.try_reserve(1 + rt.pipe_alarm_room).is_err() {
+        return false;
+    }
+    rt.pipe_alarm_room += 1;
+    true
+}
+
+/// Give back the room kept for a pipe that is freed (its alarm not armed).
+pub fn drop_pipe_alarm_room(rt: &mut Rt) {
+    rt.pipe_alarm_room -= 1;
+}
+
+/// Arm the alarm of a stream with bytes in flight (NET-027), in the room
+/// kept for its pipe: never fails, never allocates.
+pub fn arm_pipe_alarm(rt: &mut Rt, p: *mut crate::net::core::Pipe, time: u64) {
+    debug_assert!(rt.pipe_alarm_room > 0 && rt.alarms.capacity() > rt.alarms.len());
+    rt.pipe_alarm_room -= 1;
     let seq = rt.alarm_seq;
     rt.alarm_seq += 1;
     let pos = rt
         .alarms
         .partition_point(|a| (a.time, a.seq) <= (time, seq));
-    if rt.alarms.try_reserve(1).is_err() {
-        return false;
-    }
     rt.alarms.insert(
         pos,
         Alarm {
@@ -1057,12 +1080,13 @@ pub fn arm_pipe_alarm(rt: &mut Rt, p: *mut crate::net::core::Pipe, time: u64) ->
             pipe: p,
         },
     );
-    true
 }
 
+/// Disarm a pipe's alarm (a partition holds its bytes); its room is kept.
 pub fn disarm_pipe_alarm(rt: &mut Rt, p: *mut crate::net::core::Pipe) {
     if let Some(i) = rt.alarms.iter().position(|a| a.pipe == p) {
         rt.alarms.remove(i);
+        rt.pipe_alarm_room += 1;
     }
 }
 

@@ -254,6 +254,8 @@ pub fn encode(r: &mut Rt) -> *mut c_char {
                 break;
             }
             oversized[pi] = st.oversized;
+            // A row without memory is left out of this text: MET-019 lets a
+            // pool's series that cannot be made at an encode appear at a later one.
             if (st.created > 0 || st.exhausted > 0) && pool_rows.try_reserve(1).is_ok() {
                 pool_rows.push((pi, st.created, st.exhausted, st.size));
             }

@@ -69,7 +69,8 @@ fn fail(rt: *mut Rt, full: &[u8], reason: std::fmt::Arguments) -> ! {
 
 /// The `register` event: name, help, then each attribute's key and value
 /// (MET-018, 11-deterministic.md); with more than 31 attributes and no
-/// memory for the field list, name and help alone (MET-019).
+/// memory for the field list (or the event log's), name and help alone
+/// (MET-019).
 fn register_event(r: &mut Rt, name: &[u8], help: &[u8], c: &Ctx) {
     if !r.audit {
         return;
@@ -85,7 +86,10 @@ fn register_event(r: &mut Rt, name: &[u8], help: &[u8], c: &Ctx) {
         fields.push(&k[..k.len() - 1]);
         fields.push(&v[..v.len() - 1]);
     }
-    audit::record(r, b"register\0", &fields);
+    // Without memory for the event log's field list: name and help alone.
+    if !audit::try_record(r, b"register\0", &fields) {
+        audit::record(r, b"register\0", &[name, help]);
+    }
 }
 
 /// `cw_register` (MET-001..MET-005, MET-018, MET-019).

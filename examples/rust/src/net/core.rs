@@ -166,6 +166,7 @@ fn free_pipe_if_done(rt: &mut Rt, p: *mut Pipe) -> bool {
         }
         let i = pr.idx;
         rt.net.pipes.swap_remove(i);
+        runtime::drop_pipe_alarm_room(rt);
         if i < rt.net.pipes.len() {
             (*rt.net.pipes[i]).idx = i;
         }
@@ -251,11 +252,20 @@ fn close_waits(rt: &mut Rt, l: &mut WaitList) {
     l.tail = ptr::null_mut();
 }
 
+/// A new pipe, with the memory its sends cannot do without kept from the
+/// start: room for the end of its sink in `flight`, and for its alarm in
+/// the run's list (NET-034: a send either fails with `CW_ERR_NOMEM` or
+/// arrives).
 fn new_pipe(rt: &mut Rt, conn: *mut Conn, stream_remote: cw_addr) -> Option<*mut Pipe> {
     rt.net.pipes.try_reserve(1).ok()?;
-    let p = try_raw(Pipe {
+    let mut flight = VecDeque::new();
+    flight.try_reserve(1).ok()?;
+    if !runtime::keep_pipe_alarm_room(rt) {
+        return None;
+    }
+    let p = match try_raw(Pipe {
         arrived: VecDeque::new(),
-        flight: VecDeque::new(),
+        flight,
         last_arrival: 0,
         sink_open: true,
         stream_open: true,
@@ -265,7 +275,13 @@ fn new_pipe(rt: &mut Rt, conn: *mut Conn, stream_remote: cw_addr) -> Option<*mut
         conn,
         stream_remote,
         idx: rt.net.pipes.len(),
-    })?;
+    }) {
+        Some(p) => p,
+        None => {
+            runtime::drop_pipe_alarm_room(rt);
+            return None;
+        }
+    };
     rt.net.pipes.push(p);
     Some(p)
 }
@@ -326,9 +342,9 @@ fn arm_pipe(rt: &mut Rt, p: *mut Pipe) {
     }
     if let Some(f) = pr.flight.front() {
         let at = f.at;
-        if runtime::arm_pipe_alarm(rt, p, at) {
-            pr.alarm = true;
-        }
+        // In the room kept for the pipe since it was made.
+        runtime::arm_pipe_alarm(rt, p, at);
+        pr.alarm = true;
     }
 }
 
@@ -361,10 +377,9 @@ fn push_end(rt: &mut Rt, p: *mut Pipe) {
         return;
     }
     let at = pr.last_arrival.max(rt.clock);
-    if pr.flight.try_reserve(1).is_err() {
-        pr.ended = true;
-        return;
-    }
+    // Room for the end was kept when the pipe was made and at each send
+    // since: this push does not allocate.
+    debug_assert!(pr.flight.capacity() > pr.flight.len());
     pr.flight.push_back(Flight {
         at,
         bytes: Vec::new(),
@@ -744,7 +759,9 @@ pub fn send(rt: &mut Rt, s: *mut Half, bufs: *const cw_iobufs) -> c_int {
     }
     if rc == CW_OK {
         let held: usize = pr.flight.iter().map(|f| f.bytes.len()).sum();
-        if pr.arrived.try_reserve(held + data.len()).is_err() || pr.flight.try_reserve(1).is_err() {
+        // Room for every byte in flight to arrive, for this send in flight,
+        // and for the end of the sink after it (`push_end`).
+        if pr.arrived.try_reserve(held + data.len()).is_err() || pr.flight.try_reserve(2).is_err() {
             rc = CW_ERR_NOMEM;
         }
     }

@@ -20,6 +20,9 @@ use std::fmt::Write;
 use std::os::raw::{c_int, c_void};
 use std::ptr;
 
+/// `errno` for memory that ran out.
+const ENOMEM: c_int = 12;
+
 fn blob_parts(b: *mut Blob) -> (*mut Rt, *mut Open) {
     // SAFETY: a live blob handle of this backend.
     unsafe { ((*b).h.rt, (*b).open) }
@@ -346,12 +349,19 @@ fn write_common(
         let f = injected(CW_ERR_IO, "io error: ", &c.o.part, Some(&c.o.name), "write");
         return fail(&c, err, f);
     }
+    // The crash log's entry is had before the bytes change: a write that
+    // succeeds is one a crash can replay (STOR-033), and without memory the
+    // write fails having changed nothing (RUN-007).
+    let entry = match log_entry(&mut c, data) {
+        Some(e) => e,
+        None => return fail(&c, err, nomem()),
+    };
     if !c.o.bytes.put(pos, data) {
         return fail(&c, err, nomem());
     }
     if options & CW_WRITE_SYNC == 0 {
         c.o.dirty = true;
-        log_op(&mut c, pos, data, false);
+        log_op(&mut c, pos, entry, false);
         return CW_OK;
     }
     // A synced write: its bytes go to the file and are flushed before the
@@ -363,13 +373,13 @@ fn write_common(
         Some(d) => d,
         None => {
             c.o.dirty = true;
-            log_op(&mut c, pos, data, false);
+            log_op(&mut c, pos, entry, false);
             return fail(&c, err, nomem());
         }
     };
     if !durable.put(pos, data) {
         c.o.dirty = true;
-        log_op(&mut c, pos, data, false);
+        log_op(&mut c, pos, entry, false);
         return fail(&c, err, nomem());
     }
     // SAFETY: as above; only read while the file is written.
@@ -377,9 +387,11 @@ fn write_common(
     let done = c.r.store.persist_sync(file, old, &durable);
     if let Err((step, e)) = done {
         c.o.dirty = true;
-        log_op(&mut c, pos, data, false);
-        let f = if step == Step::Flush {
-            // The flush failed: from now on STOR-037.
+        log_op(&mut c, pos, entry, false);
+        let f = if step == Step::Flush && e != ENOMEM {
+            // The flush failed: from now on STOR-037 (memory that ran out
+            // is `CW_ERR_NOMEM` whatever the step, RUN-007, and no flush
+            // failed).
             c.o.sync_failed = true;
             os_fail(
                 CW_ERR_BLOB_SYNC_FAILED,
@@ -403,16 +415,25 @@ fn write_common(
     }
     // SAFETY: as above.
     unsafe { (*file).durable = durable };
-    log_op(&mut c, pos, data, true);
+    log_op(&mut c, pos, entry, true);
     CW_OK
 }
 
-/// Log a write for a crash to replay (STOR-033): unsynced, or synced.
-fn log_op(c: &mut Call, pos: usize, data: &[u8], synced: bool) {
+/// What a write's entry in the crash log needs, had before the write
+/// changes anything: room in the log and a copy of the bytes (`Some(None)`
+/// when the run keeps no log; `None` without memory).
+fn log_entry(c: &mut Call, data: &[u8]) -> Option<Option<Vec<u8>>> {
     if !c.r.logging {
-        return;
+        return Some(None);
     }
-    if let Some(bytes) = copy_of(data) {
+    c.r.store.log.try_reserve(1).ok()?;
+    Some(Some(copy_of(data)?))
+}
+
+/// Log a write for a crash to replay (STOR-033): unsynced, or synced, in
+/// the room `log_entry` had.
+fn log_op(c: &mut Call, pos: usize, entry: Option<Vec<u8>>, synced: bool) {
+    if let Some(bytes) = entry {
         let o: *mut Open = c.o;
         let op = if synced {
             Op::Synced { pos, bytes }
@@ -440,7 +461,9 @@ fn torn_write(c: &mut Call, pos: usize, data: &[u8]) {
             if let Some(s) = run.take() {
                 // Kept bytes of a failed write are unsynced like any write's
                 // (STOR-031).
-                log_op(c, pos + s, &data[s..i], false);
+                if let Some(e) = log_entry(c, &data[s..i]) {
+                    log_op(c, pos + s, e, false);
+                }
             }
             if prefix {
                 return;
@@ -448,7 +471,9 @@ fn torn_write(c: &mut Call, pos: usize, data: &[u8]) {
         }
     }
     if let Some(s) = run {
-        log_op(c, pos + s, &data[s..], false);
+        if let Some(e) = log_entry(c, &data[s..]) {
+            log_op(c, pos + s, e, false);
+        }
     }
 }
 
@@ -570,6 +595,11 @@ pub fn resize(b: *mut Blob, len: u64, err: *mut cw_storage_error) -> c_int {
         m.push(b" error: injected fault");
         return fail(&c, err, Fail::new(CW_ERR_BLOB_RESIZE_FAILED, m));
     }
+    // Room for the crash log's entry first: a resize that succeeds is one
+    // a crash can replay (STOR-033).
+    if c.r.logging && c.r.store.log.try_reserve(1).is_err() {
+        return fail(&c, err, nomem());
+    }
     let n = (c.o.data_offset + len) as usize;
     c.o.bytes.set_len(n as u64);
     c.o.dirty = true;
@@ -608,7 +638,13 @@ fn do_sync(c: &mut Call) -> Result<(), Fail> {
     // (STOR-039); a failure is final for this open (STOR-037).
     let new = copy.as_ref().unwrap_or(old);
     if let Err((_, e)) = c.r.store.persist_sync(file, old, new) {
-        c.o.sync_failed = true;
+        // Memory that ran out (ours, or the system's: `ENOMEM`) is
+        // `CW_ERR_NOMEM` (RUN-007), not a failed flush: STOR-037 follows
+        // `CW_ERR_BLOB_SYNC_FAILED` only, and a later sync writes every
+        // byte again (the file is marked stale).
+        if e != ENOMEM {
+            c.o.sync_failed = true;
+        }
         return Err(os_fail(
             CW_ERR_BLOB_SYNC_FAILED,
             "blob sync failed: ",
@@ -642,17 +678,27 @@ pub fn sync(b: *mut Blob, err: *mut cw_storage_error) -> c_int {
 }
 
 /// `cw_blob_start_sync` (STOR-016, DET-014): the whole sync now, and a
-/// handle already complete with its result.
+/// handle already complete with its result. The handle is had before the
+/// sync is made: without memory for it the call returns the run's spent
+/// handle (`CW_ERR_NOMEM`, TASK-011) having synced nothing (RUN-007),
+/// never a sync made that its handle calls refused.
 pub fn start_sync(b: *mut Blob) -> *mut Handle {
     let (rt, _) = blob_parts(b);
     let result = match begin(b, "cw_blob_start_sync", ptr::null_mut()) {
         Ok(mut c) => {
+            let h = match alloc_obj(c.r, Handle::done(rt, CW_OK, ptr::null_mut())) {
+                Some(h) => h,
+                None => return c.r.nomem_handle,
+            };
             count(c.r, |s| s.syncs, 1);
             audit::record(c.r, b"start_sync\0", &[&c.o.part, &c.o.name]);
-            match do_sync(&mut c) {
+            let rc = match do_sync(&mut c) {
                 Ok(()) => CW_OK,
                 Err(f) => f.code,
-            }
+            };
+            // SAFETY: the fresh handle, which only this call holds yet.
+            unsafe { (*h).result = rc };
+            return h;
         }
         Err(rc) => rc,
     };
