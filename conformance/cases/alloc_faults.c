@@ -523,29 +523,6 @@ CWC_CASE(alloc_faults_storage, "storage", "RUN-007 RUN-008 STOR-006 STOR-008 STO
 
 /* ---- The network ---------------------------------------------------------------------------- */
 
-/* `text` from `sink` to `stream`: it arrives whole, or a call said it
- * found no memory (NET-034). */
-static void exchange(cw_sink *sink, cw_stream *stream, const char *text)
-{
-    size_t len = strlen(text);
-    cw_iobufs *l = cw_iobufs_new(cwc_backend);
-    cw_iobuf buf;
-    if (!l || cw_iobuf_static(cwc_backend, text, len, &buf) != CW_OK ||
-        cw_iobufs_append(l, &buf) != CW_OK) {
-        cw_iobufs_release(l);
-        return;
-    }
-    int rc = cw_sink_send(sink, l);
-    cw_iobufs_release(l);
-    EXPECT(cwc_ok_or_nomem(rc));
-    if (rc != CW_OK)
-        return;
-    cw_iobufs *got = NULL;
-    rc = cw_stream_recv(stream, len, &got);
-    EXPECT(cwc_ok_or_nomem(rc) && (rc != CW_OK || cw_iobufs_equal_bytes(got, text, len)));
-    cw_iobufs_release(got);
-}
-
 static void close_halves(cw_sink *sink, cw_stream *stream)
 {
     cw_sink_close(sink);
@@ -575,8 +552,8 @@ static void connect_to(cw_ctx *ctx, cw_listener *l)
     memset(&c, 0x5a, sizeof c); /* an accept that fails must still clear its halves [NET-005] */
     rc = cw_listener_accept(l, &c);
     if (made_halves(rc, c.sink, c.stream)) {
-        exchange(sink, c.stream, "ping");
-        exchange(c.sink, stream, "pong");
+        cwc_sweep_exchange(sink, c.stream, "ping");
+        cwc_sweep_exchange(c.sink, stream, "pong");
         close_halves(c.sink, c.stream);
     }
     close_halves(sink, stream);
@@ -603,7 +580,7 @@ static void network_extras(cw_ctx *ctx)
     cw_stream *stream = NULL;
     int rc = cw_mock_channel(ctx, &sink, &stream);
     if (made_halves(rc, sink, stream)) {
-        exchange(sink, stream, "mock");
+        cwc_sweep_exchange(sink, stream, "mock");
         close_halves(sink, stream);
     }
 }

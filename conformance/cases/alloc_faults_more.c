@@ -21,29 +21,6 @@
 
 /* ---- The deterministic network: partitions over slow links ------------------------------ */
 
-/* `text` sent on `sink` arrives whole on `stream`, or a call said it found
- * no memory (NET-034). Only where no partition holds the bytes. */
-static void arrives(cw_sink *sink, cw_stream *stream, const char *text)
-{
-    size_t len = strlen(text);
-    cw_iobufs *l = cw_iobufs_new(cwc_backend);
-    cw_iobuf buf;
-    if (!l || cw_iobuf_static(cwc_backend, text, len, &buf) != CW_OK ||
-        cw_iobufs_append(l, &buf) != CW_OK) {
-        cw_iobufs_release(l);
-        return;
-    }
-    int rc = cw_sink_send(sink, l);
-    cw_iobufs_release(l);
-    EXPECT(cwc_ok_or_nomem(rc));
-    if (rc != CW_OK)
-        return;
-    cw_iobufs *got = NULL;
-    rc = cw_stream_recv(stream, len, &got);
-    EXPECT(cwc_ok_or_nomem(rc) && (rc != CW_OK || cw_iobufs_equal_bytes(got, text, len)));
-    cw_iobufs_release(got);
-}
-
 /* A dial to `at`: refused while a partition cuts it [NET-028], made
  * otherwise; either may find no memory instead [NET-034]. */
 static void dial_while(cw_ctx *ctx, const cw_addr *at, bool cut)
@@ -103,8 +80,8 @@ static void cut_and_repair(cw_ctx *ctx, cw_listener *l, const cw_addr *at)
     bool stands = cut == CW_OK && repair != CW_OK;
     dial_while(ctx, at, stands);
     if (up && !stands) { /* bytes a standing cut holds would stall the run */
-        arrives(dialed.sink, accepted.stream, "ping");
-        arrives(accepted.sink, dialed.stream, "pong");
+        cwc_sweep_exchange(dialed.sink, accepted.stream, "ping");
+        cwc_sweep_exchange(accepted.sink, dialed.stream, "pong");
     }
     if (up) {
         hang_up(&dialed);

@@ -268,3 +268,26 @@ void cwc_sweep(cw_task_fn root)
     cwc_workload w = {root, NULL, NULL};
     cwc_sweep_workload(&w);
 }
+
+/* `text` from `sink` to `stream`: it arrives whole, or a call said it
+ * found no memory (NET-034). */
+void cwc_sweep_exchange(cw_sink *sink, cw_stream *stream, const char *text)
+{
+    size_t len = strlen(text);
+    cw_iobufs *l = cw_iobufs_new(cwc_backend);
+    cw_iobuf buf;
+    if (!l || cw_iobuf_static(cwc_backend, text, len, &buf) != CW_OK ||
+        cw_iobufs_append(l, &buf) != CW_OK) {
+        cw_iobufs_release(l);
+        return;
+    }
+    int rc = cw_sink_send(sink, l);
+    cw_iobufs_release(l);
+    EXPECT(cwc_ok_or_nomem(rc));
+    if (rc != CW_OK)
+        return;
+    cw_iobufs *got = NULL;
+    rc = cw_stream_recv(stream, len, &got);
+    EXPECT(cwc_ok_or_nomem(rc) && (rc != CW_OK || cw_iobufs_equal_bytes(got, text, len)));
+    cw_iobufs_release(got);
+}

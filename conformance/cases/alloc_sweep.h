@@ -25,6 +25,10 @@ void cwc_sweep_expect(bool ok, const char *what, const char *file, int line);
 /* Whether `rc` is CW_OK or CW_ERR_NOMEM. */
 bool cwc_ok_or_nomem(int rc);
 
+/* `text` from `sink` to `stream`: it arrives whole, or a call said it
+ * found no memory (NET-034); checked with EXPECT. */
+void cwc_sweep_exchange(cw_sink *sink, cw_stream *stream, const char *text);
+
 /* The root of the run began: after that a checkpoint is handed back
  * whatever the memory (DET-008). */
 void cwc_sweep_root_began(void);
