@@ -85,19 +85,25 @@ static void read_fails(cw_blob *b)
     cwc_read_eq(b, 0, before, LEN);
 }
 
+/* `n` chunks of `each` bytes from `bytes` on, copied into a new list. */
+static cw_iobufs *chunks_of(const uint8_t *bytes, int n, size_t each)
+{
+    cw_iobufs *l = cw_iobufs_new(cwc_backend);
+    ck_assert_ptr_nonnull(l);
+    for (int i = 0; i < n; i++) {
+        cw_iobuf c;
+        ck_assert_int_eq(cw_iobuf_copy(cwc_backend, bytes + (size_t)i * each, each, &c), CW_OK);
+        ck_assert_int_eq(cw_iobufs_append(l, &c), CW_OK);
+    }
+    return l;
+}
+
 /* `part` written at PART_AT: from one buffer, or as a list of two chunks. */
 static int write_part(cw_blob *b, const uint8_t *part, bool as_list, cw_storage_error *err)
 {
     if (!as_list)
         return cw_blob_write_at(b, PART_AT, part, PART_LEN, CW_WRITE_DEFAULT, err);
-    cw_iobufs *l = cw_iobufs_new(cwc_backend);
-    ck_assert_ptr_nonnull(l);
-    for (int i = 0; i < 2; i++) {
-        cw_iobuf c;
-        ck_assert_int_eq(cw_iobuf_copy(cwc_backend, part + i * PART_LEN / 2, PART_LEN / 2, &c),
-                         CW_OK);
-        ck_assert_int_eq(cw_iobufs_append(l, &c), CW_OK);
-    }
+    cw_iobufs *l = chunks_of(part, 2, PART_LEN / 2);
     int rc = cw_blob_write_bufs(b, PART_AT, l, CW_WRITE_DEFAULT, err);
     cw_iobufs_release(l);
     return rc;
@@ -303,14 +309,7 @@ static uint8_t long_byte(size_t i)
 /* Three chunks written as one list at LONG_LEN. */
 static void write_chunks(cw_blob *b)
 {
-    cw_iobufs *l = cw_iobufs_new(cwc_backend);
-    ck_assert_ptr_nonnull(l);
-    for (int i = 0; i < 3; i++) {
-        cw_iobuf c;
-        ck_assert_int_eq(cw_iobuf_copy(cwc_backend, long_bytes + LONG_LEN + i * CHUNK, CHUNK, &c),
-                         CW_OK);
-        ck_assert_int_eq(cw_iobufs_append(l, &c), CW_OK);
-    }
+    cw_iobufs *l = chunks_of(long_bytes + LONG_LEN, 3, CHUNK);
     ck_assert_int_eq(cw_blob_write_bufs(b, LONG_LEN, l, CW_WRITE_DEFAULT, NULL), CW_OK);
     cw_iobufs_release(l);
 }
