@@ -198,12 +198,6 @@ void cwc_syscalls_fail_tcp(int port, unsigned kinds, int error)
     arm(NULL, kinds & (CWC_SYS_READ | CWC_SYS_WRITE), FAIL, error);
 }
 
-void cwc_syscalls_short_tcp(int port, unsigned kinds)
-{
-    armed_port = port;
-    arm(NULL, kinds & (CWC_SYS_READ | CWC_SYS_WRITE), SHORTEN, 0);
-}
-
 void cwc_syscalls_off(void)
 {
     atomic_store(&armed, 0u);
@@ -316,46 +310,21 @@ CWC_PIECES_CALL(W, pwritev2, (int fd, const struct iovec *v, int n, off_t at, in
 CWC_PIECES_CALL(W, pwritev64v2, (int fd, const struct iovec *v, int n, off64_t at, int flags),
                 (fd, v, n, at, flags))
 
-CWC_BYTES_CALL(R, recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags))
-CWC_BYTES_CALL(R, recvfrom,
-               (int fd, void *buf, size_t n, int flags, __SOCKADDR_ARG from, socklen_t *len),
-               (fd, buf, n, flags, from, len))
-CWC_BYTES_CALL(W, send, (int fd, const void *buf, size_t n, int flags), (fd, buf, n, flags))
-CWC_BYTES_CALL(W, sendto,
-               (int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_ARG to,
-                socklen_t len),
-               (fd, buf, n, flags, to, len))
-CWC_FILE_CALL(W, ssize_t, sendmsg, (int fd, const struct msghdr *m, int flags), (fd, m, flags),
-              struct iovec cut[SHORT_IOV];
-              struct msghdr cut_m, cut_m = *m; cut_m.msg_iov = cut;
-              cut_m.msg_iovlen = (size_t)shorten(m->msg_iov, (int)m->msg_iovlen, cut); m = &cut_m)
+/* Socket calls are only failed, never shortened (cwc_syscalls_fail_tcp). */
+#define CWC_SOCKET_CALL(kind, name, params, args)                                                  \
+    CWC_FILE_CALL(kind, ssize_t, name, params, args, (void)0, (void)0)
 
-/* recvmsg, by hand: the kernel's answers (flags, lengths) written into a
- * shortened copy of the header go back to the caller's. */
-ssize_t recvmsg(int fd, struct msghdr *m, int flags)
-{
-    static void *_Atomic next;
-    action what = act_on(fd, R);
-    if (what == FAIL)
-        return -1;
-    ssize_t (*call)(int, struct msghdr *, int);
-    *(void **)&call = next_definition(&next, "recvmsg");
-    if (!call) {
-        errno = ENOSYS;
-        return -1;
-    }
-    if (what != SHORTEN)
-        return call(fd, m, flags);
-    struct iovec cut[SHORT_IOV];
-    struct msghdr cut_m = *m;
-    cut_m.msg_iov = cut;
-    cut_m.msg_iovlen = (size_t)shorten(m->msg_iov, (int)m->msg_iovlen, cut);
-    ssize_t r = call(fd, &cut_m, flags);
-    m->msg_namelen = cut_m.msg_namelen;
-    m->msg_controllen = cut_m.msg_controllen;
-    m->msg_flags = cut_m.msg_flags;
-    return r;
-}
+CWC_SOCKET_CALL(R, recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags))
+CWC_SOCKET_CALL(R, recvfrom,
+                (int fd, void *buf, size_t n, int flags, __SOCKADDR_ARG from, socklen_t *len),
+                (fd, buf, n, flags, from, len))
+CWC_SOCKET_CALL(R, recvmsg, (int fd, struct msghdr *m, int flags), (fd, m, flags))
+CWC_SOCKET_CALL(W, send, (int fd, const void *buf, size_t n, int flags), (fd, buf, n, flags))
+CWC_SOCKET_CALL(W, sendto,
+                (int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_ARG to,
+                 socklen_t len),
+                (fd, buf, n, flags, to, len))
+CWC_SOCKET_CALL(W, sendmsg, (int fd, const struct msghdr *m, int flags), (fd, m, flags))
 
 CWC_OTHER_CALL(CWC_SYS_RESIZE, ftruncate, (int fd, off_t len), (fd, len))
 CWC_OTHER_CALL(CWC_SYS_RESIZE, ftruncate64, (int fd, off64_t len), (fd, len))

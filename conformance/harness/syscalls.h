@@ -34,12 +34,13 @@ void cwc_syscalls_fail(const char *path, unsigned kinds, int error);
  * asked for (at least one) and returns how many it moved. */
 void cwc_syscalls_short(const char *path, unsigned kinds);
 
-/* The same for the TCP sockets with `port` at either end (the
+/* cwc_syscalls_fail for the TCP sockets with `port` at either end (the
  * connections through a listener on it): their sends (send, sendto,
  * sendmsg, write, writev: CWC_SYS_WRITE) and receives (recv, recvfrom,
- * recvmsg, read, readv: CWC_SYS_READ). */
+ * recvmsg, read, readv: CWC_SYS_READ). Sockets are never shortened: on
+ * Linux a short transfer means a full buffer or an empty queue, which a
+ * backend waiting for readiness may rely on. */
 void cwc_syscalls_fail_tcp(int port, unsigned kinds, int error);
-void cwc_syscalls_short_tcp(int port, unsigned kinds);
 
 /* Back to passing everything through. */
 void cwc_syscalls_off(void);
