@@ -208,6 +208,7 @@ static int take_time_scale(const cwc_options *opt)
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         double share = cpus > 0 && opt->jobs > (unsigned long)cpus ? (double)opt->jobs / cpus : 1;
         cwc_time_scale = cwc_measure_time_scale() * share;
+        cwc_time_scale_measured = true;
         return 0;
     }
     char *end;

@@ -20,6 +20,8 @@ extern uint64_t cwc_seed;
 /* How much slower than an idle ordinary machine this run is, at least 1
  * (timescale.c): every limit in real time is multiplied by it. */
 extern double cwc_time_scale;
+/* Whether it was measured (--time-scale auto), not given. */
+extern bool cwc_time_scale_measured;
 double cwc_measure_time_scale(void);
 /* The ceiling on each case's address space, in MiB, 0 for none
  * (memlimit.c): settled once the backend is loaded, set in each case. */

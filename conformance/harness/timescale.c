@@ -24,6 +24,7 @@
 #include "harness/cwc.h"
 
 double cwc_time_scale = 1.0;
+bool cwc_time_scale_measured;
 
 /* What one round takes on an idle core of an ordinary x86-64 machine,
  * with headroom: 1.8 to 2.2 ms measured (release build, 2 cores); ASan
