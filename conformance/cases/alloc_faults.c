@@ -559,16 +559,46 @@ static void connect_to(cw_ctx *ctx, cw_listener *l)
     close_halves(sink, stream);
 }
 
+/* How many addresses `host` resolves to now: 0 when unknown, -1 when the
+ * resolution found no memory (which tells nothing). */
+static int resolves_to(cw_ctx *ctx, const char *host)
+{
+    cw_addr out[4];
+    size_t n = 0;
+    int rc = cw_resolve(ctx, host, out, 4, &n, NULL);
+    EXPECT(rc == CW_OK || rc == CW_ERR_RESOLVE_FAILED || rc == CW_ERR_NOMEM);
+    EXPECT(rc == CW_OK || n == 0);
+    return rc == CW_OK ? (int)n : rc == CW_ERR_RESOLVE_FAILED ? 0 : -1;
+}
+
+/* The removal of `host`, known to resolve to `had` addresses (0 for an
+ * unknown name): done, or refused for want of memory with the table as it
+ * was [NET-021, NET-034]. A removal is swept first thing, before any
+ * registration, so that its own allocations are the ones refused. */
+static void remove_name(cw_ctx *ctx, const char *host, int had)
+{
+    cw_addr none = cw_addr_loopback4(0);
+    int rc = cw_resolver_register(ctx, host, &none, 0);
+    EXPECT(cwc_ok_or_nomem(rc));
+    int now = resolves_to(ctx, host);
+    EXPECT(now < 0 || now == (rc == CW_OK ? 0 : had));
+}
+
 /* Names and a mock channel: each works, or says it found no memory. */
 static void network_extras(cw_ctx *ctx)
 {
     cw_addr lo = cw_addr_loopback4(0), out[4];
     size_t n = 0;
-    int reg = cw_resolver_register(ctx, "sweep.test", &lo, 1);
+    int reg = cw_resolver_register(ctx, "sweep.gone", &lo, 0);
+    EXPECT(cwc_ok_or_nomem(reg) || reg == CW_ERR_UNSUPPORTED);
+    if (reg != CW_ERR_UNSUPPORTED)
+        remove_name(ctx, "sweep.gone", 0);
+    reg = cw_resolver_register(ctx, "sweep.test", &lo, 1);
     EXPECT(cwc_ok_or_nomem(reg) || reg == CW_ERR_UNSUPPORTED);
     if (reg == CW_OK) {
         int rc = cw_resolve(ctx, "sweep.test", out, 4, &n, NULL);
         EXPECT(cwc_ok_or_nomem(rc) && (rc == CW_OK ? n == 1 : n == 0));
+        remove_name(ctx, "sweep.test", 1);
     } else {
         /* The system's resolver, which may also say it failed when its
          * own allocations are refused. */
