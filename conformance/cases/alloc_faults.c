@@ -616,6 +616,21 @@ static void connect_to(cw_ctx *ctx, cw_listener *l)
     close_halves(sink, stream);
 }
 
+/* The registered "sweep.test" removed (n 0, NET-021): gone, or the call
+ * said it found no memory and the name resolves as before (NET-034). */
+static void name_removed(cw_ctx *ctx)
+{
+    cw_addr out[4];
+    size_t n = 9;
+    int rc = cw_resolver_register(ctx, "sweep.test", NULL, 0);
+    EXPECT(cwc_ok_or_nomem(rc));
+    int found = cw_resolve(ctx, "sweep.test", out, 4, &n, NULL);
+    if (rc == CW_OK)
+        EXPECT((found == CW_ERR_RESOLVE_FAILED || found == CW_ERR_NOMEM) && n == 0);
+    else
+        EXPECT(cwc_ok_or_nomem(found) && (found == CW_OK ? n == 1 : n == 0));
+}
+
 /* Names and a mock channel: each works, or says it found no memory. */
 static void network_extras(cw_ctx *ctx)
 {
@@ -626,6 +641,7 @@ static void network_extras(cw_ctx *ctx)
     if (reg == CW_OK) {
         int rc = cw_resolve(ctx, "sweep.test", out, 4, &n, NULL);
         EXPECT(cwc_ok_or_nomem(rc) && (rc == CW_OK ? n == 1 : n == 0));
+        name_removed(ctx);
     } else {
         /* The system's resolver, which may also say it failed when its
          * own allocations are refused. */
@@ -669,7 +685,7 @@ static void *network_root(cw_ctx *ctx, void *arg)
     return ctx;
 }
 
-CWC_CASE(alloc_faults_network, "network", "RUN-007 RUN-008 NET-005 NET-034", CWC_NEEDS_NETWORK)
+CWC_CASE(alloc_faults_network, "network", "RUN-007 RUN-008 NET-005 NET-021 NET-034", CWC_NEEDS_NETWORK)
 {
     cwc_sweep(network_root);
 }
