@@ -685,7 +685,8 @@ static void *network_root(cw_ctx *ctx, void *arg)
     return ctx;
 }
 
-CWC_CASE(alloc_faults_network, "network", "RUN-007 RUN-008 NET-005 NET-021 NET-034", CWC_NEEDS_NETWORK)
+CWC_CASE(alloc_faults_network, "network", "RUN-007 RUN-008 NET-005 NET-021 NET-034",
+         CWC_NEEDS_NETWORK)
 {
     cwc_sweep(network_root);
 }

@@ -172,9 +172,9 @@ enum { LAST_TWO_ROUNDS = 2048, LAST_TWO_ROW = 64 };
 typedef struct last_two {
     cw_iobuf bufs[LAST_TWO_ROW][2];
     atomic_int released[LAST_TWO_ROW]; /* calls of each buffer's release this round */
-    atomic_int go;      /* the round whose buffers are ready */
-    atomic_int arrived; /* arrivals at the barrier, 2 a round */
-    atomic_int done;    /* the other thread's rows released, 1 a round */
+    atomic_int go;                     /* the round whose buffers are ready */
+    atomic_int arrived;                /* arrivals at the barrier, 2 a round */
+    atomic_int done;                   /* the other thread's rows released, 1 a round */
 } last_two;
 
 /* Spin until `*at` reaches `want`, letting other threads have the core

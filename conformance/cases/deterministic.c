@@ -349,8 +349,7 @@ struct guarded_result {
 static void stall_with_label(const char *label, struct guarded_result *out)
 {
     memset(out, 0x5a, sizeof *out);
-    ck_assert_int_eq(cwc_run(NULL, stall_labelled_root, (void *)label, &out->res),
-                     CW_ERR_STALLED);
+    ck_assert_int_eq(cwc_run(NULL, stall_labelled_root, (void *)label, &out->res), CW_ERR_STALLED);
     for (size_t i = 0; i < sizeof out->guard; i++)
         CWC_REQUIRE(out->guard[i] == 0x5a, "the stall message ran past the result at %zu", i);
 }
