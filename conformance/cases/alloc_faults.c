@@ -381,6 +381,35 @@ typedef struct blob_state {
     bool written, synced;
 } blob_state;
 
+/* The write_at events of the run so far, on a backend with CW_CAP_AUDIT:
+ * given on the run's thread, as each enters the digest (DET-016). */
+static uint64_t writes_logged;
+
+static void count_writes(void *arg, const cw_event *e)
+{
+    (void)arg;
+    if (strcmp(e->label, "write_at") == 0)
+        writes_logged++;
+}
+
+/* A write that returned `rc` recorded its event, `before` the count of
+ * them ahead of it: one not refused is one more (STOR-029). One refused
+ * for want of memory may or may not have recorded it. */
+static void write_logged(int rc, uint64_t before)
+{
+    if (!(cwc_backend->capabilities & CW_CAP_AUDIT) || rc == CW_ERR_NOMEM)
+        return;
+    EXPECT(writes_logged == before + 1);
+}
+
+static void run_logging_writes(cw_task_fn root, void *prepared)
+{
+    (void)prepared;
+    cw_config cfg = cwc_config();
+    cfg.event_log = count_writes;
+    cwc_sweep_run_config(&cfg, root);
+}
+
 /* The blob "log" written and synced; NULL when the open failed. */
 static cw_blob *write_synced(cw_ctx *ctx, blob_state *st)
 {
@@ -391,8 +420,10 @@ static cw_blob *write_synced(cw_ctx *ctx, blob_state *st)
     EXPECT(cwc_ok_or_nomem(rc) && (rc == CW_OK) == (b != NULL));
     if (!b)
         return NULL;
+    uint64_t before = writes_logged;
     rc = cw_blob_write_at(b, 0, durable, sizeof durable, 0, &err);
     EXPECT(cwc_ok_or_nomem(rc));
+    write_logged(rc, before);
     st->written = rc == CW_OK;
     rc = cw_blob_sync(b, &err);
     EXPECT(cwc_ok_or_nomem(rc));
@@ -420,8 +451,10 @@ static void write_two_chunks(cw_blob *b, uint64_t at)
             cw_iobuf_release(&c);
     }
     if (rc == CW_OK) {
+        uint64_t before = writes_logged;
         rc = cw_blob_write_bufs(b, at, bufs, 0, NULL);
         EXPECT(cwc_ok_or_nomem(rc));
+        write_logged(rc, before);
     }
     if (rc == CW_OK) {
         char back[6] = {0};
@@ -484,10 +517,32 @@ static bool faults_set_and_cleared(cw_ctx *ctx)
     return rc == CW_OK;
 }
 
-/* Written bytes read back (STOR-006); a synced blob is listed. */
+/* The blob reopened after its close: a synced one is there with its
+ * bytes (STOR-006), whatever allocation its first open was refused; or a
+ * call said it found no memory. */
+static void reopened_whole(cw_ctx *ctx, const blob_state *st)
+{
+    if (!st->synced)
+        return;
+    cw_blob *b = NULL;
+    uint64_t size = 0;
+    int rc = cw_storage_open(ctx, "sweep", "log", 3, &b, &size, NULL);
+    EXPECT(cwc_ok_or_nomem(rc) && (rc == CW_OK) == (b != NULL));
+    if (!b)
+        return;
+    EXPECT(size >= sizeof durable);
+    char back[sizeof durable] = {0};
+    rc = cw_blob_read_into(b, 0, back, sizeof back, 0, NULL);
+    EXPECT(cwc_ok_or_nomem(rc) && (rc != CW_OK || memcmp(back, durable, sizeof back) == 0));
+    cw_blob_close(b);
+}
+
+/* Written bytes read back, also after a reopen (STOR-006); a synced blob is
+ * listed; each write not refused recorded its event (STOR-029). */
 static void *storage_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
+    writes_logged = 0;
     if (!faults_set_and_cleared(ctx))
         return ctx; /* every open may still fail */
     int rc;
@@ -506,6 +561,7 @@ static void *storage_root(cw_ctx *ctx, void *arg)
     write_two_chunks(b, sizeof durable);
     synced_in_the_background(b);
     cw_blob_close(b);
+    reopened_whole(ctx, &st);
     cw_blob_names *names = NULL;
     rc = cw_storage_scan(ctx, "sweep", &names, &err);
     EXPECT(cwc_ok_or_nomem(rc));
@@ -515,10 +571,11 @@ static void *storage_root(cw_ctx *ctx, void *arg)
     return ctx;
 }
 
-CWC_CASE(alloc_faults_storage, "storage", "RUN-007 RUN-008 STOR-006 STOR-008 STOR-016",
+CWC_CASE(alloc_faults_storage, "storage", "RUN-007 RUN-008 STOR-006 STOR-008 STOR-016 STOR-029",
          CWC_NEEDS_STORAGE)
 {
-    cwc_sweep(storage_root);
+    const cwc_workload w = {storage_root, NULL, run_logging_writes};
+    cwc_sweep_workload(&w);
 }
 
 /* ---- The network ---------------------------------------------------------------------------- */
@@ -642,7 +699,8 @@ static void *network_root(cw_ctx *ctx, void *arg)
     return ctx;
 }
 
-CWC_CASE(alloc_faults_network, "network", "RUN-007 RUN-008 NET-005 NET-034", CWC_NEEDS_NETWORK)
+CWC_CASE(alloc_faults_network, "network", "RUN-007 RUN-008 NET-005 NET-021 NET-034",
+         CWC_NEEDS_NETWORK)
 {
     cwc_sweep(network_root);
 }

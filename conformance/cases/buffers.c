@@ -8,6 +8,7 @@
  * backend under test; BUF-018 also checks them from inside a run.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,95 @@ CWC_CASE(buffer_sharing, "buffers", "BUF-003 RUN-008", CWC_REPEATED)
             pthread_join(t[i], NULL);
         ck_assert_int_eq(atomic_load(&releases), 1);
     }
+}
+
+/* The last two references of adopted buffers dropped on two threads at
+ * the same instant, round after round: each buffer's bytes are released
+ * exactly once (BUF-004), whichever thread lets go last and however close
+ * the two come. A spin barrier starts the two threads together on a row of
+ * buffers, one releasing its references from the row's first, the other
+ * from its last, so that they cross on some buffer whatever their speeds;
+ * how close they come there decides only how likely a wrong count shows,
+ * never the outcome of a right one. The case's thread
+ * is one of the two, so that no third one spins beside them. */
+enum { LAST_TWO_ROUNDS = 2048, LAST_TWO_ROW = 64 };
+
+typedef struct last_two {
+    cw_iobuf bufs[LAST_TWO_ROW][2];
+    atomic_int released[LAST_TWO_ROW]; /* calls of each buffer's release this round */
+    atomic_int go;                     /* the round whose buffers are ready */
+    atomic_int arrived;                /* arrivals at the barrier, 2 a round */
+    atomic_int done;                   /* the other thread's rows released, 1 a round */
+} last_two;
+
+/* Spin until `*at` reaches `want`, letting other threads have the core
+ * now and then (the machine may have fewer cores than spinners). */
+static void cwc_spin_until(atomic_int *at, int want)
+{
+    for (unsigned spins = 1; atomic_load(at) < want; spins++)
+        if (spins % 1024 == 0)
+            sched_yield();
+}
+
+/* One side of round `round`: the barrier, then its reference to each
+ * buffer of the row let go. */
+static void release_at_the_barrier(last_two *l, int side, int round)
+{
+    atomic_fetch_add(&l->arrived, 1);
+    cwc_spin_until(&l->arrived, 2 * round);
+    for (int i = 0; i < LAST_TWO_ROW; i++)
+        cw_iobuf_release(&l->bufs[side ? LAST_TWO_ROW - 1 - i : i][side]);
+}
+
+static void *release_in_step(void *arg)
+{
+    last_two *l = arg;
+    for (int round = 1; round <= LAST_TWO_ROUNDS; round++) {
+        cwc_spin_until(&l->go, round);
+        release_at_the_barrier(l, 1, round);
+        atomic_fetch_add(&l->done, 1);
+    }
+    return NULL;
+}
+
+static void count_slot_release(void *data, void *arg)
+{
+    free(data);
+    atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+/* A row of adopted buffers, each with a clone. */
+static void adopt_row(last_two *l)
+{
+    for (int i = 0; i < LAST_TWO_ROW; i++) {
+        char *bytes = malloc(4);
+        ck_assert_ptr_nonnull(bytes);
+        memcpy(bytes, "both", 4);
+        atomic_store(&l->released[i], 0);
+        CWC_OK(cw_iobuf_adopt(cwc_backend, bytes, 4, count_slot_release, &l->released[i],
+                              &l->bufs[i][0]));
+        l->bufs[i][1] = cw_iobuf_clone(&l->bufs[i][0]);
+    }
+}
+
+CWC_CASE(buffer_last_two_released_at_once, "buffers", "BUF-004 BUF-003", 0)
+{
+    static last_two l;
+    atomic_store(&l.go, 0);
+    atomic_store(&l.arrived, 0);
+    atomic_store(&l.done, 0);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, release_in_step, &l), 0);
+    for (int round = 1; round <= LAST_TWO_ROUNDS; round++) {
+        adopt_row(&l);
+        atomic_store(&l.go, round);
+        release_at_the_barrier(&l, 0, round);
+        cwc_spin_until(&l.done, round);
+        for (int i = 0; i < LAST_TWO_ROW; i++)
+            CWC_REQUIRE(atomic_load(&l.released[i]) == 1, "round %d: buffer %d released %d times",
+                        round, i, atomic_load(&l.released[i]));
+    }
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
 }
 
 /* ---- BUF-004, BUF-005: adopted and static bytes --------------------------------------- */

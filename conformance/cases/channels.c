@@ -89,6 +89,14 @@ CWC_CASE(channel_last_sender_wakes_a_waiting_receiver, "channels", "CHN-003 RUN-
     cwc_run_ok(NULL, waiting_receiver_root, NULL);
 }
 
+/* A send to the full channel `arg`: its result. */
+static void *send_to_full(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    int v = 2;
+    return (void *)(intptr_t)cw_chan_send(arg, &v);
+}
+
 static void *bounded_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
@@ -100,7 +108,17 @@ static void *bounded_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(cw_timeout(ctx, 10 * CW_MSEC, &send), CW_ERR_TIMEOUT);
     ck_assert_int_eq(cw_chan_recv(c, &v), CW_OK);
     ck_assert_int_eq(cw_chan_try_send(c, &v), CW_OK);
+    /* A sender suspended on the full channel when the receiver goes gets
+     * CW_ERR_CLOSED too: the drop wakes it. The sleep only makes it likely
+     * that it is suspended by then; sooner or later, its answer is the same. */
+    cw_handle *sender = cw_spawn(cw_child(ctx, "sender"), send_to_full, c);
+    cw_sleep(ctx, 10 * CW_MSEC);
     cw_chan_receiver_drop(c);
+    void *sent = NULL;
+    cw_wait join = cw_wait_join(sender, &sent);
+    ck_assert_int_eq(cw_timeout(ctx, cwc_scaled(10 * CW_SEC), &join), CW_OK);
+    ck_assert_int_eq((int)(intptr_t)sent, CW_ERR_CLOSED);
+    cw_handle_release(sender);
     ck_assert_int_eq(cw_chan_send(c, &v), CW_ERR_CLOSED);
     cw_chan_sender_drop(c);
     ck_assert_ptr_null(cw_chan_new(ctx, 0, 1));

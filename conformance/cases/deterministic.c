@@ -193,14 +193,20 @@ static void *sleep_loop_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
+/* The deadline is the start plus the timeout, from the epoch and from a
+ * later configured start alike. */
 CWC_CASE(run_timeout, "deterministic", "DET-007 RUN-005 RUN-008", DET | CWC_REPEATED)
 {
-    cw_config cfg = cwc_config();
-    cfg.timeout = 10 * CW_SEC;
-    cw_run_result res;
-    ck_assert_int_eq(cwc_run(&cfg, sleep_loop_root, NULL, &res), CW_ERR_RUN_TIMEOUT);
-    ck_assert_str_eq(res.message, "runtime timeout");
-    ck_assert_uint_eq(res.end_time, 10 * CW_SEC);
+    const cw_time starts[] = {0, 7 * CW_SEC};
+    for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++) {
+        cw_config cfg = cwc_config();
+        cfg.start_time = starts[i];
+        cfg.timeout = 10 * CW_SEC;
+        cw_run_result res;
+        ck_assert_int_eq(cwc_run(&cfg, sleep_loop_root, NULL, &res), CW_ERR_RUN_TIMEOUT);
+        ck_assert_str_eq(res.message, "runtime timeout");
+        ck_assert_uint_eq(res.end_time, starts[i] + 10 * CW_SEC);
+    }
 }
 
 static void *mark_root(cw_ctx *ctx, void *arg)
@@ -324,4 +330,47 @@ CWC_CASE(stall_message_word_for_word, "deterministic", "DET-006 RUN-008", DET | 
     ck_assert_int_eq(cwc_run(&cfg, stall_exact_root, NULL, &res), CW_ERR_STALLED);
     ck_assert_str_eq(res.message,
                      "runtime stalled: no task can make progress; blocked: root#0 a#1 a_b#2");
+}
+
+#define LONG_LABEL 900
+
+static void *stall_labelled_root(cw_ctx *ctx, void *arg)
+{
+    cw_handle_release(cw_spawn(cw_child(ctx, arg), cwc_pending_task, NULL));
+    return cwc_pending_task(ctx, NULL);
+}
+
+/* A run's result followed by bytes of the caller's that it must not touch. */
+struct guarded_result {
+    cw_run_result res;
+    unsigned char guard[1024];
+};
+
+static void stall_with_label(const char *label, struct guarded_result *out)
+{
+    memset(out, 0x5a, sizeof *out);
+    ck_assert_int_eq(cwc_run(NULL, stall_labelled_root, (void *)label, &out->res), CW_ERR_STALLED);
+    for (size_t i = 0; i < sizeof out->guard; i++)
+        CWC_REQUIRE(out->guard[i] == 0x5a, "the stall message ran past the result at %zu", i);
+}
+
+/* A stall message longer than result.message is cut to it, NUL and all,
+ * and the result's other fields are the run's (DET-006: "may be cut at
+ * result.message's size"): those of the same stall with a short label. */
+CWC_CASE(stall_message_cut_to_its_buffer, "deterministic", "DET-006 RUN-008", DET | CWC_REPEATED)
+{
+    static char label[LONG_LABEL + 1];
+    memset(label, 'a', LONG_LABEL);
+    static struct guarded_result short_run, long_run;
+    stall_with_label("a", &short_run);
+    stall_with_label(label, &long_run);
+    const cw_run_result *s = &short_run.res, *l = &long_run.res;
+    ck_assert_ptr_nonnull(memchr(l->message, '\0', sizeof l->message));
+    ck_assert_str_eq(s->message, "runtime stalled: no task can make progress; blocked: root#0 a#1");
+    ck_assert_int_eq(strncmp(l->message, s->message, strlen(s->message) - 2), 0);
+    ck_assert_uint_eq(l->end_time, s->end_time);
+    ck_assert_uint_eq(l->iterations, s->iterations);
+    ck_assert_ptr_nonnull(memchr(l->digest, '\0', sizeof l->digest));
+    ck_assert_uint_eq(strlen(l->digest), strlen(s->digest));
+    ck_assert_uint_eq(strspn(l->digest, "0123456789abcdef"), strlen(l->digest));
 }

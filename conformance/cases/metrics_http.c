@@ -137,7 +137,10 @@ static void *scrape_root(cw_ctx *ctx, void *arg)
     char exact[64];
     size_t n = strlen(address);
     ck_assert_int_eq(cw_metrics_endpoint(ctx, exact, n), CW_ERR_INVALID);
+    /* Filled with a nonzero byte first: the NUL must be the call's own. */
+    memset(exact, 'x', sizeof exact);
     ck_assert_int_eq(cw_metrics_endpoint(ctx, exact, n + 1), CW_OK);
+    ck_assert_int_eq(exact[n], '\0');
     ck_assert_str_eq(exact, address);
     cw_ctx *c = cw_with_attribute(cw_child(ctx, "web"), "quote", "say \"hi\"");
     cw_metric *m = cw_counter(c, "scrapes", "scrapes seen");

@@ -92,3 +92,15 @@ CWC_CASE(config_bounds_refused, "runner", "RUN-002 RUN-008", CWC_REPEATED)
     cfg.size = 8;
     expect_refused(&cfg);
 }
+
+/* `cfg == NULL` means the defaults of cw_config_default (RUN-002): the run
+ * starts and ends like any other. Every other case passes a configuration
+ * (cwc_run fills one in for NULL), so this one calls cw_start itself. */
+CWC_CASE(config_null_means_defaults, "runner", "RUN-002 RUN-001 RUN-008", CWC_REPEATED)
+{
+    cw_run_result res;
+    ck_assert_int_eq(cw_start(cwc_backend, NULL, nap_root, &res, &res), CW_OK);
+    ck_assert_int_eq(res.status, CW_OK);
+    ck_assert_ptr_eq(res.value, &res);
+    ck_assert_str_eq(res.message, "");
+}

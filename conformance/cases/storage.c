@@ -520,7 +520,10 @@ static void *read_buffers_root(cw_ctx *ctx, void *arg)
                      CW_ERR_BLOB_INSUFFICIENT_LENGTH);
     ck_assert_int_eq(cw_blob_read_into(b, 0, NULL, 5, CW_READ_DEFAULT, NULL), CW_ERR_INVALID);
     ck_assert_int_eq(cw_blob_write_at(b, 0, NULL, 5, CW_WRITE_DEFAULT, NULL), CW_ERR_INVALID);
-    cwc_read_eq(b, 2, "cdefg", 5); /* unchanged */
+    /* A single byte from nowhere is refused the same (any length above 0). */
+    ck_assert_int_eq(cw_blob_read_into(b, 0, NULL, 1, CW_READ_DEFAULT, NULL), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_blob_write_at(b, 0, NULL, 1, CW_WRITE_DEFAULT, NULL), CW_ERR_INVALID);
+    cwc_read_eq(b, 0, "abcdefg", 7); /* unchanged */
 
     cw_iobufs_mut *bufs = cw_iobufs_mut_new(be);
     size_t caps[3] = {4, 4, 8};

@@ -650,7 +650,33 @@ static void crash_and_read(struct crash *c)
     cwc_store_end(&s);
 }
 
-CWC_CASE(storage_faults_crash_keeps_what_they_say, "recover", "STOR-033 STOR-034 DET-009 RUN-008",
+/* A prefix (CW_KEEP_PREFIX, STOR-031 through STOR-033): the write's bytes
+ * from its first up to the first one not kept, and nothing after it, the
+ * draws stopping there too (DET-023). `stream` is the draws the crash of
+ * the write takes, `none`'s first values after its crash (which drew
+ * nothing). */
+static void check_prefix_kept(const uint64_t *stream)
+{
+    static struct crash prefix;
+    memset(&prefix, 0, sizeof prefix);
+    prefix.faults.write_kept = (cw_rate){1, 2};
+    prefix.faults.write_mode = CW_KEEP_PREFIX;
+    crash_and_read(&prefix);
+    size_t kept = 0;
+    while (kept < CRASH_LEN - 4 && stream[kept] % 2 < 1)
+        kept++;
+    size_t draws = kept < CRASH_LEN - 4 ? kept + 1 : kept; /* the first not kept drew too */
+    ck_assert_uint_eq(prefix.len, 4 + kept > 8 ? 4 + kept : 8);
+    for (size_t i = 0; i < prefix.len; i++) {
+        uint8_t want = i >= 4 && i < 4 + kept ? 'n' : 'o';
+        ck_assert_msg(prefix.seen[i] == want, "byte %zu of a prefix of %zu: %c", i, kept,
+                      prefix.seen[i]);
+    }
+    ck_assert_uint_eq(prefix.drawn[0], stream[draws]);
+}
+
+CWC_CASE(storage_faults_crash_keeps_what_they_say, "recover",
+         "STOR-031 STOR-033 STOR-034 DET-009 DET-023 RUN-008",
          RECOVER | CWC_NEEDS_STORAGE | CWC_REPEATED)
 {
     static struct crash none, all, some, failed;
@@ -691,6 +717,7 @@ CWC_CASE(storage_faults_crash_keeps_what_they_say, "recover", "STOR-033 STOR-034
     }
     ck_assert_uint_eq(some.len, len);
     ck_assert_uint_eq(some.drawn[0], none.drawn[CRASH_LEN - 4]);
+    check_prefix_kept(none.drawn);
     /* A write whose sync failed is not durable: nothing of it is kept. */
     memset(&failed, 0, sizeof failed);
     failed.sync_fails = true;
