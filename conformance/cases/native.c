@@ -3,6 +3,7 @@
  * native.c - what a parallel backend promises about threads and time
  * (spec/13-native.md). Skipped on backends without CW_CAP_PARALLEL.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
@@ -135,6 +136,66 @@ CWC_CASE(native_dedicated_keeps_its_thread, "native", "NAT-002", PAR)
     cw_config cfg = cwc_config();
     cfg.worker_threads = 1;
     cwc_run_ok(&cfg, off_worker_after_sleep_root, NULL);
+}
+
+/* ---- A dedicated task's thread is given back [NAT-002, RUN-009] ------------------------- */
+
+/* The threads of the process: the entries of /proc/self/task. */
+static int thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    ck_assert_int_eq(closedir(d), 0);
+    return n;
+}
+
+static void *returns_at_once(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    return arg;
+}
+
+/* One dedicated task spawned and joined, the root alone alive after it. */
+static void dedicated_in_turn(cw_ctx *ctx)
+{
+    cw_handle *h = cw_spawn(cw_dedicated(cw_child(ctx, "turn")), returns_at_once, ctx);
+    void *v = NULL;
+    ck_assert_int_eq(cw_join(h, &v), CW_OK);
+    ck_assert_ptr_eq(v, ctx);
+    cw_handle_release(h);
+}
+
+/* Dedicated tasks spawned one after another, never two alive at once:
+ * the threads the process has after many are those it had after a few,
+ * a bound that does not grow with the count. A thread whose task ended
+ * may take a while to exit on a loaded machine, so the count is read
+ * again, the root sleeping, until it is back within the bound. */
+static void *dedicated_in_turn_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 4; i++)
+        dedicated_in_turn(ctx);
+    int before = thread_count();
+    for (int i = 0; i < 200; i++)
+        dedicated_in_turn(ctx);
+    int after = thread_count();
+    for (uint64_t waited = 0; after > before + 8 && waited < cwc_scaled(10 * CW_SEC);
+         waited += 10 * CW_MSEC) {
+        ck_assert_int_eq(cw_sleep(ctx, 10 * CW_MSEC), CW_OK);
+        after = thread_count();
+    }
+    ck_assert_msg(after <= before + 8,
+                  "%d threads after 4 dedicated tasks in turn, %d after 200 more", before, after);
+    return NULL;
+}
+
+CWC_CASE(native_dedicated_threads_given_back, "native", "NAT-002 RUN-009", PAR)
+{
+    cwc_run_ok(NULL, dedicated_in_turn_root, NULL);
 }
 
 static void *off_worker_root(cw_ctx *ctx, void *arg)
