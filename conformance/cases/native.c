@@ -534,6 +534,44 @@ static void *accept_and_close_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
+/* ---- A peer that ended before the accept [NET-014] -------------------------------------- */
+
+/* A plain peer connects, sends three bytes and closes before the run
+ * accepts: the connection's first news already tells of the end. After
+ * the run went idle (whatever it learnt of the socket learnt), a recv
+ * asking more than was sent gets the end, not a wait for more. */
+static void *ended_before_accept_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_addr any = cw_addr_loopback4(0), where;
+    cw_listener *l;
+    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
+    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
+    int peer = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(peer, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons(where.port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    ck_assert_int_eq(connect(peer, (struct sockaddr *)&sa, sizeof sa), 0); /* loopback: at once */
+    ck_assert_int_eq(send(peer, "abc", 3, MSG_NOSIGNAL), 3);
+    ck_assert_int_eq(close(peer), 0);
+    cw_conn c;
+    ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+    ck_assert_int_eq(cw_sleep(ctx, 20 * CW_MSEC), CW_OK);
+    cw_iobufs *got = NULL;
+    ck_assert_int_eq(cw_stream_recv(c.stream, 4, &got), CW_ERR_RECV_FAILED);
+    ck_assert_ptr_null(got);
+    cw_sink_close(c.sink);
+    cw_stream_close(c.stream);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(native_peer_ended_before_accept, "network", "NET-014 NET-018", PAR | CWC_NEEDS_NETWORK)
+{
+    cwc_run_ok(NULL, ended_before_accept_root, NULL);
+}
+
 static void linger_each_way(cw_task_fn root)
 {
     for (int on = 0; on < 2; on++) {
