@@ -484,10 +484,28 @@ static bool faults_set_and_cleared(cw_ctx *ctx)
     return rc == CW_OK;
 }
 
+/* A run that asked for CW_IO_URING and started has its ring (NAT-008),
+ * whatever allocation was refused before its root: the gauge
+ * runtime_io_uring is 1 in the text, when there was memory for one. */
+static void ring_had_when_asked(cw_ctx *ctx)
+{
+    const uint64_t both = CW_CAP_PARALLEL | CW_CAP_PERSISTENT_STORAGE;
+    if (cwc_io_backend != CW_IO_URING || (cwc_backend->capabilities & both) != both)
+        return;
+    static const char key[] = "\nruntime_io_uring ";
+    char *text = cw_metrics_encode(ctx);
+    if (!text)
+        return;
+    const char *line = strstr(text, key);
+    EXPECT(line == NULL || strtol(line + sizeof key - 1, NULL, 10) == 1);
+    free(text);
+}
+
 /* Written bytes read back (STOR-006); a synced blob is listed. */
 static void *storage_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
+    ring_had_when_asked(ctx);
     if (!faults_set_and_cleared(ctx))
         return ctx; /* every open may still fail */
     int rc;
@@ -515,7 +533,7 @@ static void *storage_root(cw_ctx *ctx, void *arg)
     return ctx;
 }
 
-CWC_CASE(alloc_faults_storage, "storage", "RUN-007 RUN-008 STOR-006 STOR-008 STOR-016",
+CWC_CASE(alloc_faults_storage, "storage", "RUN-007 RUN-008 STOR-006 STOR-008 STOR-016 NAT-008",
          CWC_NEEDS_STORAGE)
 {
     cwc_sweep(storage_root);
