@@ -517,6 +517,23 @@ static bool faults_set_and_cleared(cw_ctx *ctx)
     return rc == CW_OK;
 }
 
+/* A run that asked for CW_IO_URING and started has its ring (NAT-008),
+ * whatever allocation was refused before its root: the gauge
+ * runtime_io_uring is 1 in the text, when there was memory for one. */
+static void ring_had_when_asked(cw_ctx *ctx)
+{
+    const uint64_t both = CW_CAP_PARALLEL | CW_CAP_PERSISTENT_STORAGE;
+    if (cwc_io_backend != CW_IO_URING || (cwc_backend->capabilities & both) != both)
+        return;
+    static const char key[] = "\nruntime_io_uring ";
+    char *text = cw_metrics_encode(ctx);
+    if (!text)
+        return;
+    const char *line = strstr(text, key);
+    EXPECT(line == NULL || strtol(line + sizeof key - 1, NULL, 10) == 1);
+    free(text);
+}
+
 /* The blob reopened after its close: a synced one is there with its
  * bytes (STOR-006), whatever allocation its first open was refused; or a
  * call said it found no memory. */
@@ -543,6 +560,7 @@ static void *storage_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
     writes_logged = 0;
+    ring_had_when_asked(ctx);
     if (!faults_set_and_cleared(ctx))
         return ctx; /* every open may still fail */
     int rc;
@@ -571,8 +589,8 @@ static void *storage_root(cw_ctx *ctx, void *arg)
     return ctx;
 }
 
-CWC_CASE(alloc_faults_storage, "storage", "RUN-007 RUN-008 STOR-006 STOR-008 STOR-016 STOR-029",
-         CWC_NEEDS_STORAGE)
+CWC_CASE(alloc_faults_storage, "storage",
+         "RUN-007 RUN-008 STOR-006 STOR-008 STOR-016 STOR-029 NAT-008", CWC_NEEDS_STORAGE)
 {
     const cwc_workload w = {storage_root, NULL, run_logging_writes};
     cwc_sweep_workload(&w);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cases/fds.h"
@@ -100,6 +101,72 @@ CWC_CASE(native_no_thread_for_a_task, "native", "TASK-011 NAT-002", PAR)
     cw_config cfg = cwc_config();
     cfg.worker_threads = 2;
     cwc_run_ok(&cfg, no_thread_root, NULL);
+}
+
+/* ---- A blocking pool that has a thread [NAT-002] ------------------------------------------ */
+
+struct held_thread {
+    atomic_int started, release;
+};
+
+/* A blocking task that holds its thread, as a blocking system call would,
+ * until the root lets it go. */
+static void *holds_its_thread(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    struct held_thread *h = arg;
+    atomic_store(&h->started, 1);
+    while (!atomic_load(&h->release)) {
+        struct timespec ms = {0, 1000 * 1000};
+        nanosleep(&ms, NULL);
+    }
+    return arg;
+}
+
+static cw_handle *spawn_blocking(cw_ctx *ctx, cw_task_fn fn, void *arg)
+{
+    cw_ctx *c = cw_child(ctx, "blocking");
+    cw_shared(c, true);
+    return cw_spawn(c, fn, arg);
+}
+
+/* The blocking pool (bound 2) has one thread, held; no other can start. A
+ * blocking task spawned then waits for that thread, as it would for a
+ * full pool, and runs once it is free: a pool with a thread has one to
+ * give, so the task is not one that no thread could run (TASK-011). */
+static void *pool_with_a_thread_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct held_thread held;
+    atomic_init(&held.started, 0);
+    atomic_init(&held.release, 0);
+    cw_handle *first = spawn_blocking(ctx, holds_its_thread, &held);
+    while (!atomic_load(&held.started))
+        ck_assert_int_eq(cw_sleep(ctx, CW_MSEC), CW_OK);
+    atomic_int ran;
+    atomic_init(&ran, 0);
+    threads_exhausted();
+    cw_handle *second = spawn_blocking(ctx, mark_ran, &ran);
+    int slept = cw_sleep(ctx, 20 * CW_MSEC); /* the second waits for the thread */
+    atomic_store(&held.release, 1);
+    int rc_first = cw_join(first, NULL), rc_second = cw_join(second, NULL);
+    threads_restored();
+    cw_handle_release(first);
+    cw_handle_release(second);
+    ck_assert_int_eq(slept, CW_OK);
+    ck_assert_int_eq(rc_first, CW_OK);
+    ck_assert_msg(rc_second == CW_OK, "a blocking task waiting for its pool's thread: status %d",
+                  rc_second);
+    ck_assert_int_eq(atomic_load(&ran), 1);
+    return ctx;
+}
+
+CWC_CASE(native_blocking_waits_for_its_pools_thread, "native", "NAT-002 TASK-011", PAR)
+{
+    cw_config cfg = cwc_config();
+    cfg.worker_threads = 2;
+    cfg.blocking_threads = 2;
+    cwc_run_ok(&cfg, pool_with_a_thread_root, NULL);
 }
 
 static void *never_runs(cw_ctx *ctx, void *arg)

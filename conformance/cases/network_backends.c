@@ -605,3 +605,95 @@ CWC_CASE(network_tcp_connect_timeout, "network", "NET-006 RUN-008", PAR | CWC_RE
     cfg.connect_timeout = 100 * CW_MSEC;
     cwc_run_ok(&cfg, connect_timeout_root, NULL);
 }
+
+/* ---- TCP: a dial given up while its connect is pending ------------------------------------
+ */
+
+/* A loopback listener that never accepts, its queue filled by plain
+ * connects, so the kernel drops a dial's SYN and retransmits it later. */
+static int full_listener(struct sockaddr_in *a, int fill[4])
+{
+    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(lfd, 0);
+    memset(a, 0, sizeof *a);
+    a->sin_family = AF_INET;
+    a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof *a;
+    ck_assert_int_eq(bind(lfd, (struct sockaddr *)a, sizeof *a), 0);
+    ck_assert_int_eq(listen(lfd, 0), 0);
+    ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)a, &len), 0);
+    for (int i = 0; i < 4; i++) {
+        fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        ck_assert_int_ge(fill[i], 0);
+        (void)connect(fill[i], (struct sockaddr *)a, sizeof *a); /* in progress, or queued */
+    }
+    return lfd;
+}
+
+static void *timed_out_dial(cw_ctx *ctx, void *arg)
+{
+    cw_sink *sink;
+    cw_stream *stream;
+    ck_assert_int_eq(cw_dial(ctx, arg, &sink, &stream), CW_ERR_TIMEOUT);
+    ck_assert_ptr_null(sink);
+    ck_assert_ptr_null(stream);
+    return NULL;
+}
+
+/* A task that writes over a deep stretch of its stack: a later task may
+ * be given the stack of one that ended, so this is what is left where a
+ * dial's state was. */
+static void *scribbler(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    volatile unsigned char deep[16 * 1024];
+    memset((void *)deep, 0xEE, sizeof deep);
+    return (void *)(uintptr_t)deep[(uintptr_t)arg % sizeof deep];
+}
+
+static void spawn_and_join(cw_ctx *ctx, cw_task_fn fn, void *arg)
+{
+    cw_handle *h = cw_spawn(cw_child(ctx, "turn"), fn, arg);
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+}
+
+/* A dial that timed out has given up its connect (NET-006): when the
+ * kernel later learns the connect's end (the listener closed, so the
+ * retransmitted SYN is refused), nothing of the dial is left to hear of
+ * it, though the dialing task ended and other tasks ran on its stack. The
+ * run goes on, connects anew and ends as any other. */
+static void *given_up_dial_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct sockaddr_in a;
+    int fill[4];
+    int lfd = full_listener(&a, fill);
+    cw_addr where = cw_addr_loopback4(ntohs(a.sin_port));
+    spawn_and_join(ctx, timed_out_dial, &where);
+    for (int i = 0; i < 8; i++)
+        spawn_and_join(ctx, scribbler, NULL);
+    ck_assert_int_eq(close(lfd), 0);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(close(fill[i]), 0);
+    /* Past the kernel's first retransmission of the SYN (1 s). */
+    ck_assert_int_eq(cw_sleep(ctx, 1500 * CW_MSEC), CW_OK);
+    for (int i = 0; i < 8; i++)
+        spawn_and_join(ctx, scribbler, NULL);
+    struct half_pair x, y;
+    cw_listener *l = connect_halves(ctx, &x, &y);
+    ck_assert_int_eq(send_text(x.sink, "after"), CW_OK);
+    recv_text(y.stream, "after");
+    close_halves(&x);
+    close_halves(&y);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_tcp_given_up_dial_is_settled, "network", "NET-006 NAT-008",
+         PAR | CWC_NEEDS_NETWORK)
+{
+    cw_config cfg = cwc_config();
+    cfg.connect_timeout = 100 * CW_MSEC;
+    cwc_run_ok(&cfg, given_up_dial_root, NULL);
+}

@@ -13,6 +13,11 @@
  * bytes, without a reference of its own, delivers the scribble. The
  * reader then takes every whole piece, lets the kernel go on for a
  * while, and reads what came of the given-up one.
+ *
+ * The same pieces, sent by a writer whose reader takes each only after a
+ * pause, so that send after send waits for room: every chunk is still
+ * released by the run's end (BUF-004), whichever way the rest of each
+ * send went (NAT-008).
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -140,6 +145,55 @@ CWC_CASE(network_given_up_send_arrives_as_a_prefix, "network", "NET-036 NET-010 
     cfg.write_timeout = 300 * CW_MSEC;
     cwc_run_ok(&cfg, given_up_root, NULL);
     /* The backend's own references, held while it sent, are gone too. */
+    CWC_REQUIRE(atomic_load(&released) == atomic_load(&adopted), "%d of %d chunks released",
+                atomic_load(&released), atomic_load(&adopted));
+}
+
+/* ---- Sends that wait, one after another [BUF-004, NAT-008] ------------------------------ */
+
+enum { LATE_PIECES = 16 };
+
+/* The reader: each piece taken only after a pause, so that every send of
+ * the writer fills the socket and waits for room (with CW_IO_URING the
+ * rest of it may go through the ring), one such send after another. */
+static void *late_reader(cw_ctx *ctx, void *arg)
+{
+    cw_stream *s = arg;
+    for (int p = 0; p < LATE_PIECES; p++) {
+        ck_assert_int_eq(cw_sleep(ctx, 10 * CW_MSEC), CW_OK);
+        expect_whole_piece(s, p);
+    }
+    return NULL;
+}
+
+static void *late_reader_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct half_pair a, b;
+    cw_listener *l = connect_halves(ctx, &a, &b);
+    cw_handle *h = cw_spawn(cw_child(ctx, "reader"), late_reader, b.stream);
+    for (int p = 0; p < LATE_PIECES; p++) {
+        cw_iobufs *list = piece_list(p);
+        ck_assert_int_eq(cw_sink_send(a.sink, list), CW_OK);
+        cw_iobufs_release(list); /* the backend may hold its own references, no more */
+    }
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+    close_halves(&a);
+    close_halves(&b);
+    cw_listener_close(l);
+    return NULL;
+}
+
+/* Every chunk of every send that waited is released by the run's end: a
+ * reference the backend took for one send is given back, not left behind
+ * when the next send of the sink takes its own. */
+CWC_CASE(network_waiting_sends_release_adopted_bytes, "network", "BUF-004 NAT-008 NET-019",
+         CWC_NEEDS_NETWORK)
+{
+    atomic_store(&adopted, 0);
+    atomic_store(&released, 0);
+    cwc_run_ok(NULL, late_reader_root, NULL);
     CWC_REQUIRE(atomic_load(&released) == atomic_load(&adopted), "%d of %d chunks released",
                 atomic_load(&released), atomic_load(&adopted));
 }

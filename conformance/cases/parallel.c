@@ -4,6 +4,7 @@
  * (spec/14-parallel.md).
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
@@ -1145,4 +1146,61 @@ static void *slowest_chunk_root(cw_ctx *ctx, void *arg)
 CWC_CASE(strategy_fold_waits_for_every_chunk, "parallel", "PAR-002 PAR-004", 0)
 {
     cwc_run_ok(NULL, slowest_chunk_root, NULL);
+}
+
+/* ---- A pool's threads block signals [PAR-012] -------------------------------------------- */
+
+/* Signals a program may block in all of its threads, to take them with
+ * sigwait: one sent to the process must then never reach a pool thread. */
+static const int program_signals[] = {SIGHUP, SIGUSR1, SIGUSR2, SIGWINCH};
+
+static void program_signals_set(sigset_t *set)
+{
+    sigemptyset(set);
+    for (size_t i = 0; i < sizeof program_signals / sizeof program_signals[0]; i++)
+        sigaddset(set, program_signals[i]);
+}
+
+/* A chunk counts the program's signals its thread does not block: on a
+ * pool thread none, and inline (PAR-005) the program's own thread, which
+ * blocks them all. */
+static void unblocked_fold(void *acc, size_t begin, size_t end, void *arg)
+{
+    sigset_t now;
+    ck_assert_int_eq(pthread_sigmask(SIG_BLOCK, NULL, &now), 0);
+    for (size_t i = 0; i < sizeof program_signals / sizeof program_signals[0]; i++)
+        if (!sigismember(&now, program_signals[i]))
+            atomic_fetch_add((atomic_int *)arg, 1);
+    sum_fold(acc, begin, end, NULL);
+}
+
+static void *signals_blocked_root(cw_ctx *ctx, void *arg)
+{
+    cw_strategy *s = new_strategy(ctx, 4);
+    cw_fold f = sum;
+    f.fold = unblocked_fold;
+    f.arg = arg;
+    for (int round = 0; round < 4; round++) {
+        int64_t total = 0;
+        ck_assert_int_eq(cw_strategy_fold(s, ctx, 0, 1000, &f, &total), CW_OK);
+        ck_assert_int_eq(total, 999 * 1000 / 2);
+    }
+    cw_strategy_release(s);
+    return NULL;
+}
+
+/* The program blocks its signals in its thread before the run (so in every
+ * thread it starts); the pool's threads must have them blocked too. */
+CWC_CASE(strategy_pool_threads_block_signals, "parallel", "PAR-012 PAR-002", 0)
+{
+    sigset_t set, old;
+    program_signals_set(&set);
+    ck_assert_int_eq(pthread_sigmask(SIG_BLOCK, &set, &old), 0);
+    atomic_int unblocked;
+    atomic_init(&unblocked, 0);
+    cwc_run_ok(NULL, signals_blocked_root, &unblocked);
+    ck_assert_int_eq(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
+    ck_assert_msg(atomic_load(&unblocked) == 0,
+                  "%d times a chunk ran on a thread that took signals the program blocked",
+                  atomic_load(&unblocked));
 }

@@ -372,12 +372,13 @@ static void *scan_corrupt_root(cw_ctx *ctx, void *arg)
         ck_assert_ptr_null(names);
         ck_assert_str_eq(err.partition, partitions[i]);
         ck_assert_int_eq(strncmp(err.message, "partition corrupt: ", 19), 0);
+        ck_assert_int_eq(err.os_error, 0); /* no system call failed (STOR-018) */
     }
     ck_assert(cwc_scan_has(ctx, "fine", "ab", 2));
     return NULL;
 }
 
-CWC_CASE(storage_files_scan_corrupt, "storage", "STOR-027 RUN-008", PERSIST | CWC_REPEATED)
+CWC_CASE(storage_files_scan_corrupt, "storage", "STOR-027 STOR-018 RUN-008", PERSIST | CWC_REPEATED)
 {
     cwc_store s;
     cwc_store_begin(&s);
@@ -427,10 +428,12 @@ CWC_CASE(storage_files_default_directory, "storage", "STOR-027", PERSIST)
 /* A storage directory that is a dangling symbolic link (to a directory
  * in one that does not exist): a blob open finds no partition, and the
  * partition cannot be made there, which is what the open says, rather
- * than that the blob's file could not be opened. */
+ * than that the blob's file could not be opened. Descriptor 0, which the
+ * program holds, is still its own afterwards: the failed open had no
+ * descriptor of its own to close (NAT-009). */
 static void *partition_not_made_root(cw_ctx *ctx, void *arg)
 {
-    (void)arg;
+    const struct stat *zero = arg;
     cw_blob *b = NULL;
     uint64_t size;
     cw_storage_error err;
@@ -439,19 +442,33 @@ static void *partition_not_made_root(cw_ctx *ctx, void *arg)
                      CW_ERR_PARTITION_CREATION_FAILED);
     ck_assert_ptr_null(b);
     ck_assert_int_eq(err.os_error, ENOENT);
+    struct stat now;
+    ck_assert_msg(fstat(0, &now) == 0, "descriptor 0 was closed by a failed open");
+    ck_assert(now.st_dev == zero->st_dev && now.st_ino == zero->st_ino);
     return NULL;
 }
 
-CWC_CASE(storage_files_partition_not_made, "storage", "STOR-018 STOR-027 RUN-008",
+/* Descriptor 0 open (the case's own /dev/null if the process had none),
+ * and what it is, for the root to find it unchanged. */
+static void zero_held_open(struct stat *zero)
+{
+    if (fcntl(0, F_GETFD) == -1)
+        ck_assert_int_eq(open("/dev/null", O_RDONLY | O_CLOEXEC), 0);
+    ck_assert_int_eq(fstat(0, zero), 0);
+}
+
+CWC_CASE(storage_files_partition_not_made, "storage", "STOR-018 STOR-027 NAT-009 RUN-008",
          PERSIST | CWC_REPEATED)
 {
     cwc_store s;
+    struct stat zero;
+    zero_held_open(&zero);
     cwc_store_begin(&s);
     char link[128], target[128];
     snprintf(link, sizeof link, "%s/link", s.dir);
     snprintf(target, sizeof target, "%s/missing/store", s.dir);
     ck_assert_int_eq(symlink(target, link), 0);
     s.cfg.storage_directory = link;
-    cwc_run_ok(&s.cfg, partition_not_made_root, NULL);
+    cwc_run_ok(&s.cfg, partition_not_made_root, &zero);
     cwc_store_end(&s);
 }
