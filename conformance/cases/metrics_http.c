@@ -241,11 +241,20 @@ CWC_CASE(metrics_http_settings, "metrics", "MET-017", PAR)
     cwc_run_ok(&cfg, served_root, NULL);
 
     static const char *const not_numeric[] = {
-        "localhost:http", "127.0.0.1:65536", "127.0.0.1:0x50",       "127.0.0.1:+80",
-        "127.0.0.1: 80",  "127.0.0.1:",      "127.0.0.1:80 ",        "[::1]:99999",
-        "::1:80",         "[]:80",           "127.0.0.1:0000065536",
+        "localhost:http",
+        "127.0.0.1:65536",
+        "127.0.0.1:0x50",
+        "127.0.0.1:+80",
+        "127.0.0.1: 80",
+        "127.0.0.1:",
+        "127.0.0.1:80 ",
+        "[::1]:99999",
+        "::1:80",
+        "[]:80",
+        "127.0.0.1:0000065536",
         /* IPv6 only in brackets both sides: one without its '[' is no host */
-        "a::1]:0",        "[::1:0",
+        "a::1]:0",
+        "[::1:0",
     };
     for (size_t i = 0; i < sizeof not_numeric / sizeof not_numeric[0]; i++) {
         cfg.metrics_address = not_numeric[i];
