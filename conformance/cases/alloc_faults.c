@@ -345,6 +345,79 @@ static void aligned_once(void)
     cw_iobuf_mut_release(&m);
 }
 
+/* Two chunks of `l` (of "ab" and "cd") made one: the four bytes in order,
+ * or no memory with the list as it was and `*out` the empty handle
+ * (BUF-015, BUF-029). */
+static void coalesce_mut_once(cw_iobufs_mut *l)
+{
+    cw_iobuf_mut out;
+    memset(&out, 0xa5, sizeof out);
+    int rc = cw_iobufs_mut_coalesce(l, NULL, &out);
+    EXPECT(cwc_ok_or_nomem(rc));
+    if (rc == CW_OK) {
+        EXPECT(cw_iobuf_mut_equal_bytes(&out, "abcd", 4));
+        EXPECT(cw_iobufs_mut_len(l) == 0);
+        cw_iobuf_mut_release(&out);
+        return;
+    }
+    EXPECT(out.data != NULL && out.len == 0 && out.cap == 0);
+    EXPECT(cw_iobufs_mut_equal_bytes(l, "abcd", 4));
+}
+
+/* The same for an immutable list. */
+static void coalesce_once(cw_iobufs *l)
+{
+    cw_iobuf out;
+    memset(&out, 0xa5, sizeof out);
+    int rc = cw_iobufs_coalesce(l, NULL, &out);
+    EXPECT(cwc_ok_or_nomem(rc));
+    if (rc == CW_OK) {
+        EXPECT(cw_iobuf_equal_bytes(&out, "abcd", 4));
+        EXPECT(cw_iobufs_len(l) == 0);
+        cw_iobuf_release(&out);
+        return;
+    }
+    EXPECT(out.data != NULL && out.len == 0);
+    EXPECT(cw_iobufs_equal_bytes(l, "abcd", 4));
+}
+
+/* `text` appended to both lists as a chunk of its own; false when memory
+ * ran short, with what was not appended released. */
+static bool append_chunk(cw_iobufs_mut *ml, cw_iobufs *l, const char *text)
+{
+    cw_iobuf_mut m;
+    if (cw_iobuf_mut_with_capacity(cwc_backend, 2, &m) != CW_OK)
+        return false;
+    EXPECT(cw_iobuf_mut_put(&m, text, 2) == CW_OK);
+    if (cw_iobufs_mut_append(ml, &m) != CW_OK) {
+        cw_iobuf_mut_release(&m);
+        return false;
+    }
+    cw_iobuf c;
+    if (cw_iobuf_copy(cwc_backend, text, 2, &c) != CW_OK)
+        return false;
+    if (cw_iobufs_append(l, &c) != CW_OK) {
+        cw_iobuf_release(&c);
+        return false;
+    }
+    return true;
+}
+
+/* Lists of two chunks, each coalesced when it could be made whole. */
+static void coalesced(void)
+{
+    cw_iobufs_mut *ml = cw_iobufs_mut_new(cwc_backend);
+    cw_iobufs *l = cw_iobufs_new(cwc_backend);
+    if (ml && l && append_chunk(ml, l, "ab") && append_chunk(ml, l, "cd")) {
+        coalesce_mut_once(ml);
+        coalesce_once(l);
+    }
+    if (ml)
+        cw_iobufs_mut_release(ml);
+    if (l)
+        cw_iobufs_release(l);
+}
+
 static void *buffers_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
@@ -363,10 +436,11 @@ static void *buffers_root(cw_ctx *ctx, void *arg)
     adopt_once();
     aligned_once();
     zeroed_and_copied();
+    coalesced();
     return ctx;
 }
 
-CWC_CASE(alloc_faults_buffers, "buffers", "RUN-007 RUN-008 BUF-002 BUF-004 BUF-032",
+CWC_CASE(alloc_faults_buffers, "buffers", "RUN-007 RUN-008 BUF-002 BUF-004 BUF-015 BUF-029 BUF-032",
          CWC_NEEDS_BUFFERS)
 {
     cwc_sweep(buffers_root);
