@@ -762,9 +762,12 @@ CWC_CASE(buffer_list_mut, "buffers", "BUF-016 RUN-008", CWC_REPEATED)
     CWC_OK(cw_iobufs_mut_advance(l, 2));
     ck_assert(cw_iobufs_mut_equal_bytes(l, "fghij", 5));
     ck_assert_uint_eq(cw_iobufs_mut_capacity(l), 13);
+    CWC_OK(cw_iobufs_mut_advance(l, 1)); /* the smallest step moves too */
+    ck_assert(cw_iobufs_mut_equal_bytes(l, "ghij", 4));
+    ck_assert_uint_eq(cw_iobufs_mut_capacity(l), 12);
 
     cw_iobufs *f = cw_iobufs_mut_freeze(l);
-    ck_assert(cw_iobufs_equal_bytes(f, "fghij", 5));
+    ck_assert(cw_iobufs_equal_bytes(f, "ghij", 4));
     ck_assert_uint_eq(cw_iobufs_chunk_count(f), 1);
     ck_assert_uint_eq(cw_iobufs_mut_chunk_count(l), 0);
     cw_iobufs_release(f);
