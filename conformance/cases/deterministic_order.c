@@ -406,3 +406,47 @@ CWC_CASE(det_aborted_before_it_ran_is_resumed, "deterministic", "DET-004 TASK-00
     model_one(&want, 0);
     same_resumptions(7, &got, &want, "DET-004 (an event for its turn)");
 }
+
+/* ---- Step 4: a panic that ends the run ends its batch at once -------------------------- */
+
+typedef struct batch_tally {
+    int panicked;  /* tasks of the batch that panicked */
+    int ran_after; /* tasks of the batch resumed after that */
+} batch_tally;
+
+static void *panic_if_first(cw_ctx *ctx, void *arg)
+{
+    batch_tally *t = arg;
+    if (t->panicked++ == 0)
+        cw_panic(ctx, "the first of its batch");
+    t->ran_after++;
+    return NULL;
+}
+
+static void *one_batch_root(cw_ctx *ctx, void *arg)
+{
+    cw_handle *h[8];
+    for (int i = 0; i < 8; i++) /* all queued while the root runs: one batch */
+        h[i] = cw_spawn(cw_child(ctx, "b"), panic_if_first, arg);
+    for (int i = 0; i < 8; i++) {
+        cw_join(h[i], NULL);
+        cw_handle_release(h[i]);
+    }
+    return NULL;
+}
+
+CWC_CASE(det_panic_ends_its_batch, "deterministic", "DET-003 PAN-001 RUN-008",
+         CW_CAP_DETERMINISTIC | CWC_REPEATED)
+{
+    for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+        batch_tally t = {0, 0};
+        cw_config cfg = cwc_config();
+        cfg.seed = seed;
+        cw_run_result res;
+        ck_assert_int_eq(cwc_run(&cfg, one_batch_root, &t, &res), CW_ERR_PANICKED);
+        ck_assert_msg(t.panicked == 1 && t.ran_after == 0,
+                      "seed %llu: after the panic that ended the run, %d more task(s) of its "
+                      "batch were resumed (step 4 stops the iteration at once)",
+                      (unsigned long long)seed, t.panicked - 1);
+    }
+}
