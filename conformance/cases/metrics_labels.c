@@ -51,6 +51,7 @@ static const struct {
     {"\xf1\x80\xc0\x80", R R R R},
     {"\xf1\xc0\x80\x80", R R R R},
     {"\xf1\x80\x7f\x80", R R "\x7f" R},
+    {"\xf1\x7f\x80\x80", R "\x7f" R R},
     {"\xf4\x90\x80\x80", R R R R},
     {"\xf5\x80\x80\x80", R R R R},
     {"\xff", R},

@@ -318,7 +318,7 @@ static void *samples_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
     static const double bounds[] = {0.5, 1.0, 2.5};
-    static const double odd[] = {1e-7, 0.000003, 250.5, 1e21, 1.5e21};
+    static const double odd[] = {1e-7, 0.000003, 250.5, 1000, 2.5e20, 1e21, 1.5e21};
     cw_metric *c = cw_counter(ctx, "c", "h");
     cw_counter_add(c, UINT64_C(18446744073709551615));
     cw_metric *g = cw_gauge(ctx, "g", "h");
@@ -331,7 +331,7 @@ static void *samples_root(cw_ctx *ctx, void *arg)
     cw_metric *inf = cw_histogram(ctx, "inf_only", "h", NULL, 0);
     cw_histogram_observe(inf, 0.1);
     cw_histogram_observe(inf, 0.2);
-    cw_histogram(ctx, "spelling", "h", odd, 5);
+    cw_histogram(ctx, "spelling", "h", odd, 7);
     cw_metric *big = cw_histogram(ctx, "big", "h", NULL, 0);
     cw_histogram_observe(big, 1e308);
     cw_histogram_observe(big, 1e308); /* the sum overflows to infinity */
@@ -345,6 +345,8 @@ static void *samples_root(cw_ctx *ctx, void *arg)
                   "inf_only_bucket{le=\"+Inf\"} 2\n");
     CWC_HAS(text, "spelling_sum 0.0\nspelling_count 0\nspelling_bucket{le=\"1e-7\"} 0\n"
                   "spelling_bucket{le=\"0.000003\"} 0\nspelling_bucket{le=\"250.5\"} 0\n"
+                  "spelling_bucket{le=\"1000.0\"} 0\n"
+                  "spelling_bucket{le=\"250000000000000000000.0\"} 0\n"
                   "spelling_bucket{le=\"1e21\"} 0\nspelling_bucket{le=\"1.5e21\"} 0\n");
     free(text);
     return NULL;
