@@ -1089,22 +1089,31 @@ CWC_CASE(storage_shrink_then_grow_reads_zeros, "storage", "STOR-008 STOR-009 STO
 
 /* ---- Two opens, the second idle, both syncing [STOR-015] -------------------------------- */
 
-/* The writer's open makes "01xy456789AB" durable (a sync, or a synced
- * write for each change); then the idle open, which still sees
- * "0123456789", syncs. A fresh open reads one of the two whole, never a
- * mix: the writer's bytes at the idle open's length, or the reverse. */
+/* How the writer's open makes its changes durable. */
+enum { BY_SYNC, BY_SYNCED_WRITES, BY_SYNC_THEN_SYNCED_WRITE };
+
+/* The writer's open makes "01xy456789AB" durable (a sync, a synced write
+ * for each change, or a sync of the first change and a synced write of
+ * the second); then the idle open, which still sees "0123456789", syncs.
+ * A fresh open reads one of the two whole, never a mix: the writer's bytes
+ * at the idle open's length, or the reverse. */
 static void *idle_sync_root(cw_ctx *ctx, void *arg)
 {
-    bool synced_writes = arg != NULL;
-    const char *name = synced_writes ? "synced-writes" : "sync";
+    static const char *names[] = {"sync", "synced-writes", "sync-then-synced-write"};
+    int how = (int)(intptr_t)arg;
+    const char *name = names[how];
     uint64_t size;
     cw_blob *w = cwc_open(ctx, "idle", name, &size);
     cwc_write(w, 0, "0123456789", 10);
     cwc_sync(w);
     cw_blob *idle = cwc_open(ctx, "idle", name, &size);
     ck_assert_uint_eq(size, 10);
-    if (synced_writes) {
+    if (how == BY_SYNCED_WRITES) {
         ck_assert_int_eq(cw_blob_write_at(w, 2, "xy", 2, CW_WRITE_SYNC, NULL), CW_OK);
+        ck_assert_int_eq(cw_blob_write_at(w, 10, "AB", 2, CW_WRITE_SYNC, NULL), CW_OK);
+    } else if (how == BY_SYNC_THEN_SYNCED_WRITE) {
+        cwc_write(w, 2, "xy", 2);
+        cwc_sync(w);
         ck_assert_int_eq(cw_blob_write_at(w, 10, "AB", 2, CW_WRITE_SYNC, NULL), CW_OK);
     } else {
         cwc_write(w, 2, "xy", 2);
@@ -1133,8 +1142,8 @@ static void *idle_sync_root(cw_ctx *ctx, void *arg)
 CWC_CASE(storage_idle_open_syncs_after_the_writer, "storage", "STOR-015 STOR-004 RUN-008",
          CWC_REPEATED)
 {
-    cwc_store_run(idle_sync_root, NULL);
-    cwc_store_run(idle_sync_root, (void *)1);
+    for (intptr_t how = BY_SYNC; how <= BY_SYNC_THEN_SYNCED_WRITE; how++)
+        cwc_store_run(idle_sync_root, (void *)how);
 }
 
 /* ---- Calls from outside a task [STOR-019] ---------------------------------------------------- */
