@@ -263,6 +263,11 @@ CWC_CASE(metrics_http_settings, "metrics", "MET-017", PAR)
                       "metrics_address \"%s\" was not refused", not_numeric[i]);
         CWC_HAS(res.message, "metrics_address");
     }
+    /* The highest port is a number like any other: served, or busy. */
+    cfg.metrics_address = "127.0.0.1:65535";
+    int rc = cwc_run(&cfg, served_root, NULL, &res);
+    ck_assert_msg(rc == CW_OK || rc == CW_ERR_BIND_FAILED,
+                  "metrics_address \"127.0.0.1:65535\" gave %d (%s)", rc, res.message);
 
     int busy = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
