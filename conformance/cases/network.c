@@ -1175,6 +1175,12 @@ static void *resolve_sys_root(cw_ctx *ctx, void *arg)
     ck_assert_uint_ge(n, 1);
     for (size_t i = 0; i < n; i++)
         ck_assert(is_loopback(&out[i]));
+    /* At most `cap` of them, nothing written past it (localhost often has
+     * two: 127.0.0.1 and ::1). */
+    cw_addr few[2] = {cw_addr_loopback4(0), cw_addr_loopback4(4242)};
+    ck_assert_int_eq(cw_resolve(ctx, "localhost", few, 1, &n, &err), CW_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert(is_loopback(&few[0]) && few[1].port == 4242);
     /* A numeric address is its own answer, whichever family it is of. */
     cw_addr four = cw_addr_loopback4(0), six = cw_addr_loopback6(0);
     ck_assert_int_eq(cw_resolve(ctx, "127.0.0.1", out, 8, &n, &err), CW_OK);
