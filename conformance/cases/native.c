@@ -83,6 +83,57 @@ CWC_CASE(native_shared_tasks_run_in_parallel, "native", "NAT-001", PAR)
     cwc_run_ok(&cfg, parallel_root, NULL);
 }
 
+/* worker_threads is how many shared tasks run at once, also above the
+ * CPU count: that many tasks, each spinning until all have arrived, all
+ * arrive. With fewer workers the last ones never start while the first
+ * spin, and those give up. */
+struct gathering {
+    atomic_int arrived;
+    int expected;
+};
+
+static void *arrive_and_wait(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    struct gathering *g = arg;
+    atomic_fetch_add(&g->arrived, 1);
+    uint64_t give_up = mono_ns() + cwc_scaled(10ull * 1000000000u);
+    while (atomic_load(&g->arrived) < g->expected)
+        if (mono_ns() > give_up)
+            return NULL;
+    return g;
+}
+
+static void *gathering_root(cw_ctx *ctx, void *arg)
+{
+    struct gathering *g = arg;
+    cw_handle *h[16];
+    for (int i = 0; i < g->expected; i++)
+        h[i] = cw_spawn(cw_child(ctx, "w"), arrive_and_wait, g);
+    int met = 0;
+    for (int i = 0; i < g->expected; i++) {
+        void *v = NULL;
+        ck_assert_int_eq(cw_join(h[i], &v), CW_OK);
+        met += v != NULL;
+        cw_handle_release(h[i]);
+    }
+    ck_assert_msg(met == g->expected,
+                  "of %d shared tasks on %d workers, %d saw the others running (%d arrived)",
+                  g->expected, g->expected, met, atomic_load(&g->arrived));
+    return NULL;
+}
+
+CWC_CASE(native_every_worker_runs_at_once, "native", "NAT-001", PAR)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    struct gathering g;
+    atomic_init(&g.arrived, 0);
+    g.expected = cpus > 0 && cpus < 14 ? (int)cpus + 2 : 16;
+    cw_config cfg = cwc_config();
+    cfg.worker_threads = (unsigned)g.expected;
+    cwc_run_ok(&cfg, gathering_root, &g);
+}
+
 /* A blocking or dedicated task holds its thread until a shared task runs:
  * with a single worker that is only possible if it is not on the worker. */
 static void *hog(cw_ctx *ctx, void *arg)
