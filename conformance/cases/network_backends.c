@@ -177,6 +177,7 @@ CWC_CASE(network_latency_fixed, "network", "NET-027 NET-017 RUN-008", DET | CWC_
 #define MSG_LEN 32
 
 struct jitter_run {
+    cw_duration spread; /* the run's network_jitter */
     cw_time arrived[JITTER_MESSAGES];
     size_t late; /* arrivals later than their send plus the latency */
 };
@@ -233,7 +234,7 @@ static void check_message(const cw_iobufs *got, uint64_t i, cw_time now, struct 
         CWC_REQUIRE(msg[k] == (uint8_t)(i * 7 + k), "message %" PRIu64 ": byte %zu", i, k);
     cw_time sent = get_be64(msg + 8);
     CWC_REQUIRE(now >= sent + JITTER_LATENCY, "message %" PRIu64 " came early", i);
-    CWC_REQUIRE(now <= sent + JITTER_LATENCY + JITTER_SPREAD, "message %" PRIu64 " came late", i);
+    CWC_REQUIRE(now <= sent + JITTER_LATENCY + r->spread, "message %" PRIu64 " came late", i);
     CWC_REQUIRE(i == 0 || now >= r->arrived[i - 1], "message %" PRIu64 " before the last", i);
     r->arrived[i] = now;
     r->late += now > sent + JITTER_LATENCY;
@@ -262,13 +263,15 @@ static void *jitter_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-static cw_config jitter_config(uint64_t seed)
+static cw_config jitter_config(uint64_t seed, struct jitter_run *r, cw_duration spread)
 {
     cw_config cfg = cwc_config();
     cfg.seed = seed;
     cfg.cycle = 1; /* one nanosecond: an arrival is seen at its exact time */
     cfg.network_latency = JITTER_LATENCY;
-    cfg.network_jitter = JITTER_SPREAD;
+    cfg.network_jitter = spread;
+    memset(r, 0, sizeof *r);
+    r->spread = spread;
     return cfg;
 }
 
@@ -276,8 +279,16 @@ CWC_CASE(network_latency_jitter_in_order, "network", "NET-027 NET-008 NET-009 RU
          DET | CWC_REPEATED)
 {
     struct jitter_run r;
-    memset(&r, 0, sizeof r);
-    cw_config cfg = jitter_config(cwc_seed);
+    cw_config cfg = jitter_config(cwc_seed, &r, JITTER_SPREAD);
+    cwc_run_ok(&cfg, jitter_root, &r);
+}
+
+/* The draw is in [0, network_jitter], both ends included: with a jitter of
+ * one nanosecond some messages come that nanosecond late (NET-027). */
+CWC_CASE(network_jitter_of_one_nanosecond, "network", "NET-027 RUN-008", DET | CWC_REPEATED)
+{
+    struct jitter_run r;
+    cw_config cfg = jitter_config(cwc_seed, &r, 1);
     cwc_run_ok(&cfg, jitter_root, &r);
 }
 
@@ -285,7 +296,8 @@ CWC_CASE(network_latency_replay, "network", "NET-027 NET-017 RUN-008", DET | CWC
 {
     static struct jitter_run one, again, other;
     cw_run_result a, b, c;
-    cw_config cfg = jitter_config(7);
+    cw_config cfg = jitter_config(7, &one, JITTER_SPREAD);
+    again.spread = other.spread = JITTER_SPREAD;
     ck_assert_int_eq(cwc_run(&cfg, jitter_root, &one, &a), CW_OK);
     ck_assert_int_eq(cwc_run(&cfg, jitter_root, &again, &b), CW_OK);
     ck_assert_str_eq(a.digest, b.digest);
