@@ -266,11 +266,12 @@ static void *heal_root(cw_ctx *ctx, void *arg)
         ck_assert_str_eq(err.name, corrupt[i].hex);
         ck_assert_ptr_nonnull(strstr(err.message, corrupt[i].reason));
         ck_assert_int_eq(strncmp(err.message, "blob corrupt: p/", 16), 0);
+        ck_assert_int_eq(err.os_error, 0); /* the bytes were read: no call failed */
     }
     return NULL;
 }
 
-CWC_CASE(storage_files_heal, "storage", "STOR-027 STOR-023 RUN-008", PERSIST | CWC_REPEATED)
+CWC_CASE(storage_files_heal, "storage", "STOR-027 STOR-023 STOR-018 RUN-008", PERSIST | CWC_REPEATED)
 {
     cwc_store s;
     cwc_store_begin(&s);
