@@ -600,6 +600,12 @@ static void *crash_write_root(cw_ctx *ctx, void *arg)
         cwc_write(t, 0, y, sizeof y);
         ck_assert_int_eq(cw_blob_write_at(t, 10, "ZZZZZZZZZZ", 10, CW_WRITE_SYNC, NULL), CW_OK);
         cw_blob_close(t);
+        /* A partition removed with an unsynced write of its own: only its
+         * changes go; the others' are still the crash's to keep. */
+        cw_blob *z = cwc_open(ctx, "z", "gone", NULL);
+        cwc_write(z, 0, "unsynced", 8);
+        cw_blob_close(z);
+        ck_assert_int_eq(cw_storage_remove(ctx, "z", NULL, 0, NULL), CW_OK);
     }
     cw_storage_faults f = c->faults;
     if (c->sync_fails)
