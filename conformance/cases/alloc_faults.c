@@ -455,15 +455,18 @@ typedef struct blob_state {
     bool written, synced;
 } blob_state;
 
-/* The write_at events of the run so far, on a backend with CW_CAP_AUDIT:
- * given on the run's thread, as each enters the digest (DET-016). */
-static uint64_t writes_logged;
+/* The write_at events, and the resolve and resolver_register ones, of the
+ * run so far, on a backend with CW_CAP_AUDIT: given on the run's thread, as
+ * each enters the digest (DET-016). */
+static uint64_t writes_logged, names_logged;
 
-static void count_writes(void *arg, const cw_event *e)
+static void count_events(void *arg, const cw_event *e)
 {
     (void)arg;
     if (strcmp(e->label, "write_at") == 0)
         writes_logged++;
+    if (strcmp(e->label, "resolve") == 0 || strcmp(e->label, "resolver_register") == 0)
+        names_logged++;
 }
 
 /* A write that returned `rc` recorded its event, `before` the count of
@@ -476,11 +479,11 @@ static void write_logged(int rc, uint64_t before)
     EXPECT(writes_logged == before + 1);
 }
 
-static void run_logging_writes(cw_task_fn root, void *prepared)
+static void run_logging_events(cw_task_fn root, void *prepared)
 {
     (void)prepared;
     cw_config cfg = cwc_config();
-    cfg.event_log = count_writes;
+    cfg.event_log = count_events;
     cwc_sweep_run_config(&cfg, root);
 }
 
@@ -666,7 +669,7 @@ static void *storage_root(cw_ctx *ctx, void *arg)
 CWC_CASE(alloc_faults_storage, "storage",
          "RUN-007 RUN-008 STOR-006 STOR-008 STOR-016 STOR-029 NAT-008", CWC_NEEDS_STORAGE)
 {
-    const cwc_workload w = {storage_root, NULL, run_logging_writes};
+    const cwc_workload w = {storage_root, NULL, run_logging_events};
     cwc_sweep_workload(&w);
 }
 
@@ -708,13 +711,35 @@ static void connect_to(cw_ctx *ctx, cw_listener *l)
     close_halves(sink, stream);
 }
 
+/* A name call that returned `rc` recorded its event, `before` the count
+ * of them ahead of it (11-deterministic.md: each cw_resolve and
+ * cw_resolver_register); one refused for want of memory may or may not
+ * have. */
+static void name_logged(int rc, uint64_t before)
+{
+    if (!(cwc_backend->capabilities & CW_CAP_AUDIT) || rc == CW_ERR_NOMEM ||
+        rc == CW_ERR_UNSUPPORTED)
+        return;
+    EXPECT(names_logged == before + 1);
+}
+
+static int register_name(cw_ctx *ctx, const char *host, const cw_addr *addrs, size_t n)
+{
+    uint64_t before = names_logged;
+    int rc = cw_resolver_register(ctx, host, addrs, n);
+    name_logged(rc, before);
+    return rc;
+}
+
 /* How many addresses `host` resolves to now: 0 when unknown, -1 when the
  * resolution found no memory (which tells nothing). */
 static int resolves_to(cw_ctx *ctx, const char *host)
 {
     cw_addr out[4];
     size_t n = 0;
+    uint64_t before = names_logged;
     int rc = cw_resolve(ctx, host, out, 4, &n, NULL);
+    name_logged(rc, before);
     EXPECT(rc == CW_OK || rc == CW_ERR_RESOLVE_FAILED || rc == CW_ERR_NOMEM);
     EXPECT(rc == CW_OK || n == 0);
     return rc == CW_OK ? (int)n : rc == CW_ERR_RESOLVE_FAILED ? 0 : -1;
@@ -727,7 +752,7 @@ static int resolves_to(cw_ctx *ctx, const char *host)
 static void remove_name(cw_ctx *ctx, const char *host, int had)
 {
     cw_addr none = cw_addr_loopback4(0);
-    int rc = cw_resolver_register(ctx, host, &none, 0);
+    int rc = register_name(ctx, host, &none, 0);
     EXPECT(cwc_ok_or_nomem(rc));
     int now = resolves_to(ctx, host);
     EXPECT(now < 0 || now == (rc == CW_OK ? 0 : had));
@@ -738,11 +763,11 @@ static void network_extras(cw_ctx *ctx)
 {
     cw_addr lo = cw_addr_loopback4(0), out[4];
     size_t n = 0;
-    int reg = cw_resolver_register(ctx, "sweep.gone", &lo, 0);
+    int reg = register_name(ctx, "sweep.gone", &lo, 0);
     EXPECT(cwc_ok_or_nomem(reg) || reg == CW_ERR_UNSUPPORTED);
     if (reg != CW_ERR_UNSUPPORTED)
         EXPECT(resolves_to(ctx, "sweep.gone") <= 0); /* unknown, or no memory to tell */
-    reg = cw_resolver_register(ctx, "sweep.test", &lo, 1);
+    reg = register_name(ctx, "sweep.test", &lo, 1);
     EXPECT(cwc_ok_or_nomem(reg) || reg == CW_ERR_UNSUPPORTED);
     if (reg == CW_OK) {
         int rc = cw_resolve(ctx, "sweep.test", out, 4, &n, NULL);
@@ -791,8 +816,9 @@ static void *network_root(cw_ctx *ctx, void *arg)
     return ctx;
 }
 
-CWC_CASE(alloc_faults_network, "network", "RUN-007 RUN-008 NET-005 NET-021 NET-034",
+CWC_CASE(alloc_faults_network, "network", "RUN-007 RUN-008 NET-005 NET-021 NET-034 DET-015",
          CWC_NEEDS_NETWORK)
 {
-    cwc_sweep(network_root);
+    static const cwc_workload w = {network_root, NULL, run_logging_events};
+    cwc_sweep_workload(&w);
 }
