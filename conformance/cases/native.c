@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -86,7 +87,8 @@ CWC_CASE(native_shared_tasks_run_in_parallel, "native", "NAT-001", PAR)
 /* worker_threads is how many shared tasks run at once, also above the
  * CPU count: that many tasks, each spinning until all have arrived, all
  * arrive. With fewer workers the last ones never start while the first
- * spin, and those give up. */
+ * spin: the case hangs, and its time limit (scaled to the machine's load)
+ * fails it. */
 struct gathering {
     atomic_int arrived;
     int expected;
@@ -97,10 +99,8 @@ static void *arrive_and_wait(cw_ctx *ctx, void *arg)
     (void)ctx;
     struct gathering *g = arg;
     atomic_fetch_add(&g->arrived, 1);
-    uint64_t give_up = mono_ns() + cwc_scaled(10ull * 1000000000u);
     while (atomic_load(&g->arrived) < g->expected)
-        if (mono_ns() > give_up)
-            return NULL;
+        sched_yield(); /* on a loaded machine, the CPU for the others' threads */
     return g;
 }
 
@@ -110,16 +110,10 @@ static void *gathering_root(cw_ctx *ctx, void *arg)
     cw_handle *h[16];
     for (int i = 0; i < g->expected; i++)
         h[i] = cw_spawn(cw_child(ctx, "w"), arrive_and_wait, g);
-    int met = 0;
     for (int i = 0; i < g->expected; i++) {
-        void *v = NULL;
-        ck_assert_int_eq(cw_join(h[i], &v), CW_OK);
-        met += v != NULL;
+        ck_assert_int_eq(cw_join(h[i], NULL), CW_OK);
         cw_handle_release(h[i]);
     }
-    ck_assert_msg(met == g->expected,
-                  "of %d shared tasks on %d workers, %d saw the others running (%d arrived)",
-                  g->expected, g->expected, met, atomic_load(&g->arrived));
     return NULL;
 }
 
