@@ -631,6 +631,52 @@ static void reopened_whole(cw_ctx *ctx, const blob_state *st)
     cw_blob_close(b);
 }
 
+static cw_blob *open_two(cw_ctx *ctx)
+{
+    cw_blob *b = NULL;
+    uint64_t size = 0;
+    int rc = cw_storage_open(ctx, "sweep", "two", 3, &b, &size, NULL);
+    EXPECT(cwc_ok_or_nomem(rc) && (rc == CW_OK) == (b != NULL));
+    return b;
+}
+
+/* Whether `rc` is CW_OK, checked to be that or no memory. */
+static bool done(int rc)
+{
+    EXPECT(cwc_ok_or_nomem(rc));
+    return rc == CW_OK;
+}
+
+/* Blob "two" through two opens: the first makes sixteen changes, resizes
+ * it, writes, writes synced over part of that (a change to cut) and syncs;
+ * then the second, opened before that sync, writes "zz" and syncs. Once
+ * the second's sync said CW_OK a fresh open reads "zz" there (STOR-015),
+ * or a call said it found no memory. */
+static void two_opens(cw_ctx *ctx)
+{
+    cw_blob *w = open_two(ctx), *o = w ? open_two(ctx) : NULL;
+    if (w) {
+        for (uint64_t i = 0; i < 16; i++) /* sixteen changes, then a resize */
+            done(cw_blob_write_at(w, i, "j", 1, 0, NULL));
+        done(cw_blob_resize(w, 8, NULL));
+        done(cw_blob_write_at(w, 0, "abcd", 4, 0, NULL));
+        done(cw_blob_write_at(w, 2, "XY", 2, CW_WRITE_SYNC, NULL));
+        done(cw_blob_sync(w, NULL));
+    }
+    bool mine = o && done(cw_blob_write_at(o, 0, "zz", 2, 0, NULL)) && done(cw_blob_sync(o, NULL));
+    if (o)
+        cw_blob_close(o);
+    if (w)
+        cw_blob_close(w);
+    cw_blob *fresh = mine ? open_two(ctx) : NULL;
+    if (!fresh)
+        return;
+    char back[2] = {0};
+    int rc = cw_blob_read_into(fresh, 0, back, 2, 0, NULL);
+    EXPECT(cwc_ok_or_nomem(rc) && (rc != CW_OK || memcmp(back, "zz", 2) == 0));
+    cw_blob_close(fresh);
+}
+
 /* Written bytes read back, also after a reopen (STOR-006); a synced blob is
  * listed; each write not refused recorded its event (STOR-029). */
 static void *storage_root(cw_ctx *ctx, void *arg)
@@ -662,12 +708,13 @@ static void *storage_root(cw_ctx *ctx, void *arg)
     EXPECT(cwc_ok_or_nomem(rc));
     if (rc == CW_OK)
         EXPECT(!st.synced || cw_blob_names_contains(names, "log", 3)), cw_blob_names_release(names);
+    two_opens(ctx);
     EXPECT(cwc_ok_or_nomem(cw_storage_remove(ctx, "sweep", NULL, 0, &err)));
     return ctx;
 }
 
 CWC_CASE(alloc_faults_storage, "storage",
-         "RUN-007 RUN-008 STOR-006 STOR-008 STOR-016 STOR-029 NAT-008", CWC_NEEDS_STORAGE)
+         "RUN-007 RUN-008 STOR-006 STOR-008 STOR-015 STOR-016 STOR-029 NAT-008", CWC_NEEDS_STORAGE)
 {
     const cwc_workload w = {storage_root, NULL, run_logging_events};
     cwc_sweep_workload(&w);
