@@ -158,7 +158,12 @@ void cw_native_push(cw_native *n, cw_ntask *nt)
         return; /* the worker polling runs what its events woke: see poll_reactor() */
     if (p->idle)
         pthread_cond_signal(&p->ready);
-    else if (p == &n->shared)
+    /* `idle` still counts the workers signalled for the tasks queued before
+     * this one until they wake: a task beyond them needs another thread,
+     * or it waits behind tasks that may never yield (NAT-001). */
+    if (p->queued <= p->idle)
+        return;
+    if (p == &n->shared)
         wake_poller(n);
     else if (p->threads < p->max_threads && cw_tpool_start_thread(p) != 0 && p->threads == 0)
         threadless(n, p);
