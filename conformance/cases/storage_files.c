@@ -271,7 +271,8 @@ static void *heal_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-CWC_CASE(storage_files_heal, "storage", "STOR-027 STOR-023 STOR-018 RUN-008", PERSIST | CWC_REPEATED)
+CWC_CASE(storage_files_heal, "storage", "STOR-027 STOR-023 STOR-018 RUN-008",
+         PERSIST | CWC_REPEATED)
 {
     cwc_store s;
     cwc_store_begin(&s);
