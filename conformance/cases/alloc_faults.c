@@ -487,18 +487,26 @@ static void run_logging_events(cw_task_fn root, void *prepared)
     cwc_sweep_run_config(&cfg, root);
 }
 
+/* Blob `name` of the partition "sweep" opened, its length in `*size`:
+ * the blob, or NULL when a call said it found no memory. */
+static cw_blob *open_swept(cw_ctx *ctx, const char *name, uint64_t *size)
+{
+    cw_blob *b = NULL;
+    int rc = cw_storage_open(ctx, "sweep", name, strlen(name), &b, size, NULL);
+    EXPECT(cwc_ok_or_nomem(rc) && (rc == CW_OK) == (b != NULL));
+    return b;
+}
+
 /* The blob "log" written and synced; NULL when the open failed. */
 static cw_blob *write_synced(cw_ctx *ctx, blob_state *st)
 {
-    cw_blob *b = NULL;
     uint64_t size = 0;
     cw_storage_error err;
-    int rc = cw_storage_open(ctx, "sweep", "log", 3, &b, &size, &err);
-    EXPECT(cwc_ok_or_nomem(rc) && (rc == CW_OK) == (b != NULL));
+    cw_blob *b = open_swept(ctx, "log", &size);
     if (!b)
         return NULL;
     uint64_t before = writes_logged;
-    rc = cw_blob_write_at(b, 0, durable, sizeof durable, 0, &err);
+    int rc = cw_blob_write_at(b, 0, durable, sizeof durable, 0, &err);
     EXPECT(cwc_ok_or_nomem(rc));
     write_logged(rc, before);
     st->written = rc == CW_OK;
@@ -618,26 +626,15 @@ static void reopened_whole(cw_ctx *ctx, const blob_state *st)
 {
     if (!st->synced)
         return;
-    cw_blob *b = NULL;
     uint64_t size = 0;
-    int rc = cw_storage_open(ctx, "sweep", "log", 3, &b, &size, NULL);
-    EXPECT(cwc_ok_or_nomem(rc) && (rc == CW_OK) == (b != NULL));
+    cw_blob *b = open_swept(ctx, "log", &size);
     if (!b)
         return;
     EXPECT(size >= sizeof durable);
     char back[sizeof durable] = {0};
-    rc = cw_blob_read_into(b, 0, back, sizeof back, 0, NULL);
+    int rc = cw_blob_read_into(b, 0, back, sizeof back, 0, NULL);
     EXPECT(cwc_ok_or_nomem(rc) && (rc != CW_OK || memcmp(back, durable, sizeof back) == 0));
     cw_blob_close(b);
-}
-
-static cw_blob *open_two(cw_ctx *ctx)
-{
-    cw_blob *b = NULL;
-    uint64_t size = 0;
-    int rc = cw_storage_open(ctx, "sweep", "two", 3, &b, &size, NULL);
-    EXPECT(cwc_ok_or_nomem(rc) && (rc == CW_OK) == (b != NULL));
-    return b;
 }
 
 /* Whether `rc` is CW_OK, checked to be that or no memory. */
@@ -654,7 +651,8 @@ static bool done(int rc)
  * or a call said it found no memory. */
 static void two_opens(cw_ctx *ctx)
 {
-    cw_blob *w = open_two(ctx), *o = w ? open_two(ctx) : NULL;
+    uint64_t size = 0;
+    cw_blob *w = open_swept(ctx, "two", &size), *o = w ? open_swept(ctx, "two", &size) : NULL;
     if (w) {
         for (uint64_t i = 0; i < 16; i++) /* sixteen changes, then a resize */
             done(cw_blob_write_at(w, i, "j", 1, 0, NULL));
@@ -668,7 +666,7 @@ static void two_opens(cw_ctx *ctx)
         cw_blob_close(o);
     if (w)
         cw_blob_close(w);
-    cw_blob *fresh = mine ? open_two(ctx) : NULL;
+    cw_blob *fresh = mine ? open_swept(ctx, "two", &size) : NULL;
     if (!fresh)
         return;
     char back[2] = {0};

@@ -117,7 +117,7 @@ static cw_ntask *pool_pop(cw_tpool *p)
     return nt;
 }
 
-/* With n->lock held: a task was queued for the shared workers, none is idle;
+/* With n->lock held: a task was queued for the shared workers, more than are idle;
  * the one blocked in the reactor (if any) must come and run it. */
 static void wake_poller(cw_native *n)
 {
