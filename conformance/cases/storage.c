@@ -977,6 +977,25 @@ static void expect_closed(int rc, const cw_storage_error *err)
     ck_assert_str_eq(err->message, "closed");
 }
 
+/* Every blob call but the sync, made while unwinding: each refused, and
+ * nothing written or resized (the root reads the blob empty after). */
+static void blob_calls_closed(cw_blob *b)
+{
+    cw_storage_error err;
+    char byte = 'x';
+    memset(&err, 0x55, sizeof err);
+    expect_closed(cw_blob_read_into(b, 0, &byte, 1, 0, &err), &err);
+    cw_iobuf_mut got;
+    memset(&err, 0x55, sizeof err);
+    expect_closed(cw_blob_read_at(b, 0, 1, 0, &got, &err), &err);
+    memset(&err, 0x55, sizeof err);
+    expect_closed(cw_blob_write_at(b, 0, &byte, 1, 0, &err), &err);
+    memset(&err, 0x55, sizeof err);
+    expect_closed(cw_blob_write_at(b, 0, &byte, 1, CW_WRITE_SYNC, &err), &err);
+    memset(&err, 0x55, sizeof err);
+    expect_closed(cw_blob_resize(b, 8, &err), &err);
+}
+
 static void sync_in_cleanup(void *arg)
 {
     struct abort_self *s = arg;
@@ -984,9 +1003,16 @@ static void sync_in_cleanup(void *arg)
     memset(&err, 0x55, sizeof err);
     s->cleanup_rc = cw_blob_sync(s->blob, &err);
     expect_closed(s->cleanup_rc, &err);
+    blob_calls_closed(s->blob);
     cw_blob_names *names = NULL;
     memset(&err, 0x55, sizeof err);
     expect_closed(cw_storage_scan(s->ctx, "p", &names, &err), &err);
+    cw_blob *b = NULL;
+    uint64_t size = 0;
+    memset(&err, 0x55, sizeof err);
+    expect_closed(cw_storage_open(s->ctx, "p", S("other"), &b, &size, &err), &err);
+    memset(&err, 0x55, sizeof err);
+    expect_closed(cw_storage_remove(s->ctx, "p", S("blob"), &err), &err);
 }
 
 static void *self_aborting(cw_ctx *ctx, void *arg)
@@ -1032,6 +1058,11 @@ static void *tasks_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(cw_join(h, NULL), CW_ERR_CLOSED);
     ck_assert_int_eq(s.cleanup_rc, CW_ERR_CLOSED); /* no suspending while unwinding */
     cw_handle_release(h);
+    char byte;
+    ck_assert_int_eq(cw_blob_read_into(s.blob, 0, &byte, 1, 0, NULL),
+                     CW_ERR_BLOB_INSUFFICIENT_LENGTH); /* nothing was written */
+    ck_assert(cwc_scan_has(ctx, "p", "blob", 4));
+    ck_assert(!cwc_scan_has(ctx, "p", "other", 5));
     cw_blob_close(s.blob);
     return NULL;
 }
