@@ -282,13 +282,16 @@ CWC_CASE(buffer_null_data_refused, "buffers", "BUF-033 RUN-008", CWC_REPEATED)
 {
     atomic_store(&releases, 0);
     cw_iobuf b;
-    ck_assert_int_eq(cw_iobuf_adopt(cwc_backend, NULL, 4, count_release, NULL, &b), CW_ERR_INVALID);
-    ck_assert_uint_eq(b.len, 0);
-    ck_assert_ptr_nonnull(b.data); /* the empty handle (BUF-029) */
-    ck_assert_int_eq(atomic_load(&releases), 0);
-    ck_assert_int_eq(cw_iobuf_copy(cwc_backend, NULL, 4, &b), CW_ERR_INVALID);
-    ck_assert_uint_eq(b.len, 0);
-    ck_assert_ptr_nonnull(b.data);
+    for (size_t len = 1; len <= 4; len += 3) { /* one byte promised is already too many */
+        ck_assert_int_eq(cw_iobuf_adopt(cwc_backend, NULL, len, count_release, NULL, &b),
+                         CW_ERR_INVALID);
+        ck_assert_uint_eq(b.len, 0);
+        ck_assert_ptr_nonnull(b.data); /* the empty handle (BUF-029) */
+        ck_assert_int_eq(atomic_load(&releases), 0);
+        ck_assert_int_eq(cw_iobuf_copy(cwc_backend, NULL, len, &b), CW_ERR_INVALID);
+        ck_assert_uint_eq(b.len, 0);
+        ck_assert_ptr_nonnull(b.data);
+    }
     CWC_OK(cw_iobuf_copy(cwc_backend, NULL, 0, &b)); /* no bytes promised */
     ck_assert_uint_eq(b.len, 0);
     cw_iobuf_release(&b);
@@ -771,6 +774,19 @@ CWC_CASE(buffer_list_mut, "buffers", "BUF-016 RUN-008", CWC_REPEATED)
     ck_assert_uint_eq(cw_iobufs_chunk_count(f), 1);
     ck_assert_uint_eq(cw_iobufs_mut_chunk_count(l), 0);
     cw_iobufs_release(f);
+
+    /* Two chunks of one byte each: the free room of the first is behind the
+     * last readable byte, so a put goes into the second. */
+    for (int i = 0; i < 2; i++) {
+        CWC_OK(cw_iobuf_mut_with_capacity(cwc_backend, 4, &m));
+        CWC_OK(cw_iobuf_mut_put(&m, i ? "b" : "a", 1));
+        CWC_OK(cw_iobufs_mut_append(l, &m));
+    }
+    ck_assert_uint_eq(cw_iobufs_mut_spare(l), 3);
+    ck_assert_int_eq(cw_iobufs_mut_put(l, "cdef", 4), CW_ERR_INVALID);
+    CWC_OK(cw_iobufs_mut_put(l, "cd", 2));
+    ck_assert(cw_iobufs_mut_equal_bytes(l, "abcd", 4));
+    ck_assert_uint_eq(cw_iobufs_mut_chunk(l, 0)->len, 1);
     cw_iobufs_mut_release(l);
 }
 

@@ -4,10 +4,12 @@
  * (BUF-032), a buffer parked by a thread that has exited (BUF-020,
  * BUF-025), the most a living thread keeps parked (BUF-025), an empty
  * buffer dropped by a list or a builder giving its reference back
- * (BUF-031, BUF-021), and a builder refusing a buffer of another backend
+ * (BUF-031, BUF-021), a buffer released by a thread-local destructor
+ * (BUF-025), and a builder refusing a buffer of another backend
  * (BUF-017).
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cases/buffers.h"
@@ -104,6 +106,69 @@ CWC_CASE(bufpool_reuse_after_thread_exit, "buffers", "BUF-020 BUF-025 RUN-008", 
     reuse_after_exit(1);
     reuse_after_exit(2);
     reuse_after_exit(4);
+}
+
+/* A buffer released by a thread-local destructor, as a thread of the
+ * program holding one in its thread-local state does when it exits: the
+ * backend's own per-thread state may be gone by then, and the buffer still
+ * goes back to the pool [BUF-025, BUF-020]. */
+static pthread_key_t held_key;
+
+static void release_held(void *arg)
+{
+    cw_iobuf_mut_release(arg);
+    free(arg);
+}
+
+static void *hold_until_exit(void *arg)
+{
+    cw_bufpool *p = arg;
+    cw_iobuf_mut parked, *held = malloc(sizeof *held);
+    if (!held)
+        return NULL;
+    if (cw_bufpool_try_alloc(p, 256, held, NULL) != CW_OK) {
+        free(held);
+        return NULL;
+    }
+    if (cw_bufpool_try_alloc(p, 256, &parked, NULL) == CW_OK)
+        cw_iobuf_mut_release(&parked); /* this thread's cache, if any, now holds one */
+    pthread_setspecific(held_key, held);
+    return NULL;
+}
+
+static void release_at_exit(uint32_t thread_cache)
+{
+    cw_bufpool_config cfg = one_class(256, 4, thread_cache);
+    cw_bufpool *p;
+    ck_assert_int_eq(cw_bufpool_new(cwc_backend, &cfg, &p), CW_OK);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, hold_until_exit, p), 0);
+    pthread_join(t, NULL);
+    cw_iobuf_mut m[4];
+    for (int i = 0; i < 4; i++)
+        ck_assert_msg(cw_bufpool_try_alloc(p, 256, &m[i], NULL) == CW_OK,
+                      "thread_cache %u: buffer %d of 4 refused after the thread exited",
+                      thread_cache, i + 1);
+    for (int i = 0; i < 4; i++)
+        cw_iobuf_mut_release(&m[i]);
+    cw_bufpool_release(p);
+}
+
+CWC_CASE(bufpool_release_in_thread_destructor, "buffers", "BUF-020 BUF-025 RUN-008", CWC_REPEATED)
+{
+    /* The key is made after a pool was used on this thread, so that where
+     * keys' destructors run in the order of their making (glibc), this one
+     * runs after any the backend made for its caches. */
+    cw_bufpool_config cfg = one_class(256, 4, 4);
+    cw_bufpool *p;
+    ck_assert_int_eq(cw_bufpool_new(cwc_backend, &cfg, &p), CW_OK);
+    alloc_release(p);
+    cw_bufpool_release(p);
+    ck_assert_int_eq(pthread_key_create(&held_key, release_held), 0);
+    release_at_exit(0);
+    release_at_exit(1);
+    release_at_exit(4);
+    pthread_key_delete(held_key);
 }
 
 /* A thread that parked every buffer of a class and still lives. */

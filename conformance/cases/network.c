@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cases/network_util.h"
 #include "cases/util.h"
 
 #define DET CW_CAP_DETERMINISTIC
@@ -470,6 +471,39 @@ static void *both_loopbacks_root(cw_ctx *ctx, void *arg)
 CWC_CASE(network_one_port_on_both_loopbacks, "network", "NET-003 NET-004 RUN-008", CWC_REPEATED)
 {
     cwc_run_ok(NULL, both_loopbacks_root, NULL);
+}
+
+/* ---- An address of no family [NET-039] ----------------------------------------------- */
+
+/* The address of a live listener, but for its family: neither bound nor
+ * dialed; the listener still takes the next good dial and its bytes. */
+static void *no_family_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_addr where;
+    cw_listener *l = listen_loopback(ctx, CW_ADDR_IPV4, &where);
+    cw_addr bad = where;
+    for (uint8_t family = 0; family < 12; family += 11) { /* none, and one unknown */
+        bad.family = family;
+        cw_listener *other = NULL;
+        ck_assert_int_eq(cw_bind(ctx, &bad, &other), CW_ERR_INVALID);
+        cw_sink *sink = NULL;
+        cw_stream *stream = NULL;
+        ck_assert_int_eq(cw_dial(ctx, &bad, &sink, &stream), CW_ERR_INVALID);
+    }
+    struct half_pair a, b;
+    connect_through(ctx, l, &a, &b);
+    ck_assert_int_eq(send_text(a.sink, "!"), CW_OK);
+    recv_text(b.stream, "!");
+    close_halves(&a);
+    close_halves(&b);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_address_of_no_family, "network", "NET-039 RUN-008", CWC_REPEATED)
+{
+    cwc_run_ok(NULL, no_family_root, NULL);
 }
 
 /* ---- A dial leaves no cleanup handler behind [PAN-004, NET-006] ------------------------- */
