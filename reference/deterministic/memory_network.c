@@ -133,6 +133,8 @@ static int mem_dial(cw_ctx *ctx, const cw_addr *addr, cw_sink **sink, cw_stream 
 {
     cw_rt *rt = cw_ctx_rt(ctx);
     cw_task_self(rt, "cw_dial");
+    if (addr->family != CW_ADDR_IPV4 && addr->family != CW_ADDR_IPV6)
+        return CW_ERR_INVALID; /* NET-039 */
     cw_rt_lock(rt);
     cw_net *net = cw_net_open(rt);
     if (!net) {
