@@ -103,6 +103,14 @@ static void *dials_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(dial_once(ctx, l, &where), CW_ERR_CONNECTION_FAILED);
     ck_assert_int_eq(cw_network_repair(ctx, &where, &all), CW_OK);
     ck_assert_int_eq(dial_once(ctx, l, &where), CW_OK);
+
+    /* A partition made after an unrelated one cuts all the same. */
+    cw_addr elsewhere = cw_addr_ipv4(10, 0, 0, 1, 0);
+    ck_assert_int_eq(cw_network_partition(ctx, &elsewhere, &all), CW_OK);
+    ck_assert_int_eq(cw_network_partition(ctx, &where, &dialers), CW_OK);
+    ck_assert_int_eq(dial_once(ctx, l, &where), CW_ERR_CONNECTION_FAILED);
+    ck_assert_int_eq(cw_network_repair(ctx, &where, &dialers), CW_OK);
+    ck_assert_int_eq(cw_network_repair(ctx, &elsewhere, &all), CW_OK);
     cw_listener_close(l);
     return NULL;
 }
@@ -111,6 +119,35 @@ CWC_CASE(network_partition_refuses_dials, "network", "NET-028 NET-007 RUN-008", 
 {
     cw_config cfg = cwc_config();
     cwc_run_ok(&cfg, dials_root, NULL);
+}
+
+/* An address is its family, IP and port [NET-037]: a pattern whose
+ * padding bytes hold anything still matches. */
+static void *padded_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_addr any6 = cw_addr_loopback6(0), where;
+    cw_listener *l;
+    ck_assert_int_eq(cw_bind(ctx, &any6, &l), CW_OK);
+    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
+    cw_addr padded;
+    memset(&padded, 0xa5, sizeof padded);
+    padded.family = CW_ADDR_IPV6;
+    memcpy(padded.ip, where.ip, sizeof padded.ip);
+    padded.port = where.port;
+    ck_assert_int_eq(cw_network_partition(ctx, &padded, &any6), CW_OK);
+    ck_assert_int_eq(dial_once(ctx, l, &where), CW_ERR_CONNECTION_FAILED);
+    ck_assert_int_eq(cw_network_repair(ctx, &any6, &padded), CW_OK);
+    ck_assert_int_eq(dial_once(ctx, l, &where), CW_OK);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_partition_pattern_padding, "network", "NET-028 NET-037 RUN-008",
+         DET | CWC_REPEATED)
+{
+    cw_config cfg = cwc_config();
+    cwc_run_ok(&cfg, padded_root, NULL);
 }
 
 /* Whether a dial from the next dialer port to `where` gets through while
