@@ -375,6 +375,9 @@ static void *negative_root(cw_ctx *ctx, void *arg)
     cw_metric *back = cw_histogram(ctx, "back", "h", above, 2);
     cw_histogram_observe(back, -4.5);
     cw_histogram_observe(back, 6.0);
+    static const double from_zero[] = {0.0, 1.0}; /* a bound of zero is not negative */
+    cw_metric *zero = cw_histogram(ctx, "zero", "h", from_zero, 2);
+    cw_histogram_observe(zero, 0.5);
     char *text = cwc_encode(ctx);
     CWC_HAS(text, "# TYPE neg histogram\nneg_bucket{le=\"-2.5\"} 1\n"
                   "neg_bucket{le=\"-0.000003\"} 2\nneg_bucket{le=\"0.0\"} 2\n"
@@ -382,6 +385,7 @@ static void *negative_root(cw_ctx *ctx, void *arg)
     CWC_HAS(text, "# TYPE dip histogram\ndip_bucket{le=\"1.0\"} 1\n");
     CWC_HAS(text, "# TYPE nan histogram\nnan_bucket{le=\"1.0\"} 0\n");
     CWC_HAS(text, "# TYPE back histogram\nback_sum 1.5\nback_count 2\n");
+    CWC_HAS(text, "# TYPE zero histogram\nzero_sum 0.5\nzero_count 1\n");
     ck_assert(cw_histogram_sum(neg) == 1.0);
     ck_assert(cw_histogram_sum(dip) == -4.5);
     free(text);
