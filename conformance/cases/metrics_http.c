@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -256,11 +257,18 @@ CWC_CASE(metrics_http_settings, "metrics", "MET-017", PAR)
         /* IPv6 only in brackets both sides: one without its '[' is no host */
         "a::1]:0",
         "[::1:0",
+        /* hosts longer than any address: 63 and 64 characters */
+        "%s:80",
+        "%s1:80",
     };
+    char ones[64], text[80];
+    memset(ones, '1', 63);
+    ones[63] = '\0';
     for (size_t i = 0; i < sizeof not_numeric / sizeof not_numeric[0]; i++) {
-        cfg.metrics_address = not_numeric[i];
+        snprintf(text, sizeof text, not_numeric[i], ones);
+        cfg.metrics_address = text;
         ck_assert_msg(cwc_run(&cfg, must_not_run, NULL, &res) == CW_ERR_INVALID,
-                      "metrics_address \"%s\" was not refused", not_numeric[i]);
+                      "metrics_address \"%s\" was not refused", text);
         CWC_HAS(res.message, "metrics_address");
     }
     /* The highest port is a number like any other: served, or busy. */
@@ -612,6 +620,35 @@ CWC_CASE(metrics_http_head_in_pieces, "metrics", "MET-020 MET-017", PAR)
     run_with_endpoint(pieces_root, NULL);
 }
 
+/* A client that sent part of a head and fell silent while the run goes
+ * on: after 5 seconds the endpoint closes it without an answer [MET-020].
+ * The root waits for that by polling, as long as it takes, so the
+ * endpoint, whatever serves it, is not held up. */
+static void *given_up_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    char address[64];
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
+    int fd = connect_to(address);
+    ck_assert_msg(fd >= 0, "cannot connect to %s", address);
+    send_text_all(fd, "GET /met");
+    struct pollfd p = {fd, POLLIN, 0};
+    while (poll(&p, 1, 0) == 0)
+        ck_assert_int_eq(cw_sleep(ctx, 100 * CW_MSEC), CW_OK);
+    char got[64];
+    ssize_t n;
+    while ((n = recv(fd, got, sizeof got, MSG_DONTWAIT)) < 0 && errno == EINTR)
+        ;
+    ck_assert_msg(n <= 0, "a silent client was answered: %.*s", (int)n, got);
+    close(fd);
+    return NULL;
+}
+
+CWC_CASE(metrics_http_silent_client_given_up, "metrics", "MET-020", PAR)
+{
+    run_with_endpoint(given_up_root, NULL);
+}
+
 /* A client that sent part of a head and fell silent when the run ends: the
  * run ends all the same (the endpoint stops with it), long before the
  * endpoint would give the client up. The client closes only after. */
@@ -632,5 +669,12 @@ CWC_CASE(metrics_http_run_ends_with_a_silent_client, "metrics", "MET-017 MET-020
     int fd = -1;
     run_with_endpoint(silent_root, &fd);
     ck_assert_int_ge(fd, 0);
+    /* Its head never ended: the connection is closed without an answer
+     * (an end of stream, or a reset for the bytes left unread). */
+    char got[64];
+    ssize_t n;
+    while ((n = recv(fd, got, sizeof got, 0)) < 0 && errno == EINTR)
+        ;
+    ck_assert_msg(n <= 0, "a head cut short by the run's end was answered: %.*s", (int)n, got);
     close(fd);
 }
