@@ -5,14 +5,17 @@
  * echo messages of every size around the read buffer, a recv that lost a
  * select poisons its stream and closing that stream leaves the sink
  * working, and the end of the peer's sink ends the stream after its
- * bytes; accepts that lost a select leave the connections dialed after
- * them in order, and closing the listener closes the one never accepted.
- * Each way with one worker (no other thread to bring a completion
- * back) and with the default, half the peers on dedicated threads that
- * end before the run does. Skipped on backends without CW_CAP_PARALLEL.
+ * bytes, a reset by the peer fails a recv; accepts that lost a select leave the connections dialed
+ * after them in order, and closing the listener closes the one never accepted. Each way with one
+ * worker (no other thread to bring a completion back) and with the default, half the peers on
+ * dedicated threads that end before the run does. Skipped on backends without CW_CAP_PARALLEL.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "cases/fds.h"
 #include "cases/network_util.h"
@@ -179,6 +182,36 @@ static void end_after_bytes(cw_ctx *ctx)
     cw_listener_close(l);
 }
 
+/* A plain peer resets the connection (SO_LINGER of zero, then close): a
+ * recv, waiting or made after, fails and does not wait for bytes that
+ * cannot come [NET-014]. */
+static void reset_by_peer(cw_ctx *ctx)
+{
+    cw_addr any = cw_addr_loopback4(0), where;
+    cw_listener *l;
+    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
+    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
+    int peer = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(peer, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons(where.port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    ck_assert_int_eq(connect(peer, (struct sockaddr *)&sa, sizeof sa), 0); /* loopback: at once */
+    cw_conn c;
+    ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+    cw_iobufs *got = NULL;
+    cw_wait first = cw_wait_stream_recv(c.stream, 4, &got);
+    ck_assert_int_eq(cw_poll(&first, 1), CW_ERR_WOULD_BLOCK); /* nothing yet */
+    struct linger reset = {1, 0};
+    ck_assert_int_eq(setsockopt(peer, SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
+    ck_assert_int_eq(close(peer), 0);
+    ck_assert_int_eq(cw_stream_recv(c.stream, 4, &got), CW_ERR_RECV_FAILED);
+    ck_assert_ptr_null(got);
+    cw_sink_close(c.sink);
+    cw_stream_close(c.stream);
+    cw_listener_close(l);
+}
+
 /* An accept that loses a select to a sleep, nothing having been dialed:
  * the backend may still be accepting for it. */
 static void lose_accept(cw_ctx *ctx, cw_listener *l)
@@ -240,6 +273,7 @@ static void *tcp_root(cw_ctx *ctx, void *arg)
     lost_recv_then_close(ctx);
     many_parked(ctx);
     end_after_bytes(ctx);
+    reset_by_peer(ctx);
     lost_accepts(ctx);
     return NULL;
 }
