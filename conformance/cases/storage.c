@@ -344,7 +344,13 @@ static void *partition_names_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(cw_storage_open(ctx, "names", name, 127, &b, &size, NULL), CW_OK);
     cw_blob_close(b);
     ck_assert(cwc_scan_has(ctx, "names", name, 127));
-    ck_assert_int_eq(cw_storage_open(ctx, "names", name, 128, &b, &size, NULL), CW_ERR_INVALID);
+    cw_storage_error err;
+    memset(&err, 0x55, sizeof err);
+    ck_assert_int_eq(cw_storage_open(ctx, "names", name, 128, &b, &size, &err), CW_ERR_INVALID);
+    ck_assert_int_eq(err.code, CW_ERR_INVALID); /* filled as STOR-018 says */
+    ck_assert_int_eq(err.os_error, 0);
+    ck_assert_msg(strncmp(err.message, "invalid argument: ", 18) == 0, "message \"%s\"",
+                  err.message);
     ck_assert_int_eq(cw_storage_open(ctx, "names", name, 0, &b, &size, NULL), CW_ERR_INVALID);
     ck_assert_int_eq(cw_storage_open(ctx, NULL, name, 1, &b, &size, NULL), CW_ERR_INVALID);
     ck_assert_int_eq(cw_storage_remove(ctx, "names", name, 0, NULL), CW_ERR_INVALID);
