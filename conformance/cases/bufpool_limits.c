@@ -171,6 +171,55 @@ CWC_CASE(bufpool_release_in_thread_destructor, "buffers", "BUF-020 BUF-025 RUN-0
     pthread_key_delete(held_key);
 }
 
+/* A thread that used every class of a pool of eighteen, twice each (the
+ * second buffer may come from its cache), writing each whole: however the
+ * backend files classes in its caches, every buffer has the room asked
+ * for [BUF-020], and once the thread exited every buffer is back, so each
+ * class gives its whole max_per_class again [BUF-025]. */
+enum { MANY_CLASSES = 18 };
+
+static void *touch_every_class(void *arg)
+{
+    cw_bufpool *p = arg;
+    for (int round = 0; round < 2; round++)
+        for (size_t size = 64, i = 0; i < MANY_CLASSES; i++, size <<= 1) {
+            cw_iobuf_mut m;
+            if (cw_bufpool_try_alloc(p, size, &m, NULL) != CW_OK)
+                continue;
+            if (m.cap < size) { /* checked by the case's thread, after the join */
+                cw_iobuf_mut_release(&m);
+                return (void *)size;
+            }
+            memset(m.data, 0x5a, size);
+            cw_iobuf_mut_release(&m);
+        }
+    return NULL;
+}
+
+CWC_CASE(bufpool_every_class_back_after_exit, "buffers", "BUF-020 BUF-025 RUN-008", CWC_REPEATED)
+{
+    cw_bufpool_config cfg = one_class(64, 2, 2);
+    cfg.max_size = (size_t)64 << (MANY_CLASSES - 1);
+    cw_bufpool *p;
+    ck_assert_int_eq(cw_bufpool_new(cwc_backend, &cfg, &p), CW_OK);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, touch_every_class, p), 0);
+    void *short_of = NULL;
+    pthread_join(t, &short_of);
+    ck_assert_msg(!short_of, "a buffer of %zu bytes asked for came with less room",
+                  (size_t)short_of);
+    for (size_t size = 64, i = 0; i < MANY_CLASSES; i++, size <<= 1) {
+        cw_iobuf_mut m[2];
+        for (int k = 0; k < 2; k++)
+            ck_assert_msg(cw_bufpool_try_alloc(p, size, &m[k], NULL) == CW_OK,
+                          "class of %zu bytes: buffer %d of 2 refused after the thread exited",
+                          size, k + 1);
+        cw_iobuf_mut_release(&m[0]);
+        cw_iobuf_mut_release(&m[1]);
+    }
+    cw_bufpool_release(p);
+}
+
 /* A thread that parked every buffer of a class and still lives. */
 enum { PARKED_MAX = 8 };
 
