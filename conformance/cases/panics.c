@@ -411,6 +411,62 @@ static void *foreign_thread_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
+/* A cleanup handler that panics: nothing is left to unwind to. */
+static void panic_in_cleanup(void *arg)
+{
+    cw_panic(arg, "a panic while unwinding");
+}
+
+static void *panicking_cleanup_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    CW_CLEANUP_PUSH(ctx, panic_in_cleanup, ctx);
+    cw_panic(ctx, "the first panic");
+    CW_CLEANUP_POP(ctx, false);
+    return NULL;
+}
+
+/* cw_panic from a thread that runs no task of the run. */
+static void *panic_from_foreign_thread(void *arg)
+{
+    cw_panic(arg, "a panic outside any task");
+    return NULL;
+}
+
+static void *foreign_panic_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, panic_from_foreign_thread, ctx), 0);
+    pthread_join(t, NULL);
+    return NULL;
+}
+
+/* The run of `root` in a child process: it must end the process. */
+static void expect_process_end(cw_task_fn root, const char *what)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr)) /* the message is expected */
+            _exit(3);
+        cw_run_result res;
+        cwc_run(NULL, root, NULL, &res);
+        _exit(0);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+                  "%s did not end the process (wait status %#x)", what, (unsigned)status);
+}
+
+CWC_CASE(panic_in_a_cleanup_handler_ends_the_process, "panics", "PAN-008", 0)
+{
+    expect_process_end(panicking_cleanup_root, "a panic in a cleanup handler");
+    expect_process_end(foreign_panic_root, "a panic outside any task");
+}
+
 CWC_CASE(suspending_outside_a_task_ends_the_process, "panics", "PAN-006", 0)
 {
     fflush(NULL);
