@@ -1192,6 +1192,12 @@ static void *resolve_det_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(cw_resolve(ctx, "nowhere", out, 4, &n, &err), CW_ERR_RESOLVE_FAILED);
     ck_assert_uint_eq(n, 0);
     ck_assert_str_eq(err.message, "dns resolution failed: nowhere");
+    /* A registration without a name, or without the addresses it counts,
+     * is refused and changes nothing [NET-021]. */
+    ck_assert_int_eq(cw_resolver_register(ctx, NULL, addrs, 1), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_resolver_register(ctx, "node1", NULL, 1), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_resolve(ctx, "node1", out, 4, &n, NULL), CW_OK);
+    ck_assert_uint_eq(n, 2);
     ck_assert_int_eq(cw_resolver_register(ctx, "node1", NULL, 0), CW_OK);
     ck_assert_int_eq(cw_resolve(ctx, "node1", out, 4, &n, NULL), CW_ERR_RESOLVE_FAILED);
     return NULL;
