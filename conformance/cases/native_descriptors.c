@@ -2,8 +2,9 @@
 /*
  * native_descriptors.c - a parallel backend gives back every descriptor a
  * run opened (NAT-006): sockets, files, its poller and timers, the metrics
- * endpoint's, even those of objects the program never closed. A server
- * that starts one run after another must not run out of descriptors.
+ * endpoint's, even those of objects the program never closed, each of
+ * them close-on-exec meanwhile (NAT-011). A server that starts one run
+ * after another must not run out of descriptors.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,6 +29,23 @@ static void *accept_one(cw_ctx *ctx, void *arg)
     if (cw_listener_accept(arg, &c) == CW_OK)
         return NULL; /* the accepted connection is left open on purpose */
     return NULL;
+}
+
+/* The descriptors open before the run of native_run_closes_every_descriptor. */
+static cwc_fdset before_run;
+
+/* Every descriptor opened since `before_run` is close-on-exec [NAT-011]. */
+static void all_close_on_exec(void)
+{
+    cwc_fdset now;
+    cwc_open_fds(&now);
+    for (int fd = 0; fd < 1024; fd++) {
+        if (!now.open[fd] || before_run.open[fd])
+            continue;
+        int flags = fcntl(fd, F_GETFD);
+        ck_assert_msg(flags < 0 || (flags & FD_CLOEXEC),
+                      "descriptor %d, opened by the run, is not close-on-exec", fd);
+    }
 }
 
 /* Opens one of everything and closes nothing. */
@@ -63,10 +81,11 @@ static void *leave_open_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(cw_listener_local_addr(closed, &where), CW_OK);
     cw_listener_close(closed);
     ck_assert_int_eq(cw_dial(ctx, &where, &sink, &stream), CW_ERR_CONNECTION_FAILED);
+    all_close_on_exec();
     return NULL;
 }
 
-CWC_CASE(native_run_closes_every_descriptor, "native", "NAT-006 RUN-003",
+CWC_CASE(native_run_closes_every_descriptor, "native", "NAT-006 NAT-011 RUN-003",
          PAR | CWC_NEEDS_STORAGE | CWC_NEEDS_NETWORK)
 {
     cwc_fdset before;
@@ -76,6 +95,7 @@ CWC_CASE(native_run_closes_every_descriptor, "native", "NAT-006 RUN-003",
         cwc_store_begin(&s);
         s.cfg.metrics_address = "127.0.0.1:0";
         cw_run_result res;
+        cwc_open_fds(&before_run);
         ck_assert_int_eq(cwc_run(&s.cfg, leave_open_root, NULL, &res), CW_OK);
         cwc_store_end(&s);
     }
