@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
@@ -126,6 +127,62 @@ CWC_CASE(native_every_worker_runs_at_once, "native", "NAT-001", PAR)
     cw_config cfg = cwc_config();
     cfg.worker_threads = (unsigned)g.expected;
     cwc_run_ok(&cfg, gathering_root, &g);
+}
+
+/* ...and no more than worker_threads threads run them: with two workers,
+ * shared tasks that each spin a while (so that a third thread, were there
+ * one, would take some) are seen on two threads at most. The bound holds
+ * however the machine schedules; the spin only gives a wrong backend's
+ * third worker the chance to show. */
+enum { SEEN_MAX = 8, SPREAD_TASKS = 24 };
+
+struct seen_threads {
+    pthread_mutex_t lock;
+    pthread_t thread[SEEN_MAX];
+    int n;
+};
+
+static void *note_thread(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    struct seen_threads *s = arg;
+    pthread_t self = pthread_self();
+    pthread_mutex_lock(&s->lock);
+    int i = 0;
+    while (i < s->n && !pthread_equal(s->thread[i], self))
+        i++;
+    if (i == s->n && s->n < SEEN_MAX)
+        s->thread[s->n++] = self;
+    pthread_mutex_unlock(&s->lock);
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < 2000000L);
+    return NULL;
+}
+
+static void *spread_root(cw_ctx *ctx, void *arg)
+{
+    cw_handle *h[SPREAD_TASKS];
+    for (int i = 0; i < SPREAD_TASKS; i++)
+        h[i] = cw_spawn(cw_child(ctx, "spread"), note_thread, arg);
+    for (int i = 0; i < SPREAD_TASKS; i++) {
+        ck_assert_int_eq(cw_join(h[i], NULL), CW_OK);
+        cw_handle_release(h[i]);
+    }
+    return NULL;
+}
+
+CWC_CASE(native_no_more_workers_than_asked, "native", "NAT-001", PAR)
+{
+    struct seen_threads s = {.n = 0};
+    pthread_mutex_init(&s.lock, NULL);
+    cw_config cfg = cwc_config();
+    cfg.worker_threads = 2;
+    cwc_run_ok(&cfg, spread_root, &s);
+    pthread_mutex_destroy(&s.lock);
+    ck_assert_msg(s.n <= 2, "shared tasks ran on %d threads with worker_threads 2", s.n);
 }
 
 /* A blocking or dedicated task holds its thread until a shared task runs:
