@@ -207,6 +207,14 @@ static void reset_by_peer(cw_ctx *ctx)
     ck_assert_int_eq(close(peer), 0);
     ck_assert_int_eq(cw_stream_recv(c.stream, 4, &got), CW_ERR_RECV_FAILED);
     ck_assert_ptr_null(got);
+    /* The kernel has reported the reset: sends fail, the first as
+     * SEND_FAILED (one may be taken before the failure is known) and the
+     * rest on a poisoned half [NET-013]. */
+    int rc = CW_OK;
+    for (int i = 0; i < 4 && rc == CW_OK; i++)
+        rc = send_text(c.sink, "after the reset");
+    ck_assert_int_eq(rc, CW_ERR_SEND_FAILED);
+    ck_assert_int_eq(send_text(c.sink, "again"), CW_ERR_CLOSED);
     cw_sink_close(c.sink);
     cw_stream_close(c.stream);
     cw_listener_close(l);
