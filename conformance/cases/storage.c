@@ -553,6 +553,18 @@ static void *read_buffers_root(cw_ctx *ctx, void *arg)
         ck_assert(cw_iobuf_mut_equal_bytes(c, want[i], lens[i]));
     }
     cw_iobufs_mut_release(bufs);
+
+    /* Chunks that take a single byte each are read into like any other. */
+    bufs = cw_iobufs_mut_new(be);
+    for (int i = 0; i < 2; i++) {
+        cw_iobuf_mut m;
+        ck_assert_int_eq(cw_iobuf_mut_with_capacity(be, i ? 4 : 1, &m), CW_OK);
+        ck_assert_int_eq(cw_iobufs_mut_append(bufs, &m), CW_OK);
+    }
+    ck_assert_int_eq(cw_blob_read_at_buf(b, 2, 2, bufs, CW_READ_DEFAULT, NULL), CW_OK);
+    ck_assert(cw_iobufs_mut_equal_bytes(bufs, "cd", 2));
+    ck_assert_uint_eq(cw_iobufs_mut_chunk(bufs, 0)->len, 1);
+    cw_iobufs_mut_release(bufs);
     cw_blob_close(b);
     return NULL;
 }
@@ -699,6 +711,7 @@ static void *remove_blob_root(cw_ctx *ctx, void *arg)
     ck_assert_str_eq(err.message, "blob missing: p/6f74686572");
     ck_assert_str_eq(err.partition, "p");
     ck_assert_str_eq(err.name, "6f74686572");
+    ck_assert_int_eq(err.os_error, 0); /* a missing blob is no failed system call */
     ck_assert_int_eq(cw_storage_remove(ctx, "p", S("blob"), NULL), CW_OK);
     ck_assert(!cwc_scan_has(ctx, "p", S("blob")));
     ck_assert_int_eq(cw_storage_remove(ctx, "p", S("blob"), NULL), CW_ERR_BLOB_MISSING);
