@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cases/alloc_sweep.h"
+#include "cases/fds.h"
 #include "harness/allocator.h"
 
 /* Places a workload is swept at, at most (chosen evenly among them), and
@@ -132,6 +133,22 @@ static void *prepared_for(const cwc_workload *w)
 
 typedef enum refusal { REFUSE_NONE, REFUSE_ONCE, REFUSE_FOR_GOOD } refusal;
 
+/* NAT-006 where an allocation was refused: a descriptor open after the
+ * second run that was not after the first was kept by a run (one that a
+ * library opens once per process stays from the first on). A backend
+ * that opens none is checked for nothing. */
+static void no_descriptor_kept(const cwc_fdset *after_first)
+{
+    cwc_fdset now;
+    cwc_open_fds(&now);
+    for (int fd = 0; fd < 1024 && !shared->wrong[0]; fd++)
+        if (now.open[fd] && !after_first->open[fd])
+            snprintf(shared->wrong, sizeof shared->wrong,
+                     "NAT-006: descriptor %d, opened by the second run with this allocation "
+                     "refused, is still open after it: what the refusal left undone kept it",
+                     fd);
+}
+
 /* A place refused once: the run, then RUN-008 where an allocation was
  * refused: what the run did not do must not leave memory behind. The
  * same allocation is refused in the runs that follow in the same process,
@@ -143,12 +160,17 @@ typedef enum refusal { REFUSE_NONE, REFUSE_ONCE, REFUSE_FOR_GOOD } refusal;
 static void refused_run_after_run(const cwc_workload *w, uint64_t place)
 {
     long long first = 0, last = 0;
+    cwc_fdset after_first;
     for (int i = 0; i <= REPEATED_RUNS && !shared->wrong[0]; i++) {
         void *prepared = prepared_for(w);
         cwc_allocator_refuse(&shared->places, place, false);
         shared->ran = 0; /* each run's root begins anew */
         run_checked(w, prepared);
         cwc_allocator_off();
+        if (i == 0)
+            cwc_open_fds(&after_first);
+        else if (i == 1)
+            no_descriptor_kept(&after_first);
         long long now = cwc_heap_live();
         if (i > 0 && now <= last)
             return;
