@@ -775,18 +775,22 @@ CWC_CASE(buffer_list_mut, "buffers", "BUF-016 RUN-008", CWC_REPEATED)
     ck_assert_uint_eq(cw_iobufs_mut_chunk_count(l), 0);
     cw_iobufs_release(f);
 
-    /* Two chunks of one byte each: the free room of the first is behind the
-     * last readable byte, so a put goes into the second. */
-    for (int i = 0; i < 2; i++) {
+    /* Two chunks of one byte each, then an empty one: the free room of the
+     * first is behind the last readable byte, so a put fills the second,
+     * then goes on into the third. */
+    for (int i = 0; i < 3; i++) {
         CWC_OK(cw_iobuf_mut_with_capacity(cwc_backend, 4, &m));
-        CWC_OK(cw_iobuf_mut_put(&m, i ? "b" : "a", 1));
+        if (i < 2)
+            CWC_OK(cw_iobuf_mut_put(&m, i ? "b" : "a", 1));
         CWC_OK(cw_iobufs_mut_append(l, &m));
     }
-    ck_assert_uint_eq(cw_iobufs_mut_spare(l), 3);
-    ck_assert_int_eq(cw_iobufs_mut_put(l, "cdef", 4), CW_ERR_INVALID);
-    CWC_OK(cw_iobufs_mut_put(l, "cd", 2));
-    ck_assert(cw_iobufs_mut_equal_bytes(l, "abcd", 4));
+    ck_assert_uint_eq(cw_iobufs_mut_spare(l), 7);
+    ck_assert_int_eq(cw_iobufs_mut_put(l, "cdefghij", 8), CW_ERR_INVALID);
+    CWC_OK(cw_iobufs_mut_put(l, "cdefg", 5));
+    ck_assert(cw_iobufs_mut_equal_bytes(l, "abcdefg", 7));
     ck_assert_uint_eq(cw_iobufs_mut_chunk(l, 0)->len, 1);
+    ck_assert_uint_eq(cw_iobufs_mut_chunk(l, 1)->len, 4);
+    ck_assert_uint_eq(cw_iobufs_mut_chunk(l, 2)->len, 2);
     cw_iobufs_mut_release(l);
 }
 

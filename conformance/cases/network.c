@@ -1192,6 +1192,12 @@ static void *resolve_det_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(cw_resolve(ctx, "nowhere", out, 4, &n, &err), CW_ERR_RESOLVE_FAILED);
     ck_assert_uint_eq(n, 0);
     ck_assert_str_eq(err.message, "dns resolution failed: nowhere");
+    /* At most `cap` of them, nothing written past it [NET-020]. */
+    cw_addr few[2] = {cw_addr_loopback4(0), cw_addr_loopback4(4242)};
+    ck_assert_int_eq(cw_resolve(ctx, "node1", few, 1, &n, NULL), CW_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert(cw_addr_equal(&few[0], &addrs[0]));
+    ck_assert_uint_eq(few[1].port, 4242);
     /* A registration without a name, or without the addresses it counts,
      * is refused and changes nothing [NET-021]. */
     ck_assert_int_eq(cw_resolver_register(ctx, NULL, addrs, 1), CW_ERR_INVALID);

@@ -113,6 +113,10 @@ static void channel_step(cw_ctx *ctx, void *arg)
     ck_assert_ptr_nonnull(o);
     cw_oneshot_receiver_drop(o);
     cw_oneshot_sender_drop(o);
+    o = cw_oneshot_new(ctx, sizeof v); /* a send after the receiver went ends it too */
+    ck_assert_ptr_nonnull(o);
+    cw_oneshot_receiver_drop(o);
+    CWC_EQ(cw_oneshot_send(o, &v), CW_ERR_CLOSED);
 }
 
 CWC_CASE(run_memory_channels_dropped, "channels", "RUN-009", 0)
