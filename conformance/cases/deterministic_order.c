@@ -407,6 +407,48 @@ CWC_CASE(det_aborted_before_it_ran_is_resumed, "deterministic", "DET-004 TASK-00
     same_resumptions(7, &got, &want, "DET-004 (an event for its turn)");
 }
 
+/* ---- Step 4: the root's end ends its batch at once ------------------------------------ */
+
+typedef struct root_tally {
+    bool root_done; /* the root is about to return */
+    int ran_after;  /* tasks resumed after that */
+} root_tally;
+
+static void *count_if_after_root(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    root_tally *t = arg;
+    t->ran_after += t->root_done;
+    return NULL;
+}
+
+/* Eight tasks queued, then the root yields: it and they make one batch,
+ * and it returns at its turn there. */
+static void *root_in_a_batch(cw_ctx *ctx, void *arg)
+{
+    root_tally *t = arg;
+    for (int i = 0; i < 8; i++)
+        cw_handle_release(cw_spawn(cw_child(ctx, "b"), count_if_after_root, arg));
+    cw_yield(ctx);
+    t->root_done = true;
+    return NULL;
+}
+
+CWC_CASE(det_root_end_ends_its_batch, "deterministic", "DET-003 RUN-001 RUN-008",
+         CW_CAP_DETERMINISTIC | CWC_REPEATED)
+{
+    for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+        root_tally t = {false, 0};
+        cw_config cfg = cwc_config();
+        cfg.seed = seed;
+        cwc_run_ok(&cfg, root_in_a_batch, &t);
+        ck_assert_msg(t.ran_after == 0,
+                      "seed %llu: %d task(s) of the root's batch were resumed after the root "
+                      "ended (step 4 stops the iteration at once)",
+                      (unsigned long long)seed, t.ran_after);
+    }
+}
+
 /* ---- Step 4: a panic that ends the run ends its batch at once -------------------------- */
 
 typedef struct batch_tally {
