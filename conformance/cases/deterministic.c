@@ -159,6 +159,32 @@ static void *crowd_root(cw_ctx *ctx, void *arg)
     return cwc_pending_task(ctx, NULL);
 }
 
+/* Blocked tasks whose names together run far past result.message: the
+ * message is cut at its size, and nothing after it in the result is
+ * touched [DET-006]. */
+static void *long_names_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < CROWD; i++)
+        cw_handle_release(
+            cw_spawn(cw_child(ctx, "a_label_long_enough_that_twenty_of_them_overrun_the_message"),
+                     cwc_pending_task, NULL));
+    return cwc_pending_task(ctx, NULL);
+}
+
+CWC_CASE(stall_message_cut_to_its_size, "deterministic", "DET-006 RUN-008", DET | CWC_REPEATED)
+{
+    cw_run_result res;
+    memset(&res, 0x5a, sizeof res);
+    cw_config cfg = cwc_config();
+    cfg.audit = false; /* so the digest after the message must come back "" */
+    ck_assert_int_eq(cwc_run(&cfg, long_names_root, NULL, &res), CW_ERR_STALLED);
+    ck_assert(memchr(res.message, '\0', sizeof res.message) != NULL);
+    static const char head[] = "runtime stalled: no task can make progress; blocked: root#0 ";
+    ck_assert(strncmp(res.message, head, sizeof head - 1) == 0);
+    ck_assert_str_eq(res.digest, "");
+}
+
 /* Every blocked task is named, in ascending id, or the count of those not
  * named closes the message. */
 CWC_CASE(stall_names_every_blocked_task, "deterministic", "DET-006 RUN-008", DET | CWC_REPEATED)
