@@ -620,6 +620,31 @@ CWC_CASE(metrics_http_head_in_pieces, "metrics", "MET-020 MET-017", PAR)
     run_with_endpoint(pieces_root, NULL);
 }
 
+/* A client that sent part of a head and then reset its connection: the
+ * endpoint gives it up and answers the next client [MET-020]. */
+static void *reset_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    char address[64];
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
+    int fd = connect_to(address);
+    ck_assert_msg(fd >= 0, "cannot connect to %s", address);
+    send_text_all(fd, "GET /met");
+    ck_assert_int_eq(cw_sleep(ctx, 50 * CW_MSEC), CW_OK); /* the endpoint takes it meanwhile */
+    struct linger reset = {1, 0};
+    ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
+    close(fd);
+    char *ok = exchange(address, "GET /metrics HTTP/1.1\r\n\r\n");
+    ck_assert_msg(strncmp(ok, "HTTP/1.1 200", 12) == 0, "after a reset client: %.40s", ok);
+    free(ok);
+    return NULL;
+}
+
+CWC_CASE(metrics_http_reset_client_then_another, "metrics", "MET-020 MET-017", PAR)
+{
+    run_with_endpoint(reset_root, NULL);
+}
+
 /* A client that sent part of a head and fell silent while the run goes
  * on: after 5 seconds the endpoint closes it without an answer [MET-020].
  * The root waits for that by polling, as long as it takes, so the
