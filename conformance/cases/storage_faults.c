@@ -590,14 +590,15 @@ static void *crash_write_root(cw_ctx *ctx, void *arg)
         cw_blob *o = cwc_open(ctx, "q", "b", NULL);
         cwc_write(o, 0, "second", 6);
         cw_blob_close(o);
-        /* A synced write over [10, 20) of one unsynced write that starts
-         * there and one that covers it: each keeps the bytes it had past 20. */
-        uint8_t x[20], y[40];
-        memset(x, 'X', sizeof x);
+        /* A synced write over [10, 20) of one unsynced write that covers
+         * it and one, made after, that starts there: each keeps the bytes
+         * it had past 20, the second its own last ten, in their order. */
+        static const char x[] = "abcdefghijklmnopqrst";
+        uint8_t y[40];
         memset(y, 'Y', sizeof y);
         cw_blob *t = cwc_open(ctx, "p", "t", NULL);
-        cwc_write(t, 10, x, sizeof x);
         cwc_write(t, 0, y, sizeof y);
+        cwc_write(t, 10, x, sizeof x - 1);
         ck_assert_int_eq(cw_blob_write_at(t, 10, "ZZZZZZZZZZ", 10, CW_WRITE_SYNC, NULL), CW_OK);
         cw_blob_close(t);
         /* A partition removed with an unsynced write of its own: only its
@@ -700,7 +701,7 @@ CWC_CASE(storage_faults_crash_keeps_what_they_say, "recover",
     crash_and_read(&all);
     ck_assert_uint_eq(all.other_len, 6);
     ck_assert(memcmp(all.other, "second", 6) == 0);
-    ck_assert_msg(memcmp(all.layered, "YYYYYYYYYYZZZZZZZZZZYYYYYYYYYYYYYYYYYYYY", 40) == 0,
+    ck_assert_msg(memcmp(all.layered, "YYYYYYYYYYZZZZZZZZZZklmnopqrstYYYYYYYYYY", 40) == 0,
                   "the crash replayed %.40s", (const char *)all.layered);
     ck_assert_uint_eq(all.len, CRASH_LEN);
     ck_assert(memcmp(all.seen, "oooonnnn", 8) == 0);
