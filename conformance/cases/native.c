@@ -185,6 +185,36 @@ CWC_CASE(native_no_more_workers_than_asked, "native", "NAT-001", PAR)
     ck_assert_msg(s.n <= 2, "shared tasks ran on %d threads with worker_threads 2", s.n);
 }
 
+/* A sleep ends while another task keeps the only worker busy yielding:
+ * the backend still looks at its clock between tasks [CLK-001, TASK-009].
+ * A backend that never did would spin here until the case's time limit. */
+static void *sleep_then_flag(cw_ctx *ctx, void *arg)
+{
+    ck_assert_int_eq(cw_sleep(ctx, 5 * CW_MSEC), CW_OK);
+    atomic_store((atomic_bool *)arg, true);
+    return NULL;
+}
+
+static void *yield_until_flag(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    atomic_bool woke;
+    atomic_init(&woke, false);
+    cw_handle *h = cw_spawn(cw_child(ctx, "sleeper"), sleep_then_flag, &woke);
+    while (!atomic_load(&woke))
+        cw_yield(ctx);
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+    return NULL;
+}
+
+CWC_CASE(native_sleep_ends_beside_a_yielding_task, "native", "CLK-001 TASK-009 NAT-001", PAR)
+{
+    cw_config cfg = cwc_config();
+    cfg.worker_threads = 1;
+    cwc_run_ok(&cfg, yield_until_flag, NULL);
+}
+
 /* A blocking or dedicated task holds its thread until a shared task runs:
  * with a single worker that is only possible if it is not on the worker. */
 static void *hog(cw_ctx *ctx, void *arg)
