@@ -315,6 +315,7 @@ static void *partition_names_root(cw_ctx *ctx, void *arg)
                          CW_ERR_PARTITION_NAME_INVALID);
         ck_assert_ptr_null(b);
         ck_assert_int_eq(err.code, CW_ERR_PARTITION_NAME_INVALID);
+        ck_assert_int_eq(err.os_error, 0); /* no system call failed [STOR-018] */
         ck_assert_ptr_nonnull(strstr(err.message, "partition name invalid"));
         ck_assert_int_eq(cw_storage_remove(ctx, invalid[i], S("x"), NULL),
                          CW_ERR_PARTITION_NAME_INVALID);
