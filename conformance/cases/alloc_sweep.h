@@ -5,7 +5,8 @@
  * with every allocation allowed, recording the places it allocates at,
  * then once per place in a child process with that allocation refused.
  * Its checks say what each call must do when memory runs out; the sweep
- * says where a run crashed, hung, failed a check or kept memory.
+ * says where a run crashed, hung, failed a check, or kept memory or a
+ * descriptor.
  *
  * A workload is a root task and, when a plain run of it with cwc_config()
  * is not what it needs, a run of its own (a configuration, a checkpoint to
