@@ -620,16 +620,36 @@ CWC_CASE(metrics_http_head_in_pieces, "metrics", "MET-020 MET-017", PAR)
     run_with_endpoint(pieces_root, NULL);
 }
 
+/* A client of the run's endpoint that sent part of a head, "GET /met",
+ * and no more; its address in `address`. */
+static int partial_head_client(cw_ctx *ctx, char address[64])
+{
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, 64), CW_OK);
+    int fd = connect_to(address);
+    ck_assert_msg(fd >= 0, "cannot connect to %s", address);
+    send_text_all(fd, "GET /met");
+    return fd;
+}
+
+/* The endpoint closed `fd` without an answer: an end of stream, or a
+ * reset for the bytes it left unread [MET-020]. */
+static void expect_closed_unanswered(int fd, const char *who)
+{
+    char got[64];
+    ssize_t n;
+    while ((n = recv(fd, got, sizeof got, 0)) < 0 && errno == EINTR)
+        ;
+    ck_assert_msg(n <= 0, "%s was answered: %.*s", who, (int)n, got);
+    close(fd);
+}
+
 /* A client that sent part of a head and then reset its connection: the
  * endpoint gives it up and answers the next client [MET-020]. */
 static void *reset_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
     char address[64];
-    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
-    int fd = connect_to(address);
-    ck_assert_msg(fd >= 0, "cannot connect to %s", address);
-    send_text_all(fd, "GET /met");
+    int fd = partial_head_client(ctx, address);
     ck_assert_int_eq(cw_sleep(ctx, 50 * CW_MSEC), CW_OK); /* the endpoint takes it meanwhile */
     struct linger reset = {1, 0};
     ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
@@ -653,19 +673,11 @@ static void *given_up_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
     char address[64];
-    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
-    int fd = connect_to(address);
-    ck_assert_msg(fd >= 0, "cannot connect to %s", address);
-    send_text_all(fd, "GET /met");
+    int fd = partial_head_client(ctx, address);
     struct pollfd p = {fd, POLLIN, 0};
-    while (poll(&p, 1, 0) == 0)
+    while (poll(&p, 1, 0) == 0) /* readable once closed: the recv below waits for nothing */
         ck_assert_int_eq(cw_sleep(ctx, 100 * CW_MSEC), CW_OK);
-    char got[64];
-    ssize_t n;
-    while ((n = recv(fd, got, sizeof got, MSG_DONTWAIT)) < 0 && errno == EINTR)
-        ;
-    ck_assert_msg(n <= 0, "a silent client was answered: %.*s", (int)n, got);
-    close(fd);
+    expect_closed_unanswered(fd, "a silent client");
     return NULL;
 }
 
@@ -680,10 +692,7 @@ CWC_CASE(metrics_http_silent_client_given_up, "metrics", "MET-020", PAR)
 static void *silent_root(cw_ctx *ctx, void *arg)
 {
     char address[64];
-    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
-    int fd = connect_to(address);
-    ck_assert_msg(fd >= 0, "cannot connect to %s", address);
-    send_text_all(fd, "GET /met");
+    int fd = partial_head_client(ctx, address);
     ck_assert_int_eq(cw_sleep(ctx, 100 * CW_MSEC), CW_OK); /* the endpoint takes it meanwhile */
     *(int *)arg = fd;
     return NULL;
@@ -694,12 +703,5 @@ CWC_CASE(metrics_http_run_ends_with_a_silent_client, "metrics", "MET-017 MET-020
     int fd = -1;
     run_with_endpoint(silent_root, &fd);
     ck_assert_int_ge(fd, 0);
-    /* Its head never ended: the connection is closed without an answer
-     * (an end of stream, or a reset for the bytes left unread). */
-    char got[64];
-    ssize_t n;
-    while ((n = recv(fd, got, sizeof got, 0)) < 0 && errno == EINTR)
-        ;
-    ck_assert_msg(n <= 0, "a head cut short by the run's end was answered: %.*s", (int)n, got);
-    close(fd);
+    expect_closed_unanswered(fd, "a head cut short by the run's end");
 }

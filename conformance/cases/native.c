@@ -654,11 +654,7 @@ static void *accept_and_close_root(cw_ctx *ctx, void *arg)
     cw_listener *l;
     ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
     ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
-    int peer = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET,
-                             .sin_port = htons(where.port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    ck_assert_int_eq(connect(peer, (struct sockaddr *)&sa, sizeof sa), 0); /* loopback: at once */
+    int peer = plain_peer_of(&where);
     cw_conn c;
     ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
     close_and_see(seen, c.sink, c.stream, peer);
@@ -679,12 +675,7 @@ static void *ended_before_accept_root(cw_ctx *ctx, void *arg)
     cw_listener *l;
     ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
     ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
-    int peer = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ck_assert_int_ge(peer, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET,
-                             .sin_port = htons(where.port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    ck_assert_int_eq(connect(peer, (struct sockaddr *)&sa, sizeof sa), 0); /* loopback: at once */
+    int peer = plain_peer_of(&where);
     ck_assert_int_eq(send(peer, "abc", 3, MSG_NOSIGNAL), 3);
     ck_assert_int_eq(close(peer), 0);
     cw_conn c;

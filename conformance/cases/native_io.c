@@ -117,6 +117,13 @@ CWC_CASE(native_io_backend_chosen_and_reported, "native", "NAT-008",
 
 enum { IO_TASKS = 6, IO_ROUNDS = 4, IO_CHUNK = 16 * 1024 };
 
+/* Round `r` of task `k`'s bytes, each its own value. */
+static void io_chunk_fill(uint8_t *data, unsigned r, unsigned k)
+{
+    for (size_t i = 0; i < IO_CHUNK; i++)
+        data[i] = (uint8_t)(i * 31 + r * 7 + k);
+}
+
 /* A task's own blob: written a chunk at a time, each synced and read back,
  * so that it waits on the kernel (a sync takes far longer than a switch)
  * while the other tasks run. */
@@ -129,8 +136,7 @@ static void *io_task(cw_ctx *ctx, void *arg)
     ck_assert_ptr_nonnull(data);
     cw_blob *b = cwc_open(ctx, "each", name, NULL);
     for (unsigned r = 0; r < IO_ROUNDS; r++) {
-        for (size_t i = 0; i < IO_CHUNK; i++)
-            data[i] = (uint8_t)(i * 31 + r * 7 + k);
+        io_chunk_fill(data, r, k);
         cwc_write(b, (uint64_t)r * IO_CHUNK, data, IO_CHUNK);
         cwc_sync(b);
         cwc_read_eq(b, (uint64_t)r * IO_CHUNK, data, IO_CHUNK);
@@ -169,8 +175,7 @@ static void read_back_uncached(cw_ctx *ctx)
         snprintf(name, sizeof name, "task%u", k);
         cw_blob *b = cwc_open(ctx, "each", name, NULL);
         for (unsigned r = 0; r < IO_ROUNDS; r++) {
-            for (size_t i = 0; i < IO_CHUNK; i++)
-                data[i] = (uint8_t)(i * 31 + r * 7 + k);
+            io_chunk_fill(data, r, k);
             cwc_read_eq(b, (uint64_t)r * IO_CHUNK, data, IO_CHUNK);
         }
         cw_blob_close(b);

@@ -191,12 +191,7 @@ static void reset_by_peer(cw_ctx *ctx)
     cw_listener *l;
     ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
     ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
-    int peer = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ck_assert_int_ge(peer, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET,
-                             .sin_port = htons(where.port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    ck_assert_int_eq(connect(peer, (struct sockaddr *)&sa, sizeof sa), 0); /* loopback: at once */
+    int peer = plain_peer_of(&where);
     cw_conn c;
     ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
     cw_iobufs *got = NULL;

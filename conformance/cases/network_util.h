@@ -6,7 +6,10 @@
 #ifndef CWC_NETWORK_UTIL_H
 #define CWC_NETWORK_UTIL_H
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "cases/util.h"
 
@@ -25,6 +28,19 @@ static inline int send_data(cw_sink *s, const void *data, size_t len)
 static inline int send_text(cw_sink *s, const char *text)
 {
     return send_data(s, text, strlen(text));
+}
+
+/* A plain socket of the process connected to the IPv4 loopback listener
+ * at `where` (on loopback the connect completes at once). */
+static inline int plain_peer_of(const cw_addr *where)
+{
+    int peer = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(peer, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons(where->port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    ck_assert_int_eq(connect(peer, (struct sockaddr *)&sa, sizeof sa), 0);
+    return peer;
 }
 
 /* A connection through a listener: a's sink reaches b's stream and back. */

@@ -469,21 +469,7 @@ CWC_CASE(panic_in_a_cleanup_handler_ends_the_process, "panics", "PAN-008", 0)
 
 CWC_CASE(suspending_outside_a_task_ends_the_process, "panics", "PAN-006", 0)
 {
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        /* The message is expected: keep it out of the suite's output. */
-        if (!freopen("/dev/null", "w", stderr))
-            _exit(3);
-        cw_run_result res;
-        cwc_run(NULL, foreign_thread_root, NULL, &res);
-        _exit(0);
-    }
-    int status = 0;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-                  "a suspending call from a foreign thread did not end the process");
+    expect_process_end(foreign_thread_root, "a suspending call from a foreign thread");
 }
 
 /* Handlers still registered when a task returns normally are not run
