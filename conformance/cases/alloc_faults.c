@@ -747,7 +747,6 @@ static bool made_halves(int rc, cw_sink *sink, cw_stream *stream)
     return rc == CW_OK && sink && stream;
 }
 
-/* A dial to `l` and its accept, and a message each way. */
 /* "ping" one way and "pong" back. */
 static void ping_pong(cw_sink *sink, cw_stream *stream, cw_sink *back, cw_stream *from)
 {

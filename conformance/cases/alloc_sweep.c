@@ -141,12 +141,12 @@ static void no_descriptor_kept(const cwc_fdset *after_first)
 {
     cwc_fdset now;
     cwc_open_fds(&now);
-    for (int fd = 0; fd < 1024 && !shared->wrong[0]; fd++)
-        if (now.open[fd] && !after_first->open[fd])
-            snprintf(shared->wrong, sizeof shared->wrong,
-                     "NAT-006: descriptor %d, opened by the second run with this allocation "
-                     "refused, is still open after it: what the refusal left undone kept it",
-                     fd);
+    int fd = cwc_next_new_fd(after_first, &now, 0);
+    if (fd >= 0 && !shared->wrong[0])
+        snprintf(shared->wrong, sizeof shared->wrong,
+                 "NAT-006: descriptor %d, opened by the second run with this allocation "
+                 "refused, is still open after it: what the refusal left undone kept it",
+                 fd);
 }
 
 /* A place refused once: the run, then RUN-008 where an allocation was

@@ -32,14 +32,23 @@ static inline void cwc_open_fds(cwc_fdset *s)
     closedir(d);
 }
 
+/* The lowest descriptor from `from` up that is open in `now` and was not
+ * at `before`, or -1. */
+static inline int cwc_next_new_fd(const cwc_fdset *before, const cwc_fdset *now, int from)
+{
+    for (int fd = from < 0 ? 0 : from; fd < 1024; fd++)
+        if (now->open[fd] && !before->open[fd])
+            return fd;
+    return -1;
+}
+
 /* Fails the case if a descriptor open now was not open at `before`. */
 static inline void cwc_no_new_fds(const cwc_fdset *before, const char *what)
 {
     cwc_fdset after;
     cwc_open_fds(&after);
-    for (int fd = 0; fd < 1024; fd++)
-        ck_assert_msg(!after.open[fd] || before->open[fd],
-                      "descriptor %d was opened by %s and is still open after it", fd, what);
+    int fd = cwc_next_new_fd(before, &after, 0);
+    ck_assert_msg(fd < 0, "descriptor %d was opened by %s and is still open after it", fd, what);
 }
 
 #endif

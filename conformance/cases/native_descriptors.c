@@ -39,9 +39,7 @@ static void all_close_on_exec(void)
 {
     cwc_fdset now;
     cwc_open_fds(&now);
-    for (int fd = 0; fd < 1024; fd++) {
-        if (!now.open[fd] || before_run.open[fd])
-            continue;
+    for (int fd = 0; (fd = cwc_next_new_fd(&before_run, &now, fd)) >= 0; fd++) {
         int flags = fcntl(fd, F_GETFD);
         ck_assert_msg(flags < 0 || (flags & FD_CLOEXEC),
                       "descriptor %d, opened by the run, is not close-on-exec", fd);
