@@ -368,7 +368,7 @@ check-all: deps
 	@sh ci/stages.sh check-all $(CHECK_STAGES) plugin-run negative skeleton-kit-check \
 	  oss-fuzz-check html-browser skeleton-coverage alloc-sweep "VARIANT=asan conformance-run" \
 	  "-j2 -O VARIANT=asan CW_SWEEP_POINTS=$(ASAN_SWEEP_POINTS) unit skeleton-run alloc-sweep" \
-	  "VARIANT=tsan CC=clang BACKENDS=native conformance-run skeleton-run" \
+	  "VARIANT=tsan CC=clang conformance-run skeleton-run" \
 	  "-j2 -O valgrind skeleton-valgrind" fuzz-candidates fresh-check cross-check
 	@sh ci/summary.sh $$(sed -n 's/^fuzz replay: \([0-9]*\) passed.*/\1/p' build/fuzz-replay.txt)
 

@@ -4,8 +4,8 @@
 # reference's two backends and the skeleton, all correct, certified
 # FLAKE_N times each (default 10, each under its own seed) while stress-ng
 # keeps four times as many CPU hogs as the machine has cores busy, then
-# once each under valgrind (deterministic, skeleton) and TSan (native,
-# skeleton). Prints each one's refusals and slowest case; fails on any
+# once each under valgrind (deterministic, skeleton) and TSan (both
+# backends, skeleton). Prints each one's refusals and slowest case; fails on any
 # refusal. FLAKE_ARGS adds options to every certification: FLAKE_ARGS="--jobs 2"
 # runs two cases at once beside the hogs.
 #   sh ci/flake-check.sh BUILD_DIR   (build/release; build/tsan for TSan)
@@ -66,6 +66,7 @@ if [ -z "${FLAKE_QUICK:-}" ]; then
     certify "skeleton, valgrind" "$VALGRIND" "$B/bin/cw-conformance" "$B/lib/libskeleton.so" 1
     make -s VARIANT=tsan CC=clang all skeleton > /dev/null || exit 1
     certify "native, TSan" "" build/tsan/bin/cw-conformance native 1
+    certify "deterministic, TSan" "" build/tsan/bin/cw-conformance deterministic 1
     certify "skeleton, TSan" "" build/tsan/bin/cw-conformance build/tsan/lib/libskeleton.so 1
 fi
 echo "flake-check: $refusals refusals of correct backends"

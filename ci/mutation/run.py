@@ -16,7 +16,7 @@ Three figures, never one:
       in the plain runs, what a third party's certification gives;
   (b) killed only by the suite's sanitizer runs, each named: a survivor of
       the release runs that --asan (the suite built with ASan+UBSan, make
-      VARIANT=asan), --tsan (built with ThreadSanitizer, native, make
+      VARIANT=asan), --tsan (built with ThreadSanitizer, both backends, make
       VARIANT=tsan CC=clang) or --valgrind (the release suite on the
       deterministic backend under valgrind, make valgrind) fails, and the
       entries of ci/mutation/equivalent.txt categorised sanitizer:NAMES;
@@ -98,7 +98,7 @@ VALGRIND = ["valgrind", "-q", "--error-exitcode=9", "--leak-check=full",
 # fails it names the kill.
 SANITIZERS = {
     "asan": Sanitizer("asan", "asan", [], None, 4),
-    "tsan": Sanitizer("tsan", "tsan", ["CC=clang"], ("native",), 4),
+    "tsan": Sanitizer("tsan", "tsan", ["CC=clang"], ("native", "deterministic"), 4),
     "valgrind": Sanitizer("valgrind", None, [], ("deterministic",), 20, VALGRIND),
 }
 # What a sanitizer prints when it finds something (ASan, LSan, UBSan, TSan,
@@ -538,7 +538,7 @@ def main():
                     help="instead of a sample, every mutant ci/mutation/equivalent.txt puts in "
                          "this category (an audit of the entries)")
     for name, what in (("asan", "built with ASan+UBSan"),
-                       ("tsan", "the native backend, built with TSan"),
+                       ("tsan", "both backends, built with TSan"),
                        ("valgrind", "the deterministic backend, under valgrind")):
         ap.add_argument("--" + name, action="store_true",
                         help="certify release survivors again: %s" % what)

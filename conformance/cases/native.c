@@ -433,6 +433,11 @@ CWC_CASE(native_blocking_pool_is_bounded, "native", "NAT-002", PAR)
     ck_assert_int_ge(atomic_load(&p.most), 1);
     ck_assert_msg(atomic_load(&p.most) <= 2, "%d blocking tasks held a thread at once, bound 2",
                   atomic_load(&p.most));
+    cfg.blocking_threads = 0; /* taken as 1 */
+    atomic_store(&p.most, 0);
+    cwc_run_ok(&cfg, bounded_pool_root, &p);
+    ck_assert_msg(atomic_load(&p.most) == 1, "%d blocking tasks held a thread at once, bound 0 (1)",
+                  atomic_load(&p.most));
     cfg.blocking_threads = 1;
     cwc_run_ok(&cfg, pool_full_root, NULL);
 }

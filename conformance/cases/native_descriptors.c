@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cases/fds.h"
+#include "harness/syscalls.h"
 #include "cases/network_util.h"
 #include "cases/storage.h"
 
@@ -94,7 +95,12 @@ CWC_CASE(native_run_closes_every_descriptor, "native", "NAT-006 NAT-011 RUN-003"
         s.cfg.metrics_address = "127.0.0.1:0";
         cw_run_result res;
         cwc_open_fds(&before_run);
+        uint64_t inheritable = cwc_syscalls_inheritable_opens();
         ck_assert_int_eq(cwc_run(&s.cfg, leave_open_root, NULL, &res), CW_OK);
+        /* Also those it closed again at once: a fork on another thread
+         * could have caught them open. */
+        ck_assert_msg(cwc_syscalls_inheritable_opens() == inheritable,
+                      "the run opened a file without O_CLOEXEC [NAT-011]");
         cwc_store_end(&s);
     }
     cwc_no_new_fds(&before, "a run");
@@ -486,8 +492,10 @@ CWC_CASE(native_descriptor_zero_is_a_descriptor, "native", "NAT-009 NAT-006",
 
 /* ---- The metrics endpoint's listener on descriptor 0 [NAT-009, MET-017] ----------------- */
 
-/* Scrape the endpoint at `address` ("127.0.0.1:port") and require a 200. */
-static void scrape_ok(const char *address)
+/* Scrape the endpoint at `address` ("127.0.0.1:port") and require a 200;
+ * with `zero_to_server`, descriptor 0 let go once the client has its
+ * socket, so that the connection the endpoint accepts is 0. */
+static void scrape_ok(const char *address, bool zero_to_server)
 {
     const char *colon = strrchr(address, ':');
     ck_assert_ptr_nonnull(colon);
@@ -495,6 +503,10 @@ static void scrape_ok(const char *address)
     ck_assert_int_eq(inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr), 1);
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     ck_assert_int_ge(fd, 0);
+    if (zero_to_server && zero_held) {
+        ck_assert_int_eq(close(0), 0);
+        zero_held = false;
+    }
     ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
     static const char ask[] = "GET /metrics HTTP/1.1\r\n\r\n";
     ck_assert_int_eq(send(fd, ask, sizeof ask - 1, MSG_NOSIGNAL), (ssize_t)(sizeof ask - 1));
@@ -515,12 +527,16 @@ static void *zero_endpoint_root(cw_ctx *ctx, void *arg)
     char address[64];
     ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
     zero_hold(); /* the case's own sockets must not take 0 in its place */
-    scrape_ok(address);
+    scrape_ok(address, false);
+    /* And the connection it accepts may be 0: it is served as any other. */
+    scrape_ok(address, true);
+    zero_hold();
     return NULL;
 }
 
 /* A run started with descriptor 0 free serves its metrics endpoint, whose
- * listener may be the first descriptor the run opens. */
+ * listener may be the first descriptor the run opens, and serves a
+ * connection it accepted on 0. */
 CWC_CASE(native_descriptor_zero_metrics_endpoint, "native", "NAT-009 MET-017", PAR)
 {
     if (zero_open())

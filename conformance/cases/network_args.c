@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * network_args.c - arguments a network call can check and must refuse
- * (NET-020): an error code, never a crash or a made-up answer.
+ * (NET-020): an error code, never a crash or a made-up answer; and one it
+ * must not (out NULL with cap 0).
  */
 #include "cases/util.h"
 
@@ -17,6 +18,12 @@ static void *resolve_args_root(cw_ctx *ctx, void *arg)
     ck_assert_uint_eq(n, 0);
     n = 7;
     ck_assert_int_eq(cw_resolve(ctx, "localhost", NULL, 1, &n, NULL), CW_ERR_INVALID);
+    ck_assert_uint_eq(n, 0);
+    /* Room for none is no mistake: no array is needed to hold none. */
+    n = 7;
+    int rc = cw_resolve(ctx, "localhost", NULL, 0, &n, NULL);
+    ck_assert_msg(rc == CW_OK || rc == CW_ERR_RESOLVE_FAILED, "cap 0, out NULL: %s",
+                  cw_strerror(rc));
     ck_assert_uint_eq(n, 0);
     return NULL;
 }

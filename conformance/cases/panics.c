@@ -269,7 +269,8 @@ CWC_CASE(cleanup_handlers_run_newest_first, "panics", "PAN-004 TASK-002 RUN-008"
 }
 
 /* A blocking call inside a cleanup handler of an unwinding task fails at
- * once instead of suspending. */
+ * once instead of suspending, and cw_park and cw_yield return at once:
+ * nothing would ever wake this park. */
 struct blocked_cleanup {
     cw_ctx *ctx;
     int sleep_result;
@@ -279,6 +280,8 @@ struct blocked_cleanup {
 static void sleep_in_cleanup(void *arg)
 {
     struct blocked_cleanup *b = arg;
+    cw_park(b->ctx);
+    cw_yield(b->ctx);
     b->sleep_result = cw_sleep(b->ctx, CW_SEC);
 }
 

@@ -56,7 +56,7 @@ CWC_CASE(run_timeout_near_forever, "runner", "RUN-005 RUN-008", CWC_REPEATED)
     }
 }
 
-static void *must_not_run(cw_ctx *ctx, void *arg)
+static void *marks_ran(cw_ctx *ctx, void *arg)
 {
     (void)ctx;
     *(int *)arg = 1;
@@ -68,7 +68,7 @@ static void expect_refused(const cw_config *cfg)
 {
     int ran = 0;
     cw_run_result res;
-    ck_assert_int_eq(cw_start(cwc_backend, cfg, must_not_run, &ran, &res), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_start(cwc_backend, cfg, marks_ran, &ran, &res), CW_ERR_INVALID);
     ck_assert_int_eq(res.status, CW_ERR_INVALID);
     ck_assert_msg(res.message[0] != '\0', "a refused configuration without a reason");
     ck_assert_int_eq(ran, 0);
@@ -91,6 +91,15 @@ CWC_CASE(config_bounds_refused, "runner", "RUN-002 RUN-008", CWC_REPEATED)
     cfg = cwc_config();
     cfg.size = 8;
     expect_refused(&cfg);
+    /* The bound itself is valid: the run starts (or finds no memory for
+     * a stack that large, RUN-006). */
+    cfg = cwc_config();
+    cfg.stack_size = (size_t)1 << 30;
+    int ran = 0;
+    cw_run_result res;
+    int rc = cw_start(cwc_backend, &cfg, marks_ran, &ran, &res);
+    ck_assert_msg(rc == CW_OK ? ran == 1 : rc == CW_ERR_NOMEM, "a 1 GiB stack: %s, %s",
+                  cw_strerror(rc), res.message);
 }
 
 /* `cfg == NULL` means the defaults of cw_config_default (RUN-002): the run

@@ -397,10 +397,24 @@ CWC_CASE(storage_files_scan_corrupt, "storage", "STOR-027 STOR-018 RUN-008", PER
     cwc_store_end(&s);
 }
 
+/* Entries of directory `path`, "." and ".." aside. */
+static int dir_entries(const char *path)
+{
+    DIR *d = opendir(path);
+    ck_assert_ptr_nonnull(d);
+    struct dirent *e;
+    int entries = 0;
+    while ((e = readdir(d)))
+        entries += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return entries;
+}
+
 static void *default_directory_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
     cw_blob *b = cwc_open(ctx, "p", "blob", NULL);
+    ck_assert_msg(dir_entries(getenv("TMPDIR")) > 0, "no directory of the run's under $TMPDIR");
     cwc_write(b, 0, "temporary", 9);
     cwc_sync(b);
     cwc_read_eq(b, 0, "temporary", 9);
@@ -409,21 +423,27 @@ static void *default_directory_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
+/* $TMPDIR given as the store's path, then as "." with the store the
+ * working directory: a path of one character is a path. */
 CWC_CASE(storage_files_default_directory, "storage", "STOR-027", PERSIST)
 {
     cwc_store s;
     cwc_store_begin(&s); /* used as $TMPDIR: the run's own directory goes there */
-    ck_assert_int_eq(setenv("TMPDIR", s.dir, 1), 0);
-    cw_config cfg = cwc_config();
-    cwc_run_ok(&cfg, default_directory_root, NULL);
-    DIR *d = opendir(s.dir);
-    ck_assert_ptr_nonnull(d);
-    struct dirent *e;
-    int entries = 0;
-    while ((e = readdir(d)))
-        entries += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    ck_assert_int_eq(entries, 0); /* removed when the run ended */
+    int here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ck_assert_int_ge(here, 0);
+    const char *was = getenv("TMPDIR");
+    char *saved = was ? strdup(was) : NULL;
+    for (int relative = 0; relative < 2; relative++) {
+        ck_assert_int_eq(relative ? chdir(s.dir) : 0, 0);
+        ck_assert_int_eq(setenv("TMPDIR", relative ? "." : s.dir, 1), 0);
+        cw_config cfg = cwc_config();
+        cwc_run_ok(&cfg, default_directory_root, NULL);
+        ck_assert_int_eq(dir_entries(s.dir), 0); /* removed when the run ended */
+    }
+    ck_assert_int_eq(fchdir(here), 0);
+    close(here);
+    ck_assert_int_eq(saved ? setenv("TMPDIR", saved, 1) : unsetenv("TMPDIR"), 0);
+    free(saved);
     cwc_store_end(&s);
 }
 

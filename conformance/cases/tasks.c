@@ -3,6 +3,7 @@
  * tasks.c - spawning, joining, aborting, and the supervision tree
  * (spec/04-tasks.md, spec/03-context.md).
  */
+#include <fenv.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -80,13 +81,16 @@ static void *formats_doubles(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
-static void *aligned_root(cw_ctx *ctx, void *arg)
+/* The root's `arg`, a task function, run in the root and in a task of
+ * each kind of execution. */
+static void *every_kind_root(cw_ctx *ctx, void *arg)
 {
-    (void)arg;
-    formats_doubles(ctx, NULL);
-    cw_handle *h[3] = {cw_spawn(cw_child(ctx, "shared"), formats_doubles, NULL),
-                       cw_spawn(cw_dedicated(cw_child(ctx, "dedicated")), formats_doubles, NULL),
-                       cw_spawn(cw_shared(cw_child(ctx, "blocking"), true), formats_doubles, NULL)};
+    cw_task_fn fn;
+    memcpy(&fn, arg, sizeof fn);
+    fn(ctx, NULL);
+    cw_handle *h[3] = {cw_spawn(cw_child(ctx, "shared"), fn, NULL),
+                       cw_spawn(cw_dedicated(cw_child(ctx, "dedicated")), fn, NULL),
+                       cw_spawn(cw_shared(cw_child(ctx, "blocking"), true), fn, NULL)};
     for (int i = 0; i < 3; i++) {
         ck_assert_int_eq(cw_join(h[i], NULL), CW_OK);
         cw_handle_release(h[i]);
@@ -96,7 +100,40 @@ static void *aligned_root(cw_ctx *ctx, void *arg)
 
 CWC_CASE(task_stack_follows_the_calling_convention, "tasks", "TASK-012 RUN-008", CWC_REPEATED)
 {
-    cwc_run_ok(NULL, aligned_root, NULL);
+    cw_task_fn fn = formats_doubles;
+    cwc_run_ok(NULL, every_kind_root, &fn);
+}
+
+/* ---- The floating-point environment [TASK-015] ------------------------------------------- */
+
+static long double third_outside; /* 1/3 in long double, computed before the run */
+
+static long double third(void)
+{
+    volatile long double one = 1.0L, three = 3.0L;
+    return one / three;
+}
+
+/* Rounding to nearest, no exception trapping (glibc reads the x87 control
+ * word and MXCSR for it), and long double at the precision it had
+ * outside: an x87 unit left at 24 bits rounds 1/3 differently. */
+static void *default_fp_environment(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    (void)arg;
+    ck_assert_int_eq(fegetround(), FE_TONEAREST);
+#ifdef __GLIBC__
+    ck_assert_msg(fegetexcept() == 0, "exceptions that trap: %#x", (unsigned)fegetexcept());
+#endif
+    ck_assert_msg(third() == third_outside, "1/3 in long double is not what it is outside");
+    return NULL;
+}
+
+CWC_CASE(task_floating_point_environment, "tasks", "TASK-015 RUN-008", CWC_REPEATED)
+{
+    third_outside = third();
+    cw_task_fn fn = default_fp_environment;
+    cwc_run_ok(NULL, every_kind_root, &fn);
 }
 
 CWC_CASE(spawn_dedicated, "tasks", "TASK-006 RUN-008", CWC_REPEATED)

@@ -44,14 +44,15 @@
 enum { KINDS = 6, SHORT_IOV = 64 };
 
 /* What an armed call on the armed file does. */
-typedef enum action { PASS, FAIL, SHORTEN } action;
+typedef enum action { PASS, FAIL, SHORTEN, REFUSE_FLAGS } action;
 
 static _Atomic unsigned armed; /* the kinds acted on, 0 when off */
 static action armed_action;
 static char armed_path[PATH_MAX]; /* "" for TCP sockets of armed_port */
 static int armed_port;
 static int armed_error;
-static atomic_ullong met[KINDS]; /* calls acted on, by kind */
+static atomic_ullong met[KINDS];        /* calls acted on, by kind */
+static atomic_ullong inheritable_opens; /* opens without O_CLOEXEC, armed or not */
 
 static int kind_index(unsigned kind)
 {
@@ -109,7 +110,8 @@ static action act_on(int fd, unsigned kind)
         errno = saved;
         return PASS;
     }
-    atomic_fetch_add(&met[kind_index(kind)], 1);
+    if (armed_action != REFUSE_FLAGS) /* counted when a call has flags to refuse */
+        atomic_fetch_add(&met[kind_index(kind)], 1);
     errno = armed_action == FAIL ? armed_error : saved;
     return armed_action;
 }
@@ -192,6 +194,11 @@ void cwc_syscalls_short(const char *path, unsigned kinds)
     arm(path, kinds & (CWC_SYS_READ | CWC_SYS_WRITE), SHORTEN, 0);
 }
 
+void cwc_syscalls_refuse_flags(const char *path)
+{
+    arm(path, CWC_SYS_READ | CWC_SYS_WRITE, REFUSE_FLAGS, EOPNOTSUPP);
+}
+
 void cwc_syscalls_fail_tcp(int port, unsigned kinds, int error)
 {
     armed_port = port;
@@ -206,6 +213,11 @@ void cwc_syscalls_off(void)
 uint64_t cwc_syscalls_met(unsigned kind)
 {
     return atomic_load(&met[kind_index(kind)]);
+}
+
+uint64_t cwc_syscalls_inheritable_opens(void)
+{
+    return atomic_load(&inheritable_opens);
 }
 
 /* ---- Short transfers --------------------------------------------------------------- */
@@ -247,11 +259,12 @@ static void *next_definition(void *_Atomic *slot, const char *name)
     return f;
 }
 
-/* `ret name(params)`: fails when armed to, makes a transfer shorter when
- * armed to (`shorten_args`, a statement, with `locals` declared), else calls the next definition
- * with `args`. A C library without the call gives ENOSYS, as the kernel
- * would. */
-#define CWC_FILE_CALL(kind, ret, name, params, args, locals, shorten_args)                         \
+/* `ret name(params)`: fails when armed to, or when armed to refuse the
+ * call's `flags` (0 for a call without) and it has some; makes a transfer
+ * shorter when armed to (`shorten_args`, a statement, with `locals`
+ * declared); else calls the next definition with `args`. A C library
+ * without the call gives ENOSYS, as the kernel would. */
+#define CWC_FILE_CALL(kind, ret, name, params, args, flags, locals, shorten_args)                  \
     ret name params                                                                                \
     {                                                                                              \
         static void *_Atomic next;                                                                 \
@@ -259,6 +272,11 @@ static void *next_definition(void *_Atomic *slot, const char *name)
         action what = act_on(fd, kind);                                                            \
         if (what == FAIL)                                                                          \
             return -1;                                                                             \
+        if (what == REFUSE_FLAGS && (flags) != 0) {                                                \
+            atomic_fetch_add(&met[kind_index(kind)], 1);                                           \
+            errno = EOPNOTSUPP;                                                                    \
+            return -1;                                                                             \
+        }                                                                                          \
         if (what == SHORTEN) {                                                                     \
             shorten_args;                                                                          \
         }                                                                                          \
@@ -273,17 +291,20 @@ static void *next_definition(void *_Atomic *slot, const char *name)
 
 /* A call that moves `n` bytes from or to one buffer. */
 #define CWC_BYTES_CALL(kind, name, params, args)                                                   \
-    CWC_FILE_CALL(kind, ssize_t, name, params, args, (void)0, n = half(n))
+    CWC_FILE_CALL(kind, ssize_t, name, params, args, 0, (void)0, n = half(n))
 
-/* A call that moves the bytes of `n` pieces `v`. */
-#define CWC_PIECES_CALL(kind, name, params, args)                                                  \
-    CWC_FILE_CALL(kind, ssize_t, name, params, args, struct iovec cut[SHORT_IOV],                  \
+/* A call that moves the bytes of `n` pieces `v`, with `flags`. */
+#define CWC_PIECES_CALL_FLAGS(kind, name, params, args, flags)                                     \
+    CWC_FILE_CALL(kind, ssize_t, name, params, args, flags, struct iovec cut[SHORT_IOV],           \
                   n = shorten(v, n, cut);                                                          \
                   v = cut)
 
+/* A call that moves the bytes of `n` pieces `v`. */
+#define CWC_PIECES_CALL(kind, name, params, args) CWC_PIECES_CALL_FLAGS(kind, name, params, args, 0)
+
 /* A call that moves no bytes: only failed. */
 #define CWC_OTHER_CALL(kind, name, params, args)                                                   \
-    CWC_FILE_CALL(kind, int, name, params, args, (void)0, (void)0)
+    CWC_FILE_CALL(kind, int, name, params, args, 0, (void)0, (void)0)
 
 #define R CWC_SYS_READ
 #define W CWC_SYS_WRITE
@@ -294,10 +315,10 @@ CWC_BYTES_CALL(R, pread64, (int fd, void *buf, size_t n, off64_t at), (fd, buf, 
 CWC_PIECES_CALL(R, readv, (int fd, const struct iovec *v, int n), (fd, v, n))
 CWC_PIECES_CALL(R, preadv, (int fd, const struct iovec *v, int n, off_t at), (fd, v, n, at))
 CWC_PIECES_CALL(R, preadv64, (int fd, const struct iovec *v, int n, off64_t at), (fd, v, n, at))
-CWC_PIECES_CALL(R, preadv2, (int fd, const struct iovec *v, int n, off_t at, int flags),
-                (fd, v, n, at, flags))
-CWC_PIECES_CALL(R, preadv64v2, (int fd, const struct iovec *v, int n, off64_t at, int flags),
-                (fd, v, n, at, flags))
+CWC_PIECES_CALL_FLAGS(R, preadv2, (int fd, const struct iovec *v, int n, off_t at, int flags),
+                      (fd, v, n, at, flags), flags)
+CWC_PIECES_CALL_FLAGS(R, preadv64v2, (int fd, const struct iovec *v, int n, off64_t at, int flags),
+                      (fd, v, n, at, flags), flags)
 
 CWC_BYTES_CALL(W, write, (int fd, const void *buf, size_t n), (fd, buf, n))
 CWC_BYTES_CALL(W, pwrite, (int fd, const void *buf, size_t n, off_t at), (fd, buf, n, at))
@@ -305,14 +326,14 @@ CWC_BYTES_CALL(W, pwrite64, (int fd, const void *buf, size_t n, off64_t at), (fd
 CWC_PIECES_CALL(W, writev, (int fd, const struct iovec *v, int n), (fd, v, n))
 CWC_PIECES_CALL(W, pwritev, (int fd, const struct iovec *v, int n, off_t at), (fd, v, n, at))
 CWC_PIECES_CALL(W, pwritev64, (int fd, const struct iovec *v, int n, off64_t at), (fd, v, n, at))
-CWC_PIECES_CALL(W, pwritev2, (int fd, const struct iovec *v, int n, off_t at, int flags),
-                (fd, v, n, at, flags))
-CWC_PIECES_CALL(W, pwritev64v2, (int fd, const struct iovec *v, int n, off64_t at, int flags),
-                (fd, v, n, at, flags))
+CWC_PIECES_CALL_FLAGS(W, pwritev2, (int fd, const struct iovec *v, int n, off_t at, int flags),
+                      (fd, v, n, at, flags), flags)
+CWC_PIECES_CALL_FLAGS(W, pwritev64v2, (int fd, const struct iovec *v, int n, off64_t at, int flags),
+                      (fd, v, n, at, flags), flags)
 
 /* Socket calls are only failed, never shortened (cwc_syscalls_fail_tcp). */
 #define CWC_SOCKET_CALL(kind, name, params, args)                                                  \
-    CWC_FILE_CALL(kind, ssize_t, name, params, args, (void)0, (void)0)
+    CWC_FILE_CALL(kind, ssize_t, name, params, args, 0, (void)0, (void)0)
 
 CWC_SOCKET_CALL(R, recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags))
 CWC_SOCKET_CALL(R, recvfrom,
@@ -350,8 +371,11 @@ CWC_OTHER_CALL(CWC_SYS_SYNC, sync_file_range, (int fd, off64_t at, off64_t len, 
         return -1;                                                                                 \
     }
 
-/* The mode argument of an open that may create. */
+/* The mode argument of an open that may create; an open that a child
+ * process would inherit counted. */
 #define CWC_OPEN_MODE(flags, mode)                                                                 \
+    if (!((flags)&O_CLOEXEC))                                                                      \
+        atomic_fetch_add(&inheritable_opens, 1);                                                   \
     mode_t mode = 0;                                                                               \
     if ((flags) & (O_CREAT | O_TMPFILE)) {                                                         \
         va_list ap;                                                                                \

@@ -34,6 +34,13 @@ void cwc_syscalls_fail(const char *path, unsigned kinds, int error);
  * asked for (at least one) and returns how many it moved. */
 void cwc_syscalls_short(const char *path, unsigned kinds);
 
+/* From now on, every preadv2 and pwritev2 on a descriptor of the file
+ * `path` that passes flags (RWF_DSYNC, RWF_DONTCACHE...) fails with
+ * EOPNOTSUPP and does nothing, as on Linux before 4.7 and on emulators
+ * that take no flags; without flags they pass. cwc_syscalls_met counts
+ * the refusals. */
+void cwc_syscalls_refuse_flags(const char *path);
+
 /* cwc_syscalls_fail for the TCP sockets with `port` at either end (the
  * connections through a listener on it): their sends (send, sendto,
  * sendmsg, write, writev: CWC_SYS_WRITE) and receives (recv, recvfrom,
@@ -47,5 +54,9 @@ void cwc_syscalls_off(void);
 
 /* Calls of `kind` failed or shortened since the last arming. */
 uint64_t cwc_syscalls_met(unsigned kind);
+
+/* Calls of open, open64, openat and openat64 without O_CLOEXEC made in
+ * the process so far, whether anything is armed or not. */
+uint64_t cwc_syscalls_inheritable_opens(void);
 
 #endif

@@ -190,6 +190,24 @@ static void finish_and_maybe_free(cw_det *d, cw_task *t)
 }
 
 /* Resume `t` until it suspends or ends. */
+/* Runs t until it suspends or ends. d->current changes under the lock
+ * because det_wake, on whatever thread a waker is called, reads it: a
+ * wake that finds t current only sets t's flag, which det_park reads
+ * before it suspends. One that comes after that read and before t is
+ * back here would be lost, so t is queued here if its flag is set. */
+static void run_until_suspended(cw_det *d, cw_task *t)
+{
+    cw_spin_lock(&d->lock);
+    d->current = t;
+    cw_spin_unlock(&d->lock);
+    cw_coro_switch(&d->main, &t->coro);
+    cw_spin_lock(&d->lock);
+    d->current = NULL;
+    if (t->notified && t->state != CW_TASK_DONE)
+        push_ready(d, t);
+    cw_spin_unlock(&d->lock);
+}
+
 static void resume(cw_det *d, cw_task *t)
 {
     if (d->rt.cfg.audit) {
@@ -213,9 +231,7 @@ static void resume(cw_det *d, cw_task *t)
             return;
         }
     }
-    d->current = t;
-    cw_coro_switch(&d->main, &t->coro);
-    d->current = NULL;
+    run_until_suspended(d, t);
     if (t->state == CW_TASK_DONE)
         finish_and_maybe_free(d, t);
 }
@@ -361,11 +377,8 @@ static void teardown(cw_det *d, cw_checkpoint **cp)
         t->aborted = true;
         /* An aborted task unwinds at its suspension point; resuming until
          * it is done also covers a cleanup handler that yields. */
-        while (t->state == CW_TASK_RUNNING) {
-            d->current = t;
-            cw_coro_switch(&d->main, &t->coro);
-            d->current = NULL;
-        }
+        while (t->state == CW_TASK_RUNNING)
+            run_until_suspended(d, t);
         if (t->state != CW_TASK_DONE || t->handle)
             cw_task_finish(t);
         /* Wakes its unwinding caused are dropped before it is freed, so the

@@ -56,7 +56,7 @@ struct cw_config {
     size_t stack_size; /* usable bytes of each task stack (default 128 KiB) */
     bool stack_guard;  /* an inaccessible page below each stack (default true) */
     unsigned worker_threads;   /* native: threads running tasks (default: the CPU count) */
-    unsigned blocking_threads; /* native: bound of the blocking pool (default 64) */
+    unsigned blocking_threads; /* native: bound of the blocking pool (default 64; 0 is 1) */
     /* The run's buffer pools (cw/bufpool.h); default cw_bufpool_config_network/_storage. */
     cw_bufpool_config network_buffer_pool;
     cw_bufpool_config storage_buffer_pool;
