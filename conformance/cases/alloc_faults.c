@@ -561,6 +561,28 @@ static void write_two_chunks(cw_blob *b, uint64_t at)
     cw_iobufs_release(bufs);
 }
 
+/* A plain write, then a synced one inside it, at `at`: the synced bytes
+ * are durable and the others not yet (STOR-008), which a backend may
+ * keep track of by cutting the first write in two. The bytes read back
+ * are the last written; a synced write that found no memory may have
+ * written its bytes without making them durable (RUN-007 leaves undone
+ * only what it did not do), so either content is right after it. */
+static void synced_inside(cw_blob *b, uint64_t at)
+{
+    static const char outer[] = "0123456789abcdef", inner[] = "XY", after[] = "0123XY6789abcdef";
+    int rc = cw_blob_write_at(b, at, outer, 16, CW_WRITE_DEFAULT, NULL);
+    EXPECT(cwc_ok_or_nomem(rc));
+    if (rc != CW_OK)
+        return;
+    rc = cw_blob_write_at(b, at + 4, inner, 2, CW_WRITE_SYNC, NULL);
+    EXPECT(cwc_ok_or_nomem(rc));
+    char back[16] = {0};
+    int read = cw_blob_read_into(b, at, back, sizeof back, 0, NULL);
+    EXPECT(cwc_ok_or_nomem(read) &&
+           (read != CW_OK || memcmp(back, after, 16) == 0 ||
+            (rc != CW_OK && memcmp(back, outer, 16) == 0)));
+}
+
 /* The written bytes read into a buffer of the run's storage pool: they,
  * or no memory (STOR-006); a buffer a failed read took from the pool goes
  * back to it, or the pool outlives the run (RUN-008). */
@@ -710,6 +732,7 @@ static void *storage_root(cw_ctx *ctx, void *arg)
     if (st.written)
         read_pooled(b);
     write_two_chunks(b, sizeof durable);
+    synced_inside(b, sizeof durable + 6);
     synced_in_the_background(b);
     cw_blob_close(b);
     reopened_whole(ctx, &st);
