@@ -794,7 +794,7 @@ CWC_CASE(buffer_list_mut, "buffers", "BUF-016 RUN-008", CWC_REPEATED)
     cw_iobufs_mut_release(l);
 }
 
-CWC_CASE(buffer_builder, "buffers", "BUF-017 RUN-008", CWC_REPEATED)
+CWC_CASE(buffer_builder, "buffers", "BUF-017 BUF-013 RUN-008", CWC_REPEATED)
 {
     cw_bufpool *p = cwc_small_pool(2);
     cw_iobufs_builder *bld = cw_iobufs_builder_new(p, 16);
@@ -813,6 +813,18 @@ CWC_CASE(buffer_builder, "buffers", "BUF-017 RUN-008", CWC_REPEATED)
     cw_iobufs *l = cw_iobufs_builder_finish(bld);
     ck_assert(cw_iobufs_equal_bytes(l, "hdr:PAYLOAD2nd:end", 18));
     ck_assert_ptr_eq(cw_iobufs_chunk(l, 1)->data, pd);
+    /* No inline bytes between the two pushes: the list holds no empty
+     * chunk for them (BUF-013), so "hdr:", PAYLOAD, 2nd, ":end". */
+    ck_assert_uint_eq(cw_iobufs_chunk_count(l), 4);
+    cw_iobufs_release(l);
+
+    /* Only pushed: no inline chunk before or after it. */
+    bld = cw_iobufs_builder_new(p, 8);
+    CWC_OK(cw_iobuf_copy(cwc_backend, "alone", 5, &payload));
+    CWC_OK(cw_iobufs_builder_push(bld, &payload));
+    l = cw_iobufs_builder_finish(bld);
+    ck_assert_uint_eq(cw_iobufs_chunk_count(l), 1);
+    ck_assert(cw_iobufs_equal_bytes(l, "alone", 5));
     cw_iobufs_release(l);
 
     bld = cw_iobufs_builder_new(p, 8); /* nothing pushed: one inline chunk */

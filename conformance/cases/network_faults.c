@@ -608,6 +608,51 @@ CWC_CASE(run_timeout_before_bytes_due_then, "network", "DET-007 RUN-005 NET-027 
     ck_assert_msg(cut.at_n == 0, "DET-007: %zu deliver events at the run's deadline", cut.at_n);
 }
 
+/* Repairs settle only the connections they leave no longer cut: the bytes
+ * in flight on a connection no partition ever cut arrive at their own
+ * time, once, whatever is repaired meanwhile (NET-028: a repair of a pair
+ * not partitioned changes nothing; NET-030 and NET-027). */
+static void *repairs_elsewhere_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct half_pair a, b;
+    cw_listener *l = connect_halves(ctx, &a, &b);
+    cw_addr where, everyone = everyone4(), elsewhere = cw_addr_ipv4(10, 9, 9, 9, 0);
+    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
+    cw_time t0 = cw_current(ctx);
+    ck_assert_int_eq(send_text(a.sink, "abc"), CW_OK);
+    ck_assert_int_eq(send_text(b.sink, "xy"), CW_OK);
+    ck_assert_int_eq(cw_network_repair(ctx, &where, &everyone), CW_OK); /* never partitioned */
+    ck_assert_int_eq(cw_network_partition(ctx, &elsewhere, &everyone), CW_OK); /* cuts neither */
+    cw_sleep_until(ctx, t0 + LATENCY / 2);
+    ck_assert_int_eq(cw_network_repair(ctx, &everyone, &elsewhere), CW_OK);
+    expect_nothing_yet(b.stream, 3);
+    recv_text(b.stream, "abc");
+    ck_assert_uint_eq(cw_current(ctx), t0 + LATENCY);
+    recv_text(a.stream, "xy");
+    ck_assert_uint_eq(cw_current(ctx), t0 + LATENCY);
+    cw_sleep(ctx, 10 * LATENCY); /* nothing more arrives, and the run goes on */
+    expect_nothing_yet(b.stream, 1);
+    expect_nothing_yet(a.stream, 1);
+    close_halves(&a);
+    close_halves(&b);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_repair_spares_connections_not_cut, "network", "NET-028 NET-030 NET-027 RUN-008",
+         DET | CWC_REPEATED)
+{
+    struct arrivals seen = {0, 0, CW_FOREVER, 0};
+    cw_config cfg = cwc_config();
+    cfg.cycle = 1;
+    cfg.network_latency = LATENCY;
+    cfg.event_log = count_delivers;
+    cfg.event_log_arg = &seen;
+    cwc_run_ok(&cfg, repairs_elsewhere_root, NULL);
+    ck_assert_uint_eq(seen.n, 2); /* one arrival a send */
+}
+
 /* ---- Rates [NET-031, NET-032, RUN-002] ------------------------------------------------- */
 
 #define DIALS 24

@@ -417,6 +417,37 @@ CWC_CASE(keyed_limiter_evicts_idle_keys, "ratelimit", "RATE-005", 0)
     cw_keyed_limiter_free(swept);
 }
 
+/* A sweep that leaves between 33 and 64 keys sets the limit to twice
+ * that, above 64 (RATE-005): new keys are then stored beside idle ones
+ * (RATE-007) until the table holds that many. A limit of 64, or of the
+ * keys left, would sweep the idle ones away sooner. */
+CWC_CASE(keyed_limiter_limit_doubles_what_a_sweep_left, "ratelimit", "RATE-005 RATE-007", 0)
+{
+    cw_quota q = three_per_30ms(); /* a key checked once at t is idle from t + 10 ms */
+    cw_keyed_limiter *k = NULL;
+    ck_assert_int_eq(cw_keyed_limiter_new(&q, &k), CW_OK);
+    for (uint32_t i = 0; i < 64; i++) /* TAT 10 ms */
+        ck_assert_int_eq(check_u32(k, i, 0), CW_OK);
+    for (uint32_t i = 0; i < 40; i++) /* TAT 20 ms */
+        ck_assert_int_eq(check_u32(k, i, 5 * MS), CW_OK);
+    /* At the limit: keys 40 to 63 are idle at 15 ms and go; 40 are left,
+     * so the limit becomes 80. */
+    ck_assert_int_eq(check_u32(k, 100, 15 * MS), CW_OK);
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), 41);
+    for (uint32_t i = 101; i < 124; i++) /* TAT 25 ms */
+        ck_assert_int_eq(check_u32(k, i, 15 * MS), CW_OK);
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), 64);
+    /* Keys 0 to 39 are idle at 22 ms, but 64 is below the limit: kept. */
+    for (uint32_t i = 200; i < 216; i++) {
+        ck_assert_int_eq(check_u32(k, i, 22 * MS), CW_OK);
+        ck_assert_uint_eq(cw_keyed_limiter_len(k), 65 + (i - 200));
+    }
+    /* At 80 the next new key sweeps: the 40 idle keys go. */
+    ck_assert_int_eq(check_u32(k, 300, 22 * MS), CW_OK);
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), 41);
+    cw_keyed_limiter_free(k);
+}
+
 /* Idle and busy keys side by side, in tables of every load: after each
  * retain_recent every busy key is still there, which a limiter that lost
  * one shows by accepting it (burst 1: a busy key refuses). One round's

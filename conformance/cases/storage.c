@@ -7,6 +7,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1090,6 +1091,53 @@ static void *tasks_root(cw_ctx *ctx, void *arg)
 CWC_CASE(storage_calls_from_tasks, "storage", "STOR-019 RUN-008", CWC_REPEATED)
 {
     cwc_store_run(tasks_root, NULL);
+}
+
+/* ---- An abort while an open is suspended [STOR-019] ------------------------------------------ */
+
+/* Opens and closes one blob until aborted. An abort that comes while an
+ * open waits for the operating system unwinds the task when the open
+ * returns, its handle released: an open that returned instead would hand
+ * back a handle already closed, which the close here would use again. */
+static void *open_until_aborted(cw_ctx *ctx, void *arg)
+{
+    atomic_int *opens = arg;
+    for (;;) {
+        cw_blob *b = NULL;
+        uint64_t size = 1;
+        ck_assert_int_eq(cw_storage_open(ctx, "p", S("looped"), &b, &size, NULL), CW_OK);
+        ck_assert_uint_eq(size, 0);
+        cw_blob_close(b);
+        atomic_fetch_add(opens, 1);
+    }
+    return NULL;
+}
+
+#define ABORTED_OPENS 40
+
+/* Abort the opening task after a few opens, a different number each round,
+ * so that most aborts find it inside an open. */
+static void *abort_opens_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_blob_close(cwc_open(ctx, "p", "looped", NULL));
+    for (int round = 0; round < ABORTED_OPENS; round++) {
+        atomic_int opens = 0;
+        cw_handle *h = cw_spawn(cw_child(ctx, "opener"), open_until_aborted, &opens);
+        while (atomic_load(&opens) < 1 + round % 4)
+            cw_sleep(ctx, 20 * CW_USEC);
+        cw_abort(h);
+        ck_assert_int_eq(cw_join(h, NULL), CW_ERR_CLOSED);
+        cw_handle_release(h);
+    }
+    ck_assert(cwc_scan_has(ctx, "p", "looped", 6));
+    return NULL;
+}
+
+CWC_CASE(storage_open_aborted_while_suspended, "storage", "STOR-019 RUN-008",
+         CW_CAP_PARALLEL | CWC_REPEATED)
+{
+    cwc_store_run(abort_opens_root, NULL);
 }
 
 /* ---- Shrunk, then grown past the old end [STOR-008, STOR-009, STOR-015] ------------------- */

@@ -328,7 +328,7 @@ CWC_CASE(storage_faults_torn_write_subset, "storage", "STOR-031 RUN-008", DET | 
 struct partial {
     bool model;
     uint64_t drawn[6];
-    uint64_t grown, shrunk, near, after;
+    uint64_t grown, shrunk, near, after, two;
 };
 
 static uint64_t size_of(cw_ctx *ctx, const char *name)
@@ -374,6 +374,12 @@ static void *partial_root(cw_ctx *ctx, void *arg)
     set_faults(ctx, no_faults());
     cwc_sync(b);
     p->shrunk = size_of(ctx, "r");
+    /* Two apart, partial for sure: the one length between. */
+    set_faults(ctx, f);
+    expect_injected(cw_blob_resize(b, p->shrunk + 2, &err), &err, CW_ERR_BLOB_RESIZE_FAILED);
+    set_faults(ctx, no_faults());
+    cwc_sync(b);
+    p->two = size_of(ctx, "r");
     cw_blob_close(b);
     return NULL;
 }
@@ -409,6 +415,7 @@ CWC_CASE(storage_faults_partial_resize, "storage", "STOR-032 RUN-008", DET | CWC
     ck_assert_uint_eq(got.shrunk, shrunk);
     ck_assert(shrunk == grown || (shrunk > 2 && shrunk < grown));
     ck_assert_uint_eq(got.after, model.drawn[at]);
+    ck_assert_uint_eq(got.two, shrunk + 1);
 }
 
 /* ---- The audit and replay of faults [STOR-030, DET-015] ------------------------------- */
