@@ -578,9 +578,8 @@ static void synced_inside(cw_blob *b, uint64_t at)
     EXPECT(cwc_ok_or_nomem(rc));
     char back[16] = {0};
     int read = cw_blob_read_into(b, at, back, sizeof back, 0, NULL);
-    EXPECT(cwc_ok_or_nomem(read) &&
-           (read != CW_OK || memcmp(back, after, 16) == 0 ||
-            (rc != CW_OK && memcmp(back, outer, 16) == 0)));
+    EXPECT(cwc_ok_or_nomem(read) && (read != CW_OK || memcmp(back, after, 16) == 0 ||
+                                     (rc != CW_OK && memcmp(back, outer, 16) == 0)));
 }
 
 /* The written bytes read into a buffer of the run's storage pool: they,

@@ -644,6 +644,19 @@ CWC_CASE(buffer_list_split_advance, "buffers", "BUF-014 RUN-008", CWC_REPEATED)
     CWC_OK(cw_iobufs_advance(l, 1));
     ck_assert_uint_eq(cw_iobufs_chunk_count(l), 0);
     cw_iobufs_release(l);
+
+    /* A list advanced past its first chunks takes appends after what is
+     * left of it, however its chunks are laid out. */
+    l = CWC_LIST("ab", "cd", "ef", "gh");
+    CWC_OK(cw_iobufs_advance(l, 6));
+    for (int i = 0; i < 3; i++) {
+        cw_iobuf more;
+        CWC_OK(cw_iobuf_copy(cwc_backend, &"ijklmn"[2 * i], 2, &more));
+        CWC_OK(cw_iobufs_append(l, &more));
+    }
+    ck_assert(cw_iobufs_equal_bytes(l, "ghijklmn", 8));
+    ck_assert_uint_eq(cw_iobufs_chunk_count(l), 4);
+    cw_iobufs_release(l);
 }
 
 /* Every split point of a list of several chunks, the chunk boundaries and

@@ -102,6 +102,31 @@ static void run_with_endpoint(cw_task_fn root, void *arg)
     cwc_run_ok(&cfg, root, arg);
 }
 
+/* The endpoint's address into `arg` (64 bytes), and one scrape of it,
+ * which the endpoint closes first: its side of the connection lingers in
+ * TIME_WAIT after the run. */
+static void *scraped_root(cw_ctx *ctx, void *arg)
+{
+    char *address = arg;
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, 64), CW_OK);
+    char *response = exchange(address, "GET /metrics HTTP/1.1\r\n\r\n");
+    ck_assert_msg(strncmp(response, "HTTP/1.1 200", 12) == 0, "%s", response);
+    free(response);
+    return NULL;
+}
+
+/* The port of an endpoint that ended with its run is served again by the
+ * next run at once, though a connection it served lingers [MET-017]. */
+CWC_CASE(metrics_http_port_served_again_at_once, "metrics", "MET-017", PAR)
+{
+    char first[64], again[64];
+    run_with_endpoint(scraped_root, first);
+    cw_config cfg = cwc_config();
+    cfg.metrics_address = first;
+    cwc_run_ok(&cfg, scraped_root, again);
+    ck_assert_str_eq(again, first);
+}
+
 /* Scrape with curl into the kept directory: the body for the parser, the
  * head for the content type check. */
 static void scrape_with_curl(const char *address)

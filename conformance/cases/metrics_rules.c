@@ -92,7 +92,7 @@ CWC_CASE(metrics_rule_handles_and_shared_keys, "metrics", "MET-002 MET-003 RUN-0
 
 /* ---- MET-004: conflicts ---------------------------------------------- */
 
-static const double one_two[] = {1.0, 2.0}, one_three[] = {1.0, 3.0};
+static const double one_two[] = {1.0, 2.0}, one_three[] = {1.0, 3.0}, half_two[] = {0.5, 2.0};
 static const double one_two_three[] = {1.0, 2.0, 3.0};
 static const char *const label_a[] = {"a"}, *const label_b[] = {"b"};
 static const char *const label_a_b[] = {"a", "b"};
@@ -100,6 +100,7 @@ static const char *const label_a_b[] = {"a", "b"};
 enum conflict {
     OTHER_KIND_SAME_KEY,
     OTHER_BUCKETS,
+    OTHER_FIRST_BUCKET, /* a type differs by its first bucket alone */
     OTHER_LABELS,
     MORE_BUCKETS, /* the registered ones and one more: a type differs by its count alone */
     MORE_LABELS,
@@ -122,6 +123,9 @@ static void *conflict_root(cw_ctx *ctx, void *arg)
         break;
     case OTHER_BUCKETS:
         cw_histogram(ctx, "h", "help", one_three, 2);
+        break;
+    case OTHER_FIRST_BUCKET:
+        cw_histogram(ctx, "h", "help", half_two, 2);
         break;
     case OTHER_LABELS:
         cw_family(ctx, "f", "help", CW_METRIC_COUNTER, label_b, 1);
@@ -170,6 +174,8 @@ CWC_CASE(metrics_rule_conflicts_panic, "metrics", "MET-004 RUN-008", CWC_REPEATE
     expect_panic(conflict_root, (void *)(intptr_t)OTHER_KIND_SAME_KEY,
                  "duplicate metric `c` with attributes [] registered with different type");
     expect_panic(conflict_root, (void *)(intptr_t)OTHER_BUCKETS, "registered with different type");
+    expect_panic(conflict_root, (void *)(intptr_t)OTHER_FIRST_BUCKET,
+                 "registered with different type");
     expect_panic(conflict_root, (void *)(intptr_t)OTHER_LABELS, "registered with different type");
     expect_panic(conflict_root, (void *)(intptr_t)MORE_BUCKETS, "registered with different type");
     expect_panic(conflict_root, (void *)(intptr_t)MORE_LABELS, "registered with different type");

@@ -294,16 +294,16 @@ CWC_CASE(keyed_limiter_keys_are_independent, "ratelimit", "RATE-004 RUN-008", CW
     cw_keyed_limiter_free(k);
 }
 
-/* Checks `key` from a copy followed by bytes that change at every call: a
- * limiter that reads past a key's end finds another state each time. */
+/* Checks `key` from a copy between bytes that change at every call: a
+ * limiter that reads outside a key finds another state each time. */
 static int check_copy(cw_keyed_limiter *k, const char *key, size_t len)
 {
     static uint64_t x = 7;
-    char copy[64];
+    char copy[80];
     for (size_t i = 0; i < sizeof copy; i++)
         copy[i] = (char)next_rand(&x);
-    memcpy(copy, key, len);
-    return cw_keyed_limiter_check_at(k, copy, len, 0, NULL);
+    memcpy(copy + 32, key, len);
+    return cw_keyed_limiter_check_at(k, copy + 32, len, 0, NULL);
 }
 
 /* Keys of every length around the word sizes a hash reads them in, two of
@@ -420,7 +420,8 @@ CWC_CASE(keyed_limiter_evicts_idle_keys, "ratelimit", "RATE-005", 0)
 /* A sweep that leaves between 33 and 64 keys sets the limit to twice
  * that, above 64 (RATE-005): new keys are then stored beside idle ones
  * (RATE-007) until the table holds that many. A limit of 64, or of the
- * keys left, would sweep the idle ones away sooner. */
+ * keys left, would sweep the idle ones away sooner; and one that leaves
+ * fewer sets it to 64, which a limit of twice the keys left would not. */
 CWC_CASE(keyed_limiter_limit_doubles_what_a_sweep_left, "ratelimit", "RATE-005 RATE-007", 0)
 {
     cw_quota q = three_per_30ms(); /* a key checked once at t is idle from t + 10 ms */
@@ -445,6 +446,24 @@ CWC_CASE(keyed_limiter_limit_doubles_what_a_sweep_left, "ratelimit", "RATE-005 R
     /* At 80 the next new key sweeps: the 40 idle keys go. */
     ck_assert_int_eq(check_u32(k, 300, 22 * MS), CW_OK);
     ck_assert_uint_eq(cw_keyed_limiter_len(k), 41);
+    cw_keyed_limiter_free(k);
+
+    /* A sweep that leaves 30 keys: twice that is below 64, so the limit
+     * is 64 again, not 60. */
+    ck_assert_int_eq(cw_keyed_limiter_new(&q, &k), CW_OK);
+    for (uint32_t i = 0; i < 64; i++) /* TAT 10 ms */
+        ck_assert_int_eq(check_u32(k, i, 0), CW_OK);
+    for (uint32_t i = 0; i < 30; i++) /* TAT 20 ms */
+        ck_assert_int_eq(check_u32(k, i, 5 * MS), CW_OK);
+    ck_assert_int_eq(check_u32(k, 100, 15 * MS), CW_OK); /* sweep: 34 go */
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), 31);
+    /* Keys 0 to 29 are idle at 22 ms, but kept until the table holds 64. */
+    for (uint32_t i = 101; i < 134; i++) {
+        ck_assert_int_eq(check_u32(k, i, 22 * MS), CW_OK);
+        ck_assert_uint_eq(cw_keyed_limiter_len(k), 32 + (i - 101));
+    }
+    ck_assert_int_eq(check_u32(k, 300, 22 * MS), CW_OK); /* sweep: the 30 go */
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), 35);
     cw_keyed_limiter_free(k);
 }
 

@@ -461,6 +461,19 @@ CWC_CASE(recover_checkpoint_freed_unused, "recover", "DET-011 RUN-008",
     cw_checkpoint_free(cp);
 }
 
+/* A checkpoint that holds the names a run registered, freed unused or
+ * recovered by a run that never asks for its network: the names go with
+ * it (the repetitions count the memory the process holds, RUN-008). */
+CWC_CASE(recover_names_freed_unused, "recover", "DET-011 DET-009 RUN-008",
+         RECOVER | CWC_NEEDS_NETWORK | CWC_REPEATED)
+{
+    cw_addr where = cw_addr_ipv4(10, 0, 0, 2, 9000);
+    cw_run_result res;
+    cw_checkpoint_free(first(NULL, net_root, &where, &res));
+    cw_checkpoint *cp = first(NULL, net_root, &where, &res);
+    then(cp, quiet_root, NULL, &res, NULL);
+}
+
 CWC_CASE(recover_refused, "runner", "DET-008 RUN-008", CWC_REPEATED)
 {
     cw_run_result res;

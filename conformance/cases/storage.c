@@ -531,6 +531,7 @@ static void *read_buffers_root(cw_ctx *ctx, void *arg)
     /* A single byte from nowhere is refused the same (any length above 0). */
     ck_assert_int_eq(cw_blob_read_into(b, 0, NULL, 1, CW_READ_DEFAULT, NULL), CW_ERR_INVALID);
     ck_assert_int_eq(cw_blob_write_at(b, 0, NULL, 1, CW_WRITE_DEFAULT, NULL), CW_ERR_INVALID);
+    ck_assert_int_eq(cw_blob_write_bufs(b, 0, NULL, CW_WRITE_DEFAULT, NULL), CW_ERR_INVALID);
     cwc_read_eq(b, 0, "abcdefg", 7); /* unchanged */
 
     cw_iobufs_mut *bufs = cw_iobufs_mut_new(be);
@@ -751,32 +752,47 @@ CWC_CASE(storage_remove_partition, "storage", "STOR-012 RUN-008", CWC_REPEATED)
     cwc_store_run(remove_partition_root, NULL);
 }
 
-static void *scan_root(cw_ctx *ctx, void *arg)
+/* Names in the order a scan lists them: bytewise, a name before every
+ * longer one it begins. */
+static const struct {
+    const char *bytes;
+    size_t len;
+} scan_order[] = {{"\x00", 1}, {"\x00\x00", 2}, {"A", 1},   {"a", 1},
+                  {"ab", 2},   {"b", 1},        {"\xff", 1}};
+enum { SCAN_N = sizeof scan_order / sizeof scan_order[0] };
+
+/* The names of scan_order made in `partition`, last first or first first
+ * (a directory may list them in either order), then scanned. */
+static void made_and_scanned(cw_ctx *ctx, const char *partition, bool reverse)
 {
-    (void)arg;
-    static const struct {
-        const char *bytes;
-        size_t len;
-    } order[] = {{"\x00", 1}, {"\x00\x00", 2}, {"A", 1},   {"a", 1},
-                 {"ab", 2},   {"b", 1},        {"\xff", 1}};
-    enum { N = sizeof order / sizeof order[0] };
-    for (size_t i = N; i-- > 0;) { /* made in reverse order */
+    for (size_t k = 0; k < SCAN_N; k++) {
+        size_t i = reverse ? SCAN_N - 1 - k : k;
         cw_blob *b;
         uint64_t size;
-        ck_assert_int_eq(cw_storage_open(ctx, "p", order[i].bytes, order[i].len, &b, &size, NULL),
+        ck_assert_int_eq(cw_storage_open(ctx, partition, scan_order[i].bytes, scan_order[i].len, &b,
+                                         &size, NULL),
                          CW_OK);
         cw_blob_close(b);
     }
     cw_blob_names *names;
-    ck_assert_int_eq(cw_storage_scan(ctx, "p", &names, NULL), CW_OK);
-    ck_assert_uint_eq(names->count, N);
-    for (size_t i = 0; i < N; i++) {
-        ck_assert_uint_eq(names->names[i].len, order[i].len);
-        ck_assert_mem_eq(names->names[i].data, order[i].bytes, order[i].len);
+    ck_assert_int_eq(cw_storage_scan(ctx, partition, &names, NULL), CW_OK);
+    ck_assert_uint_eq(names->count, SCAN_N);
+    for (size_t i = 0; i < SCAN_N; i++) {
+        ck_assert_uint_eq(names->names[i].len, scan_order[i].len);
+        ck_assert_mem_eq(names->names[i].data, scan_order[i].bytes, scan_order[i].len);
     }
     cw_blob_names_release(names);
-    for (size_t i = 0; i < N; i++)
-        ck_assert_int_eq(cw_storage_remove(ctx, "p", order[i].bytes, order[i].len, NULL), CW_OK);
+}
+
+static void *scan_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    made_and_scanned(ctx, "q", false);
+    made_and_scanned(ctx, "p", true);
+    cw_blob_names *names;
+    for (size_t i = 0; i < SCAN_N; i++)
+        ck_assert_int_eq(cw_storage_remove(ctx, "p", scan_order[i].bytes, scan_order[i].len, NULL),
+                         CW_OK);
     ck_assert_int_eq(cw_storage_scan(ctx, "p", &names, NULL), CW_OK);
     ck_assert_uint_eq(names->count, 0); /* emptied, still there */
     cw_blob_names_release(names);

@@ -981,6 +981,7 @@ static void *sync_failure_root(cw_ctx *ctx, void *arg)
     set_faults(ctx, no_faults()); /* the system would now say yes */
     ck_assert_int_eq(cw_blob_sync(b, &err), CW_ERR_BLOB_SYNC_FAILED);
     expect_message(&err, "blob sync failed: p/6c6f67 error: an earlier sync of this open failed");
+    ck_assert_int_eq(err.os_error, 0); /* no system call failed for it (STOR-018) */
     syncs_keep_failing(b, "record", 6);
     cw_blob *clone = cw_blob_clone(b);
     syncs_keep_failing(clone, "record", 6);

@@ -260,6 +260,28 @@ static void remove_refused(cw_ctx *ctx)
     ck_assert(!cwc_scan_has(ctx, "p", "blob", 4));
 }
 
+/* The removal of partition "q", whose directory the system refuses to
+ * open for reading, gives CW_ERR_IO with that errno; removed again with
+ * the system well, it is gone. */
+static void partition_remove_refused(cw_ctx *ctx, const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/q", dir);
+    cw_blob_close(cwc_open(ctx, "q", "blob", NULL));
+    cw_storage_error err;
+    cwc_syscalls_fail(path, CWC_SYS_OPEN, EACCES);
+    int rc = cw_storage_remove(ctx, "q", NULL, 0, &err);
+    cwc_syscalls_off();
+    if (cwc_syscalls_met(CWC_SYS_OPEN) == 0 && rc == CW_OK)
+        return; /* the backend reads its directories some way the suite does not see */
+    ck_assert_msg(rc == CW_ERR_IO, "a partition whose directory could not be opened: %s [STOR-039]",
+                  cw_strerror(rc));
+    ck_assert_msg(err.os_error == EACCES, "os_error %d, wanted EACCES [STOR-039]", err.os_error);
+    ck_assert_int_eq(cw_storage_remove(ctx, "q", NULL, 0, NULL), CW_OK);
+    cw_blob_names *names = NULL;
+    ck_assert_int_eq(cw_storage_scan(ctx, "q", &names, NULL), CW_ERR_PARTITION_MISSING);
+}
+
 static void *failing_disk_root(cw_ctx *ctx, void *arg)
 {
     snprintf(blob_path, sizeof blob_path, "%s/p/626c6f62", (const char *)arg); /* "blob" */
@@ -280,6 +302,7 @@ static void *failing_disk_root(cw_ctx *ctx, void *arg)
     open_refused(ctx, "blob", "626c6f62");
     open_refused(ctx, "new", "6e6577");
     remove_refused(ctx);
+    partition_remove_refused(ctx, arg);
     return NULL;
 }
 
