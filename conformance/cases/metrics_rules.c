@@ -206,6 +206,9 @@ enum bad_registration {
     BAD_LABEL_IS_ATTRIBUTE,
     BAD_HISTOGRAM_LE_LABEL,
     BAD_HISTOGRAM_LE_ATTRIBUTE,
+    BAD_BUCKETS_NOT_HISTOGRAM,
+    BAD_BUCKETS_MISSING,
+    BAD_LABELS_MISSING,
 };
 
 static void *bad_root(cw_ctx *ctx, void *arg)
@@ -215,6 +218,9 @@ static void *bad_root(cw_ctx *ctx, void *arg)
                              *const le[] = {"le"}, *const env[] = {"env"};
     cw_metric_type kind0 = {0, NULL, 0, NULL, 0};
     cw_metric_type hist_le = {CW_METRIC_HISTOGRAM, NULL, 0, le, 1};
+    cw_metric_type counter_buckets = {CW_METRIC_COUNTER, one_two, 2, NULL, 0};
+    cw_metric_type no_buckets = {CW_METRIC_HISTOGRAM, NULL, 2, NULL, 0};
+    cw_metric_type no_labels = {CW_METRIC_GAUGE, NULL, 0, NULL, 1};
     cw_with_attribute(ctx, "env", "prod");
     switch ((enum bad_registration)(intptr_t)arg) {
     case BAD_EMPTY_NAME:
@@ -254,6 +260,15 @@ static void *bad_root(cw_ctx *ctx, void *arg)
         cw_with_attribute(ctx, "le", "1");
         cw_histogram(ctx, "k", "h", NULL, 0);
         break;
+    case BAD_BUCKETS_NOT_HISTOGRAM:
+        cw_register(ctx, "k", "h", &counter_buckets);
+        break;
+    case BAD_BUCKETS_MISSING:
+        cw_register(ctx, "k", "h", &no_buckets);
+        break;
+    case BAD_LABELS_MISSING:
+        cw_register(ctx, "k", "h", &no_labels);
+        break;
     }
     return NULL;
 }
@@ -285,6 +300,9 @@ CWC_CASE(metrics_rule_names_labels_buckets, "metrics", "MET-005 RUN-008", CWC_RE
         {BAD_LABEL_IS_ATTRIBUTE, "metric `k`: a family label repeats a context attribute"},
         {BAD_HISTOGRAM_LE_LABEL, "metric `k`: label name le is reserved for histogram buckets"},
         {BAD_HISTOGRAM_LE_ATTRIBUTE, "metric `k`: attribute le is reserved for histogram buckets"},
+        {BAD_BUCKETS_NOT_HISTOGRAM, "metric `k`: only a histogram has buckets"},
+        {BAD_BUCKETS_MISSING, "metric `k`: histogram buckets are missing"},
+        {BAD_LABELS_MISSING, "metric `k`: family label names are missing"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         expect_panic(bad_root, (void *)(intptr_t)bad[i].which, bad[i].needle);
