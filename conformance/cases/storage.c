@@ -1261,6 +1261,39 @@ CWC_CASE(storage_idle_open_syncs_after_the_writer, "storage", "STOR-015 STOR-004
         cwc_store_run(idle_sync_root, (void *)how);
 }
 
+/* Two opens that both write: the first writes and syncs, the second
+ * writes over its start and syncs, then the first makes a synced write
+ * and syncs. That sync keeps every byte as the first saw it when it was
+ * called (STOR-015), whether the first saw the second's bytes (one file)
+ * or not (an open of its own view): a later open reads exactly that. */
+static void *both_write_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_blob *first = cwc_open(ctx, "p", "both", NULL);
+    cwc_write(first, 0, "aaaaaaaaaaaa", 12);
+    cwc_sync(first);
+    cw_blob *second = cwc_open(ctx, "p", "both", NULL);
+    cwc_write(second, 0, "XXXX", 4);
+    cwc_sync(second);
+    ck_assert_int_eq(cw_blob_write_at(first, 8, "ss", 2, CW_WRITE_SYNC, NULL), CW_OK);
+    char seen[12];
+    ck_assert_int_eq(cw_blob_read_into(first, 0, seen, sizeof seen, CW_READ_DEFAULT, NULL), CW_OK);
+    cwc_sync(first);
+    cw_blob_close(first);
+    cw_blob_close(second);
+    uint64_t size = 0;
+    cw_blob *later = cwc_open(ctx, "p", "both", &size);
+    ck_assert_uint_eq(size, sizeof seen);
+    cwc_read_eq(later, 0, seen, sizeof seen);
+    cw_blob_close(later);
+    return NULL;
+}
+
+CWC_CASE(storage_sync_keeps_what_its_open_saw, "storage", "STOR-015 STOR-004 RUN-008", CWC_REPEATED)
+{
+    cwc_store_run(both_write_root, NULL);
+}
+
 /* ---- Calls from outside a task [STOR-019] ---------------------------------------------------- */
 
 /* Each storage call a thread of the program (not a task) can make. */
