@@ -359,8 +359,16 @@ fn write_common(
     if !c.o.bytes.put(pos, data) {
         return fail(&c, err, nomem());
     }
+    // The open's view changed, whether or not the write is synced: its
+    // next `cw_blob_sync` must make the whole view durable (STOR-015). A
+    // synced write makes only its own bytes durable, on top of what another
+    // open may have synced since, so it leaves the open dirty: were it to
+    // clear the flag, that sync would only flush and a later open would
+    // read the other's bytes where this one read its own. Only an open that
+    // changed nothing since its last sync may leave the durable bytes as
+    // they are (STOR-015's two opens).
+    c.o.dirty = true;
     if options & CW_WRITE_SYNC == 0 {
-        c.o.dirty = true;
         log_op(&mut c, pos, entry, false);
         return CW_OK;
     }
@@ -372,13 +380,11 @@ fn write_common(
     let mut durable = match unsafe { (*file).durable.copy() } {
         Some(d) => d,
         None => {
-            c.o.dirty = true;
             log_op(&mut c, pos, entry, false);
             return fail(&c, err, nomem());
         }
     };
     if !durable.put(pos, data) {
-        c.o.dirty = true;
         log_op(&mut c, pos, entry, false);
         return fail(&c, err, nomem());
     }
@@ -386,7 +392,6 @@ fn write_common(
     let old = unsafe { &(*file).durable };
     let done = c.r.store.persist_sync(file, old, &durable);
     if let Err((step, e)) = done {
-        c.o.dirty = true;
         log_op(&mut c, pos, entry, false);
         let f = if step == Step::Flush && e != ENOMEM {
             // The flush failed: from now on STOR-037 (memory that ran out

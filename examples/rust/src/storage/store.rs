@@ -73,9 +73,11 @@ pub struct Open {
     pub bytes: Sparse,
     pub data_offset: u64,
     pub sync_failed: bool,
-    /// Changed through this open since it was opened or last synced: a
-    /// sync of an open that changed nothing only flushes the file, and
-    /// never puts its (maybe older) view over what another open made
+    /// Changed through this open since it was opened or last synced by
+    /// `cw_blob_sync` or `cw_blob_start_sync` (a `CW_WRITE_SYNC` write
+    /// counts as a change: it makes only its own bytes durable, not the
+    /// view): a sync of an open that changed nothing only flushes the file,
+    /// and never puts its (maybe older) view over what another open made
     /// durable (STOR-015).
     pub dirty: bool,
     pub part: Vec<u8>,
