@@ -377,6 +377,7 @@ static const request_case request_cases[] = {
     {"POST /metrics HTTP/1.1\r\n\r\n", "405 ", true},
     {"M-SEARCH! /metrics HTTP/1.1\r\n\r\n", "405 ", true},
     {"GET  /metrics HTTP/1.1\r\n\r\n", "400 ", true},
+    {"GET  HTTP/1.1\r\n\r\n", "400 ", true}, /* an empty target */
     {" GET /metrics HTTP/1.1\r\n\r\n", "400 ", true},
     {" /metrics HTTP/1.1\r\n\r\n", "400 ", true}, /* an empty method is no token */
     {"GET\t/metrics HTTP/1.1\r\n\r\n", "400 ", true},

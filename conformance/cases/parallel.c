@@ -639,6 +639,59 @@ CWC_CASE(strategy_jobs_run_once_joined_or_released, "parallel", "PAR-007 RUN-008
     cwc_run_ok(NULL, jobs_root, NULL);
 }
 
+/* Jobs queued behind one that holds the pool's only thread: a job spawned
+ * while another still waits in the queue runs after it, and each runs
+ * once (PAR-007). */
+struct held_pool {
+    atomic_int started, release;
+};
+
+static void *holding_job(cw_strategy *s, void *arg)
+{
+    (void)s;
+    struct held_pool *h = arg;
+    atomic_store(&h->started, 1);
+    while (!atomic_load(&h->release))
+        pause_us(100);
+    return (void *)(intptr_t)1;
+}
+
+static void *its_arg(cw_strategy *s, void *arg)
+{
+    (void)s;
+    return arg;
+}
+
+static void *queued_jobs_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct held_pool h;
+    atomic_init(&h.started, 0);
+    atomic_init(&h.release, 0);
+    cw_strategy *s = new_strategy(ctx, 1);
+    cw_job *j[3];
+    ck_assert_int_eq(cw_strategy_spawn(s, holding_job, &h, &j[0]), CW_OK);
+    ck_assert_int_eq(cw_strategy_spawn(s, its_arg, (void *)(intptr_t)2, &j[1]), CW_OK);
+    while (!atomic_load(&h.started))
+        ck_assert_int_eq(cw_sleep(ctx, CW_MSEC), CW_OK);
+    /* The second job waits in the queue: the third goes behind it. */
+    ck_assert_int_eq(cw_strategy_spawn(s, its_arg, (void *)(intptr_t)3, &j[2]), CW_OK);
+    atomic_store(&h.release, 1);
+    for (intptr_t i = 0; i < 3; i++) {
+        void *v = NULL;
+        ck_assert_int_eq(cw_job_join(j[i], ctx, &v), CW_OK);
+        ck_assert_int_eq((intptr_t)v, i + 1);
+    }
+    cw_strategy_release(s);
+    return NULL;
+}
+
+CWC_CASE(strategy_jobs_queued_behind_a_running_one, "parallel", "PAR-007 PAR-004 RUN-008",
+         CW_CAP_PARALLEL | CWC_REPEATED)
+{
+    cwc_run_ok(NULL, queued_jobs_root, NULL);
+}
+
 /* ---- The pool's lifetime -------------------------------------------------------------- */
 
 static void *make_and_use(cw_ctx *ctx, void *arg)

@@ -282,6 +282,28 @@ static void partition_remove_refused(cw_ctx *ctx, const char *dir)
     ck_assert_int_eq(cw_storage_scan(ctx, "q", &names, NULL), CW_ERR_PARTITION_MISSING);
 }
 
+/* A blob made in partition "r", whose directory the system refuses to
+ * flush: its name is not durable, so the open cannot report it made
+ * (STOR-002); it fails, and returns. */
+static void partition_flush_refused(cw_ctx *ctx, const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/r", dir);
+    cw_blob_close(cwc_open(ctx, "r", "first", NULL)); /* the partition exists */
+    cw_blob *b = NULL;
+    uint64_t size = 0;
+    cw_storage_error err;
+    cwc_syscalls_fail(path, CWC_SYS_SYNC, EIO);
+    int rc = cw_storage_open(ctx, "r", "second", 6, &b, &size, &err);
+    cwc_syscalls_off();
+    if (cwc_syscalls_met(CWC_SYS_SYNC) == 0 && rc == CW_OK) {
+        cw_blob_close(b);
+        return; /* the backend flushes its directories some way the suite does not see */
+    }
+    ck_assert_msg(rc != CW_OK && b == NULL,
+                  "a blob whose partition could not be flushed was reported made [STOR-002]");
+}
+
 static void *failing_disk_root(cw_ctx *ctx, void *arg)
 {
     snprintf(blob_path, sizeof blob_path, "%s/p/626c6f62", (const char *)arg); /* "blob" */
@@ -303,6 +325,7 @@ static void *failing_disk_root(cw_ctx *ctx, void *arg)
     open_refused(ctx, "new", "6e6577");
     remove_refused(ctx);
     partition_remove_refused(ctx, arg);
+    partition_flush_refused(ctx, arg);
     return NULL;
 }
 
