@@ -586,6 +586,54 @@ CWC_CASE(network_tcp_write_timeout, "network", "NET-019 NET-010", PAR)
     cwc_run_ok(&cfg, write_timeout_root, NULL);
 }
 
+/* A send far larger than the kernel's buffers, to a peer that reads
+ * nothing and then closes its connection: the send has bytes left that
+ * can never go, and the kernel says so (a reset), so it MUST fail with
+ * CW_ERR_SEND_FAILED (NET-014), whenever the close came. */
+struct doomed_send {
+    cw_sink *sink;
+    cw_iobufs *list;
+};
+
+static void *send_all(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    struct doomed_send *d = arg;
+    return (void *)(intptr_t)cw_sink_send(d->sink, d->list);
+}
+
+static void *closed_mid_send_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct half_pair a, b;
+    cw_listener *l = connect_halves(ctx, &a, &b);
+    uint8_t *bytes = calloc(1, 64 * WRITE_CHUNK);
+    ck_assert_ptr_nonnull(bytes);
+    struct doomed_send d = {a.sink, cw_iobufs_new(cwc_backend)};
+    cw_iobuf chunk;
+    ck_assert_int_eq(cw_iobuf_copy(cwc_backend, bytes, 64 * WRITE_CHUNK, &chunk), CW_OK);
+    ck_assert_int_eq(cw_iobufs_append(d.list, &chunk), CW_OK);
+    free(bytes);
+    cw_handle *h = cw_spawn(cw_child(ctx, "sender"), send_all, &d);
+    ck_assert_int_eq(cw_sleep(ctx, 20 * CW_MSEC), CW_OK); /* most often, it waits for room */
+    close_halves(&b);
+    void *rc = NULL;
+    ck_assert_int_eq(cw_join(h, &rc), CW_OK);
+    ck_assert_msg((intptr_t)rc == CW_ERR_SEND_FAILED,
+                  "a send to a connection its peer closed unread ended with %s [NET-014]",
+                  cw_strerror((int)(intptr_t)rc));
+    cw_handle_release(h);
+    cw_iobufs_release(d.list);
+    close_halves(&a);
+    cw_listener_close(l);
+    return NULL;
+}
+
+CWC_CASE(network_tcp_send_to_a_peer_closed_unread, "network", "NET-014 NET-013", PAR)
+{
+    cwc_run_ok(NULL, closed_mid_send_root, NULL);
+}
+
 /* ---- TCP: connect timeout -----------------------------------------------------------------------
  */
 

@@ -7,6 +7,7 @@
 #define CWC_CASES_UTIL_H
 
 #include <dirent.h>
+#include <time.h>
 
 #include "harness/cwc.h"
 
@@ -67,6 +68,19 @@ static inline int cwc_thread_count(void)
         n += e->d_name[0] != '.';
     closedir(d);
     return n;
+}
+
+/* Whether the process is down to at most `n` threads, waiting up to 10 s
+ * for it: a thread that was joined is still listed until the kernel has
+ * reaped it, a moment that a loaded machine makes long. */
+static inline bool cwc_threads_at_most(int n)
+{
+    for (int waited_ms = 0; waited_ms < 10000; waited_ms++) {
+        if (cwc_thread_count() <= n)
+            return true;
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    return cwc_thread_count() <= n;
 }
 
 #endif
