@@ -670,6 +670,11 @@ static void *misuse_root(cw_ctx *ctx, void *arg)
     ck_assert_ptr_null(cw_family_get(f, NULL));
     ck_assert_int_eq(cw_family_remove(c, x), CW_ERR_INVALID);
     ck_assert_int_eq(cw_family_remove(f, NULL), CW_ERR_INVALID);
+    /* A histogram counts its observations, but is no counter. */
+    cw_metric *h = cw_histogram(ctx, "hist", "h", NULL, 0);
+    cw_histogram_observe(h, 1.0);
+    ck_assert_uint_eq(cw_counter_get(h), 0);
+    ck_assert_int_eq(cw_gauge_get(h), 0);
     ck_assert_ptr_null(cw_metric_clone(child));
     cw_metric_release(child); /* nothing: a child has no handles */
     cw_counter_inc(child);
