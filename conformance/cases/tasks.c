@@ -4,6 +4,7 @@
  * (spec/04-tasks.md, spec/03-context.md).
  */
 #include <fenv.h>
+#include <float.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -115,8 +116,9 @@ static long double third(void)
 }
 
 /* Rounding to nearest, no exception trapping (glibc reads the x87 control
- * word and MXCSR for it), and long double at the precision it had
- * outside: an x87 unit left at 24 bits rounds 1/3 differently. */
+ * word and MXCSR for it), long double at the precision it had outside (an
+ * x87 unit left at 24 bits rounds 1/3 differently), and subnormal numbers
+ * kept (MXCSR's denormals-are-zero and flush-to-zero bits clear). */
 static void *default_fp_environment(cw_ctx *ctx, void *arg)
 {
     (void)ctx;
@@ -126,6 +128,10 @@ static void *default_fp_environment(cw_ctx *ctx, void *arg)
     ck_assert_msg(fegetexcept() == 0, "exceptions that trap: %#x", (unsigned)fegetexcept());
 #endif
     ck_assert_msg(third() == third_outside, "1/3 in long double is not what it is outside");
+    /* Subnormal numbers are numbers: none is read or made as zero. */
+    volatile double smallest = DBL_MIN, four = 4.0;
+    double quarter = smallest / four;
+    ck_assert_msg(quarter != 0 && quarter * four == DBL_MIN, "subnormal numbers flushed to zero");
     return NULL;
 }
 
