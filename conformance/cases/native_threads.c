@@ -105,21 +105,12 @@ CWC_CASE(native_no_thread_for_a_task, "native", "TASK-011 NAT-002", PAR)
 
 /* ---- A blocking pool that has a thread [NAT-002] ------------------------------------------ */
 
-struct held_thread {
-    atomic_int started, release;
-};
-
 /* A blocking task that holds its thread, as a blocking system call would,
  * until the root lets it go. */
 static void *holds_its_thread(cw_ctx *ctx, void *arg)
 {
     (void)ctx;
-    struct held_thread *h = arg;
-    atomic_store(&h->started, 1);
-    while (!atomic_load(&h->release)) {
-        struct timespec ms = {0, 1000 * 1000};
-        nanosleep(&ms, NULL);
-    }
+    cwc_hold_thread(arg);
     return arg;
 }
 
@@ -137,9 +128,8 @@ static cw_handle *spawn_blocking(cw_ctx *ctx, cw_task_fn fn, void *arg)
 static void *pool_with_a_thread_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
-    struct held_thread held;
-    atomic_init(&held.started, 0);
-    atomic_init(&held.release, 0);
+    cwc_hold held;
+    cwc_hold_init(&held);
     cw_handle *first = spawn_blocking(ctx, holds_its_thread, &held);
     while (!atomic_load(&held.started))
         ck_assert_int_eq(cw_sleep(ctx, CW_MSEC), CW_OK);

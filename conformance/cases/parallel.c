@@ -642,17 +642,10 @@ CWC_CASE(strategy_jobs_run_once_joined_or_released, "parallel", "PAR-007 RUN-008
 /* Jobs queued behind one that holds the pool's only thread: a job spawned
  * while another still waits in the queue runs after it, and each runs
  * once (PAR-007). */
-struct held_pool {
-    atomic_int started, release;
-};
-
 static void *holding_job(cw_strategy *s, void *arg)
 {
     (void)s;
-    struct held_pool *h = arg;
-    atomic_store(&h->started, 1);
-    while (!atomic_load(&h->release))
-        pause_us(100);
+    cwc_hold_thread(arg);
     return (void *)(intptr_t)1;
 }
 
@@ -665,9 +658,8 @@ static void *its_arg(cw_strategy *s, void *arg)
 static void *queued_jobs_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
-    struct held_pool h;
-    atomic_init(&h.started, 0);
-    atomic_init(&h.release, 0);
+    cwc_hold h;
+    cwc_hold_init(&h);
     cw_strategy *s = new_strategy(ctx, 1);
     cw_job *j[3];
     ck_assert_int_eq(cw_strategy_spawn(s, holding_job, &h, &j[0]), CW_OK);

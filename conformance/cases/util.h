@@ -7,6 +7,7 @@
 #define CWC_CASES_UTIL_H
 
 #include <dirent.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "harness/cwc.h"
@@ -55,6 +56,25 @@ static inline void cwc_await(cw_oneshot *o)
 {
     char unit;
     ck_assert_int_eq(cw_oneshot_recv(o, &unit), CW_OK);
+}
+
+/* A thread held as a blocking call holds it: the holder says it started,
+ * then keeps its thread until the case lets it go. */
+typedef struct cwc_hold {
+    atomic_int started, release;
+} cwc_hold;
+
+static inline void cwc_hold_init(cwc_hold *h)
+{
+    atomic_init(&h->started, 0);
+    atomic_init(&h->release, 0);
+}
+
+static inline void cwc_hold_thread(cwc_hold *h)
+{
+    atomic_store(&h->started, 1);
+    while (!atomic_load(&h->release))
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
 }
 
 /* The threads of this process now, or -1: runs must leave none behind. */
