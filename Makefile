@@ -61,8 +61,11 @@ OPT := -O1 -fno-omit-frame-pointer -fsanitize=thread
 SAN_LD := -fsanitize=thread
 endif
 ifeq ($(VARIANT),coverage)
-OPT := -O0 --coverage -fprofile-update=atomic
+OPT := -O0 --coverage -fprofile-update=atomic -DCWC_COVERAGE
 SAN_LD := --coverage
+# The suite's binaries: conformance/harness/coverage_exit.c writes the
+# counts of processes that end in _exit.
+CWC_LD := -Wl,--wrap=_exit
 endif
 ALL_CFLAGS := $(CFLAGS_BASE) $(OPT) $(CFLAGS)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
@@ -86,7 +89,7 @@ LIB_MAP := reference/libcwrt.map
 # another way (a package installed or removed since, CC=clang) rebuilds
 # everything it compiled, as the kernel's .cmd files and SQLite's
 # configure make it do.
-CONFIG_TEXT := $(CC) $(ALL_CFLAGS) | $(LIB_CFLAGS) | $(LIBS) | $(SAN_LD)
+CONFIG_TEXT := $(CC) $(ALL_CFLAGS) | $(LIB_CFLAGS) | $(LIBS) | $(SAN_LD) $(CWC_LD)
 CONFIG_STAMP := $(B)/config.stamp
 $(CONFIG_STAMP): FORCE
 	@mkdir -p $(dir $@)
@@ -179,7 +182,7 @@ $(B)/lib/libcwconformance.a: $(CWC_LIB_OBJ)
 
 $(B)/bin/cw-conformance: $(CWC_OBJ) $(B)/lib/libcwrt.a
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; $(CC) -o $@ $(CWC_OBJ) $(B)/lib/libcwrt.a $(SAN_LD) $(CHECK_LIBS) $(JSON_LIBS) $(LIBS)
+	@echo "  CC $@"; $(CC) -o $@ $(CWC_OBJ) $(B)/lib/libcwrt.a $(SAN_LD) $(CWC_LD) $(CHECK_LIBS) $(JSON_LIBS) $(LIBS)
 
 # A script: the candidate's coverage after a run (gcovr), beside the suite
 # it runs.
@@ -215,7 +218,7 @@ $(B)/obj/power/suiteinfo.o: conformance/harness/suiteinfo.c $(B)/gen-power/suite
 
 $(B)/bin/cw-conformance-power: $(filter-out %/harness/suiteinfo.o,$(CWC_OBJ)) $(B)/obj/power/suiteinfo.o $(B)/lib/libcwrt.a
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; $(CC) -o $@ $^ $(SAN_LD) $(CHECK_LIBS) $(JSON_LIBS) $(LIBS)
+	@echo "  CC $@"; $(CC) -o $@ $^ $(SAN_LD) $(CWC_LD) $(CHECK_LIBS) $(JSON_LIBS) $(LIBS)
 
 # A backend made to test the reports (conformance/tests/).
 $(B)/lib/cwc-odd.so: conformance/tests/odd_backend.c $(B)/lib/libcwrt.a
