@@ -16,7 +16,7 @@
 /* A run configuration and the directory it keeps its storage in. */
 typedef struct cwc_store {
     cw_config cfg;
-    char dir[64]; /* "" on a backend without CW_CAP_PERSISTENT_STORAGE */
+    char dir[256]; /* "" on a backend without CW_CAP_PERSISTENT_STORAGE */
 } cwc_store;
 
 bool cwc_persistent(void);

@@ -486,7 +486,7 @@ CWC_CASE(storage_files_partition_not_made, "storage", "STOR-018 STOR-027 NAT-009
     struct stat zero;
     zero_held_open(&zero);
     cwc_store_begin(&s);
-    char link[128], target[128];
+    char link[512], target[512];
     snprintf(link, sizeof link, "%s/link", s.dir);
     snprintf(target, sizeof target, "%s/missing/store", s.dir);
     ck_assert_int_eq(symlink(target, link), 0);

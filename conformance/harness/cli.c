@@ -96,7 +96,9 @@ static const char usage_text[] =
     "                  is exact, and the reports are the options above\n"
     "  CWC_TIME_SCALE  the time scale when --time-scale is not given\n"
     "  CWC_METRICS_DIR a directory where the metrics cases leave every OpenMetrics text\n"
-    "                  they encode, for an independent parser (openmetrics.py)\n";
+    "                  they encode, for an independent parser (openmetrics.py)\n"
+    "  TMPDIR          where each case gets a directory of its own (default /tmp): the\n"
+    "                  case's $TMPDIR, removed with all in it when the case ends\n";
 
 static void usage(FILE *to, int full)
 {

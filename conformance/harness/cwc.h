@@ -28,6 +28,11 @@ double cwc_measure_time_scale(void);
 extern unsigned long cwc_memory_limit_mib;
 void cwc_settle_memory_limit(void);
 void cwc_limit_case_memory(void);
+/* Each case's own $TMPDIR (scratch.c): made before the case, entered in its
+ * process, removed with all in it once the case and its leftovers ended. */
+bool cwc_scratch_make(void);
+void cwc_scratch_enter(void);
+void cwc_scratch_remove(void);
 /* A duration of real time (any unit) as this run needs it: a case's own
  * deadline for a thread. */
 uint64_t cwc_scaled(uint64_t duration);

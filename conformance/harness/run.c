@@ -191,11 +191,13 @@ static void run_once(const cwc_options *opt, cwc_result *x)
         return;
     }
     cwc_done_fd = done[1];
+    (void)cwc_scratch_make(); /* without one the case runs under the harness's $TMPDIR */
     Suite *s = suite_create("cwrt");
     TCase *tc = tcase_create(x->c->name);
     double limit = opt->timeout * cwc_time_scale;
     tcase_set_timeout(tc, limit);
     tcase_add_checked_fixture(tc, cwc_limit_case_memory, NULL);
+    tcase_add_checked_fixture(tc, cwc_scratch_enter, NULL);
     tcase_add_test(tc, x->c->test);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
@@ -216,6 +218,7 @@ static void run_once(const cwc_options *opt, cwc_result *x)
     close(done[1]);
     require_end(done[0], x);
     x->left += cwc_reap_leftovers();
+    cwc_scratch_remove(); /* once nothing the case started can write there */
     close(done[0]);
 }
 
