@@ -89,6 +89,34 @@ static void expect_cold(const uint8_t *got, size_t from, size_t to)
     ck_assert_msg(i == to, "byte %zu of a read from disk", i);
 }
 
+/* A read into two chunks, the first of bytes just read (cached), the
+ * second running to the end, mostly beyond what the kernel read ahead:
+ * the part the cache has and the part it must read from disk meet past the
+ * first chunk, and each chunk still gets its own bytes. */
+static void cold_read_in_chunks(cw_blob *b)
+{
+    const cw_backend *be = cwc_backend;
+    const size_t lens[2] = {4096, COLD_LEN - COLD_AT - 4096};
+    cw_iobufs_mut *bufs = cw_iobufs_mut_new(be);
+    ck_assert_ptr_nonnull(bufs);
+    for (int i = 0; i < 2; i++) {
+        cw_iobuf_mut m;
+        ck_assert_int_eq(cw_iobuf_mut_with_capacity(be, lens[i], &m), CW_OK);
+        ck_assert_int_eq(cw_iobufs_mut_append(bufs, &m), CW_OK);
+    }
+    ck_assert_int_eq(
+        cw_blob_read_at_buf(b, COLD_AT, lens[0] + lens[1], bufs, CW_READ_DEFAULT, NULL), CW_OK);
+    for (size_t i = 0, at = COLD_AT; i < 2; at += lens[i], i++) {
+        const cw_iobuf_mut *c = cw_iobufs_mut_chunk(bufs, i);
+        ck_assert_uint_eq(c->len, lens[i]);
+        size_t k = 0;
+        while (k < lens[i] && c->data[k] == cold_byte(at + k))
+            k++;
+        ck_assert_msg(k == lens[i], "chunk %zu: byte %zu of a read from disk", i, at + k);
+    }
+    cw_iobufs_mut_release(bufs);
+}
+
 static void *cold_read_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
@@ -103,6 +131,7 @@ static void *cold_read_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(cw_blob_read_into(b, COLD_AT, got + COLD_AT, 4096, CW_READ_DEFAULT, NULL),
                      CW_OK);
     expect_cold(got, COLD_AT, COLD_AT + 4096);
+    cold_read_in_chunks(b);
     ck_assert_int_eq(cw_blob_read_into(b, 0, got, COLD_LEN, CW_READ_DEFAULT, NULL), CW_OK);
     expect_cold(got, 0, COLD_LEN);
     free(got);

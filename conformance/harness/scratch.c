@@ -28,8 +28,8 @@ static char case_dir[PATH_MAX]; /* the running case's, or "" */
 bool cwc_scratch_make(void)
 {
     const char *base = getenv("TMPDIR");
-    int n = snprintf(case_dir, sizeof case_dir, "%s/cwc-case-XXXXXX",
-                     base && base[0] ? base : "/tmp");
+    int n =
+        snprintf(case_dir, sizeof case_dir, "%s/cwc-case-XXXXXX", base && base[0] ? base : "/tmp");
     if (n < 0 || (size_t)n >= sizeof case_dir || !mkdtemp(case_dir)) {
         case_dir[0] = '\0'; /* the case runs under the harness's $TMPDIR */
         return false;
