@@ -564,6 +564,59 @@ CWC_CASE(network_dial_leaves_no_cleanup_handler, "network", "PAN-004 NET-006 RUN
     cwc_run_ok(&cfg, dial_unwound_root, NULL);
 }
 
+/* A recv that an unwinding task makes on a stream with nothing to read
+ * fails at once with CW_ERR_CLOSED [PAN-005], with a read timeout set or
+ * not: it would have to wait. */
+struct unwound_reader {
+    cw_stream *stream;
+    cw_oneshot *ready;
+    int rc;
+};
+
+static void recv_in_cleanup(void *arg)
+{
+    struct unwound_reader *u = arg;
+    cw_iobufs *got = NULL;
+    u->rc = cw_stream_recv(u->stream, 1, &got);
+    cw_iobufs_release(got);
+}
+
+static void *reader_then_wait(cw_ctx *ctx, void *arg)
+{
+    struct unwound_reader *u = arg;
+    CW_CLEANUP_PUSH(ctx, recv_in_cleanup, u);
+    cwc_notify(u->ready);
+    cwc_pending_task(ctx, NULL);
+    CW_CLEANUP_POP(ctx, false);
+    return NULL;
+}
+
+static void *recv_unwound_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct pair a, b;
+    cw_listener *l;
+    connect_pair(ctx, &a, &b, &l);
+    struct unwound_reader u = {b.stream, cw_oneshot_new(ctx, 1), 12345};
+    cw_handle *h = cw_spawn(cw_child(ctx, "reader"), reader_then_wait, &u);
+    cwc_await(u.ready);
+    cw_abort(h);
+    ck_assert_int_eq(cw_join(h, NULL), CW_ERR_CLOSED);
+    cw_handle_release(h);
+    ck_assert_msg(u.rc == CW_ERR_CLOSED, "a recv in a cleanup handler gave %d (%s) [PAN-005]",
+                  u.rc, cw_strerror(u.rc));
+    close_pair(&a, &b, l);
+    return NULL;
+}
+
+CWC_CASE(network_recv_while_unwinding, "network", "PAN-005 NET-019 RUN-008", CWC_REPEATED)
+{
+    cw_config cfg = cwc_config();
+    cwc_run_ok(&cfg, recv_unwound_root, NULL);
+    cfg.read_timeout = 30 * CW_SEC;
+    cwc_run_ok(&cfg, recv_unwound_root, NULL);
+}
+
 /* ---- Peek ------------------------------------------------------------------------------------ */
 
 static void *peek_root(cw_ctx *ctx, void *arg)

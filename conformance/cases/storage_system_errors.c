@@ -260,6 +260,21 @@ static void remove_refused(cw_ctx *ctx)
     ck_assert(!cwc_scan_has(ctx, "p", "blob", 4));
 }
 
+/* An open refused its new file in a partition whose blobs were all
+ * removed leaves the partition as it was: there, listing none [STOR-013]. */
+static void refused_open_keeps_empty_partition(cw_ctx *ctx)
+{
+    open_refused(ctx, "new", "6e6577");
+    cw_blob_names *names = NULL;
+    int rc = cw_storage_scan(ctx, "p", &names, NULL);
+    ck_assert_msg(rc == CW_OK,
+                  "a partition emptied, then refused a new blob's file: scan %s "
+                  "[STOR-013]",
+                  cw_strerror(rc));
+    ck_assert_uint_eq(names->count, 0);
+    cw_blob_names_release(names);
+}
+
 /* The removal of partition "q", whose directory the system refuses to
  * open for reading, gives CW_ERR_IO with that errno; removed again with
  * the system well, it is gone. */
@@ -324,6 +339,7 @@ static void *failing_disk_root(cw_ctx *ctx, void *arg)
     open_refused(ctx, "blob", "626c6f62");
     open_refused(ctx, "new", "6e6577");
     remove_refused(ctx);
+    refused_open_keeps_empty_partition(ctx);
     partition_remove_refused(ctx, arg);
     partition_flush_refused(ctx, arg);
     return NULL;
@@ -331,7 +347,8 @@ static void *failing_disk_root(cw_ctx *ctx, void *arg)
 
 /* With the blobs on I/O threads (NAT-008), where the system's calls are
  * the C library's; a backend without CW_CAP_PARALLEL ignores the field. */
-CWC_CASE(storage_files_system_errors, "storage", "STOR-039 STOR-018 STOR-037 NAT-008", PERSIST)
+CWC_CASE(storage_files_system_errors, "storage", "STOR-039 STOR-018 STOR-037 STOR-013 NAT-008",
+         PERSIST)
 {
     cwc_store s;
     cwc_store_begin(&s);
@@ -437,4 +454,54 @@ CWC_CASE(storage_files_short_transfers, "storage", "STOR-040 STOR-006 STOR-008 N
 CWC_CASE(storage_files_io_flags_refused, "storage", "STOR-041 STOR-006 STOR-008 NAT-008", PERSIST)
 {
     on_odd_system(cwc_syscalls_refuse_flags);
+}
+
+/* ---- Calls a signal interrupted [NAT-005] ------------------------------------------ */
+
+/* Every other call on the blob's file that a signal can interrupt fails
+ * with EINTR: reads, writes, resizes, flushes and opens (a removal, like
+ * unlink, cannot be interrupted). */
+static void interrupted(const char *path)
+{
+    cwc_syscalls_interrupt(path, CWC_SYS_READ | CWC_SYS_WRITE | CWC_SYS_RESIZE | CWC_SYS_SYNC |
+                                     CWC_SYS_OPEN);
+}
+
+/* Partition "q" made, its blob made, resized, synced and removed, then the
+ * partition removed, with every other call on the partition's directory
+ * (its opening, its flush) interrupted, and on the blob's file. */
+static void *interrupted_partition_root(cw_ctx *ctx, void *arg)
+{
+    char dir[512], file[600];
+    snprintf(dir, sizeof dir, "%s/q", (const char *)arg);
+    snprintf(file, sizeof file, "%s/61", dir); /* "a" */
+    cwc_syscalls_interrupt(dir, CWC_SYS_SYNC | CWC_SYS_OPEN);
+    cw_blob *b = cwc_open(ctx, "q", "a", NULL);
+    cwc_write(b, 0, "interrupted", 11);
+    ck_assert_int_eq(cw_blob_resize(b, 5, NULL), CW_OK);
+    cwc_sync(b);
+    cw_blob_close(b);
+    interrupted(file);
+    ck_assert_int_eq(cw_storage_remove(ctx, "q", "a", 1, NULL), CW_OK);
+    cwc_syscalls_interrupt(dir, CWC_SYS_SYNC | CWC_SYS_OPEN);
+    ck_assert(!cwc_scan_has(ctx, "q", "a", 1));
+    cw_blob_close(cwc_open(ctx, "q", "b", NULL));
+    ck_assert_int_eq(cw_storage_remove(ctx, "q", NULL, 0, NULL), CW_OK);
+    cwc_syscalls_off();
+    cw_blob_names *names = NULL;
+    ck_assert_int_eq(cw_storage_scan(ctx, "q", &names, NULL), CW_ERR_PARTITION_MISSING);
+    return NULL;
+}
+
+/* A call a signal handler interrupted is made again: no storage call
+ * fails for it, and the bytes are the ones written. */
+CWC_CASE(storage_files_interrupted_calls, "storage", "NAT-005 STOR-040 STOR-011 STOR-012 NAT-008",
+         PERSIST)
+{
+    on_odd_system(interrupted);
+    cwc_store s;
+    cwc_store_begin(&s);
+    s.cfg.io_backend = CW_IO_THREADS;
+    cwc_run_ok(&s.cfg, interrupted_partition_root, s.dir);
+    cwc_store_end(&s);
 }

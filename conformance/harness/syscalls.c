@@ -20,7 +20,10 @@
  * nothing, which is what lets a case say which bytes a blob must hold
  * after it. Armed to shorten, a read or write moves half the bytes asked
  * for (at least one), as the kernel may when a signal arrives or the disk
- * fills: a backend must go on from where the call stopped.
+ * fills: a backend must go on from where the call stopped. Armed to
+ * interrupt, every other call of a kind on the file (the first included)
+ * fails with EINTR and does nothing, as when a signal handler installed
+ * without SA_RESTART runs: a backend must make the call again.
  */
 #undef _FORTIFY_SOURCE /* its inline read() would clash with the one here */
 
@@ -44,7 +47,7 @@
 enum { KINDS = 6, SHORT_IOV = 64 };
 
 /* What an armed call on the armed file does. */
-typedef enum action { PASS, FAIL, SHORTEN, REFUSE_FLAGS } action;
+typedef enum action { PASS, FAIL, SHORTEN, REFUSE_FLAGS, INTERRUPT } action;
 
 static _Atomic unsigned armed; /* the kinds acted on, 0 when off */
 static action armed_action;
@@ -52,6 +55,7 @@ static char armed_path[PATH_MAX]; /* "" for TCP sockets of armed_port */
 static int armed_port;
 static int armed_error;
 static atomic_ullong met[KINDS];        /* calls acted on, by kind */
+static atomic_ullong turns[KINDS];      /* INTERRUPT: armed calls so far, by kind */
 static atomic_ullong inheritable_opens; /* opens without O_CLOEXEC, armed or not */
 
 static int kind_index(unsigned kind)
@@ -100,6 +104,17 @@ static bool is_armed_file(int fd)
     return strncmp(path, "socket:", 7) == 0 && on_armed_port(fd);
 }
 
+/* INTERRUPT: whether this call of `kind` on the armed file is one of those
+ * interrupted (every other one, the first included); errno is then EINTR. */
+static bool interrupted_turn(unsigned kind)
+{
+    if (armed_action != INTERRUPT || atomic_fetch_add(&turns[kind_index(kind)], 1) % 2 != 0)
+        return false;
+    atomic_fetch_add(&met[kind_index(kind)], 1);
+    errno = EINTR;
+    return true;
+}
+
 /* What a call of `kind` on `fd` does; errno is set for FAIL, kept else. */
 static action act_on(int fd, unsigned kind)
 {
@@ -107,6 +122,12 @@ static action act_on(int fd, unsigned kind)
         return PASS;
     int saved = errno;
     if (!is_armed_file(fd)) {
+        errno = saved;
+        return PASS;
+    }
+    if (interrupted_turn(kind))
+        return FAIL;
+    if (armed_action == INTERRUPT) {
         errno = saved;
         return PASS;
     }
@@ -165,6 +186,12 @@ static bool refuses_path(int dirfd, const char *path, unsigned kind)
         errno = saved;
         return false;
     }
+    if (armed_action == INTERRUPT) {
+        bool now = interrupted_turn(kind);
+        if (!now)
+            errno = saved;
+        return now;
+    }
     atomic_fetch_add(&met[kind_index(kind)], 1);
     errno = armed_error;
     return true;
@@ -179,8 +206,10 @@ static void arm(const char *path, unsigned kinds, action what, int error)
         armed_path[0] = '\0';
     armed_action = what;
     armed_error = error;
-    for (int i = 0; i < KINDS; i++)
+    for (int i = 0; i < KINDS; i++) {
         atomic_store(&met[i], 0);
+        atomic_store(&turns[i], 0);
+    }
     atomic_store_explicit(&armed, kinds, memory_order_release);
 }
 
@@ -197,6 +226,11 @@ void cwc_syscalls_short(const char *path, unsigned kinds)
 void cwc_syscalls_refuse_flags(const char *path)
 {
     arm(path, CWC_SYS_READ | CWC_SYS_WRITE, REFUSE_FLAGS, EOPNOTSUPP);
+}
+
+void cwc_syscalls_interrupt(const char *path, unsigned kinds)
+{
+    arm(path, kinds, INTERRUPT, EINTR);
 }
 
 void cwc_syscalls_fail_tcp(int port, unsigned kinds, int error)

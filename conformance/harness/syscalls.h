@@ -41,6 +41,13 @@ void cwc_syscalls_short(const char *path, unsigned kinds);
  * the refusals. */
 void cwc_syscalls_refuse_flags(const char *path);
 
+/* From now on, every other call of a kind in `kinds` on the file `path`
+ * (by descriptor, or naming it for CWC_SYS_OPEN and CWC_SYS_REMOVE), the
+ * first included, fails with EINTR and does nothing, as a call a signal
+ * handler interrupted does; the calls between pass through.
+ * cwc_syscalls_met counts the interrupted ones. */
+void cwc_syscalls_interrupt(const char *path, unsigned kinds);
+
 /* cwc_syscalls_fail for the TCP sockets with `port` at either end (the
  * connections through a listener on it): their sends (send, sendto,
  * sendmsg, write, writev: CWC_SYS_WRITE) and receives (recv, recvfrom,

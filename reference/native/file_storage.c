@@ -98,7 +98,10 @@ static int remove_tree_at(int dirfd, const char *name)
         return 0;
     if (errno != EISDIR && errno != EPERM)
         return errno;
-    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd;
+    while ((fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 &&
+           errno == EINTR)
+        continue; /* a signal's handler interrupted it: nothing was opened [NAT-005] */
     if (fd < 0)
         return errno;
     DIR *d = fdopendir(fd);
