@@ -430,15 +430,22 @@ static void built_and_split(cw_ctx *ctx)
         cw_iobufs_builder_release(bld);
         return;
     }
-    EXPECT(cw_iobufs_builder_put(bld, "head", 4) == CW_OK);
-    int rc = cw_iobufs_builder_push(bld, &pushed);
+    /* A backend may find the inline buffer's memory only as a put needs it. */
+    int rc = cw_iobufs_builder_put(bld, "head", 4);
     EXPECT(cwc_ok_or_nomem(rc));
+    if (rc == CW_OK) {
+        rc = cw_iobufs_builder_push(bld, &pushed);
+        EXPECT(cwc_ok_or_nomem(rc));
+    }
     cw_iobuf_release(&pushed); /* empty once moved in */
+    if (rc == CW_OK) {
+        rc = cw_iobufs_builder_put(bld, "tail", 4);
+        EXPECT(cwc_ok_or_nomem(rc));
+    }
     if (rc != CW_OK) {
         cw_iobufs_builder_release(bld);
         return;
     }
-    EXPECT(cw_iobufs_builder_put(bld, "tail", 4) == CW_OK);
     cw_iobufs *l = cw_iobufs_builder_finish(bld);
     if (!l) {
         cw_iobufs_builder_release(bld);
