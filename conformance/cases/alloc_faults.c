@@ -418,6 +418,53 @@ static void coalesced(void)
         cw_iobufs_release(l);
 }
 
+/* A builder's inline bytes and a pushed buffer made one list, then split:
+ * each step done, or no memory and nothing changed (a refused push leaves
+ * the buffer with the caller or takes it whole, a refused finish keeps the
+ * builder, a refused split leaves the list whole and `*head` NULL). */
+static void built_and_split(cw_ctx *ctx)
+{
+    cw_iobufs_builder *bld = cw_iobufs_builder_new(cw_network_buffer_pool(ctx), 16);
+    cw_iobuf pushed;
+    if (!bld || cw_iobuf_copy(cwc_backend, "-pushed-", 8, &pushed) != CW_OK) {
+        cw_iobufs_builder_release(bld);
+        return;
+    }
+    /* A backend may find the inline buffer's memory only as a put needs it. */
+    int rc = cw_iobufs_builder_put(bld, "head", 4);
+    EXPECT(cwc_ok_or_nomem(rc));
+    if (rc == CW_OK) {
+        rc = cw_iobufs_builder_push(bld, &pushed);
+        EXPECT(cwc_ok_or_nomem(rc));
+    }
+    cw_iobuf_release(&pushed); /* empty once moved in */
+    if (rc == CW_OK) {
+        rc = cw_iobufs_builder_put(bld, "tail", 4);
+        EXPECT(cwc_ok_or_nomem(rc));
+    }
+    if (rc != CW_OK) {
+        cw_iobufs_builder_release(bld);
+        return;
+    }
+    cw_iobufs *l = cw_iobufs_builder_finish(bld);
+    if (!l) {
+        cw_iobufs_builder_release(bld);
+        return;
+    }
+    EXPECT(cw_iobufs_equal_bytes(l, "head-pushed-tail", 16));
+    cw_iobufs *head = (cw_iobufs *)&head; /* must be overwritten */
+    rc = cw_iobufs_split_to(l, 6, &head);
+    EXPECT(cwc_ok_or_nomem(rc));
+    if (rc == CW_OK) {
+        EXPECT(cw_iobufs_equal_bytes(head, "head-p", 6));
+        EXPECT(cw_iobufs_equal_bytes(l, "ushed-tail", 10));
+        cw_iobufs_release(head);
+    } else {
+        EXPECT(head == NULL && cw_iobufs_equal_bytes(l, "head-pushed-tail", 16));
+    }
+    cw_iobufs_release(l);
+}
+
 static void *buffers_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
@@ -437,10 +484,12 @@ static void *buffers_root(cw_ctx *ctx, void *arg)
     aligned_once();
     zeroed_and_copied();
     coalesced();
+    built_and_split(ctx);
     return ctx;
 }
 
-CWC_CASE(alloc_faults_buffers, "buffers", "RUN-007 RUN-008 BUF-002 BUF-004 BUF-015 BUF-029 BUF-032",
+CWC_CASE(alloc_faults_buffers, "buffers",
+         "RUN-007 RUN-008 BUF-002 BUF-004 BUF-014 BUF-015 BUF-017 BUF-029 BUF-032",
          CWC_NEEDS_BUFFERS)
 {
     cwc_sweep(buffers_root);

@@ -807,7 +807,7 @@ CWC_CASE(buffer_list_mut, "buffers", "BUF-016 RUN-008", CWC_REPEATED)
     cw_iobufs_mut_release(l);
 }
 
-CWC_CASE(buffer_builder, "buffers", "BUF-017 BUF-013 RUN-008", CWC_REPEATED)
+CWC_CASE(buffer_builder, "buffers", "BUF-017 BUF-013 BUF-004 RUN-008", CWC_REPEATED)
 {
     cw_bufpool *p = cwc_small_pool(2);
     cw_iobufs_builder *bld = cw_iobufs_builder_new(p, 16);
@@ -847,6 +847,19 @@ CWC_CASE(buffer_builder, "buffers", "BUF-017 BUF-013 RUN-008", CWC_REPEATED)
     ck_assert(cw_iobufs_equal_bytes(l, "inline", 6));
     cw_iobufs_release(l);
     cw_iobufs_builder_release(cw_iobufs_builder_new(p, 8));
+
+    /* Released unfinished, the builder gives back what was pushed into it:
+     * an adopted buffer's release runs once, by then at the latest
+     * [BUF-004]. */
+    atomic_store(&releases, 0);
+    char *bytes = malloc(64);
+    memset(bytes, 'x', 64);
+    bld = cw_iobufs_builder_new(p, 8);
+    CWC_OK(cw_iobufs_builder_put(bld, "hdr", 3));
+    CWC_OK(cw_iobuf_adopt(cwc_backend, bytes, 64, count_release, NULL, &payload));
+    CWC_OK(cw_iobufs_builder_push(bld, &payload));
+    cw_iobufs_builder_release(bld);
+    ck_assert_int_eq(atomic_load(&releases), 1);
     cw_bufpool_release(p);
 }
 

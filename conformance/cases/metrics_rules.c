@@ -394,6 +394,8 @@ static void *negative_root(cw_ctx *ctx, void *arg)
     cw_histogram_observe(neg, 5.0);
     cw_metric *dip = cw_histogram(ctx, "dip", "h", above, 2);
     cw_histogram_observe(dip, -4.5);
+    cw_metric *shallow = cw_histogram(ctx, "shallow", "h", above, 2); /* a sum above -1 */
+    cw_histogram_observe(shallow, -0.5);
     cw_metric *nan = cw_histogram(ctx, "nan", "h", above, 2);
     cw_histogram_observe(nan, NAN);
     cw_metric *back = cw_histogram(ctx, "back", "h", above, 2);
@@ -407,6 +409,7 @@ static void *negative_root(cw_ctx *ctx, void *arg)
                   "neg_bucket{le=\"-0.000003\"} 2\nneg_bucket{le=\"0.0\"} 2\n"
                   "neg_bucket{le=\"1e21\"} 3\nneg_bucket{le=\"+Inf\"} 3\n");
     CWC_HAS(text, "# TYPE dip histogram\ndip_bucket{le=\"1.0\"} 1\n");
+    CWC_HAS(text, "# TYPE shallow histogram\nshallow_bucket{le=\"1.0\"} 1\n");
     CWC_HAS(text, "# TYPE nan histogram\nnan_bucket{le=\"1.0\"} 0\n");
     CWC_HAS(text, "# TYPE back histogram\nback_sum 1.5\nback_count 2\n");
     CWC_HAS(text, "# TYPE zero histogram\nzero_sum 0.5\nzero_count 1\n");
