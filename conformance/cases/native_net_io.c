@@ -5,10 +5,11 @@
  * echo messages of every size around the read buffer, a recv that lost a
  * select poisons its stream and closing that stream leaves the sink
  * working, and the end of the peer's sink ends the stream after its
- * bytes, a reset by the peer fails a recv; accepts that lost a select leave the connections dialed
- * after them in order, and closing the listener closes the one never accepted. Each way with one
- * worker (no other thread to bring a completion back) and with the default, half the peers on
- * dedicated threads that end before the run does. Skipped on backends without CW_CAP_PARALLEL.
+ * bytes, a reset by the peer fails a recv and a send waiting for room; accepts that lost a select
+ * leave the connections dialed after them in order, and closing the listener closes the one never
+ * accepted. Each way with one worker (no other thread to bring a completion back) and with the
+ * default, half the peers on dedicated threads that end before the run does. Skipped on backends
+ * without CW_CAP_PARALLEL.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -215,6 +216,57 @@ static void reset_by_peer(cw_ctx *ctx)
     cw_listener_close(l);
 }
 
+/* A send larger than the connection's buffers, to a plain peer that reads
+ * nothing. */
+enum { BIG_SEND = 32 * 1024 * 1024 };
+
+struct big_send {
+    cw_sink *sink;
+    int rc;
+};
+
+static void *big_sender(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    struct big_send *bs = arg;
+    uint8_t *bytes = calloc(1, BIG_SEND);
+    ck_assert_ptr_nonnull(bytes);
+    bs->rc = send_data(bs->sink, bytes, BIG_SEND);
+    free(bytes);
+    return NULL;
+}
+
+/* The peer resets the connection while a send waits for room: the send
+ * cannot hand its bytes to the connection, so it completes with
+ * CW_ERR_SEND_FAILED [NET-014] (a backend may be sending its rest through
+ * the kernel meanwhile, as with CW_IO_URING, and must report that the
+ * kernel failed it). The pause before the reset only lets the send get
+ * under way; whenever the reset comes, the send fails. */
+static void reset_during_send(cw_ctx *ctx)
+{
+    cw_addr any = cw_addr_loopback4(0), where;
+    cw_listener *l;
+    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
+    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
+    int peer = plain_peer_of(&where);
+    cw_conn c;
+    ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+    struct big_send bs = {c.sink, CW_OK};
+    cw_handle *h = cw_spawn(cw_child(ctx, "big_sender"), big_sender, &bs);
+    ck_assert_ptr_nonnull(h);
+    ck_assert_int_eq(cw_sleep(ctx, 20 * CW_MSEC), CW_OK);
+    struct linger reset = {1, 0};
+    ck_assert_int_eq(setsockopt(peer, SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
+    ck_assert_int_eq(close(peer), 0);
+    ck_assert_int_eq(cw_join(h, NULL), CW_OK);
+    cw_handle_release(h);
+    ck_assert_msg(bs.rc == CW_ERR_SEND_FAILED, "a send the peer reset gave %d (%s) [NET-014]",
+                  bs.rc, cw_strerror(bs.rc));
+    cw_sink_close(c.sink);
+    cw_stream_close(c.stream);
+    cw_listener_close(l);
+}
+
 /* An accept that loses a select to a sleep, nothing having been dialed:
  * the backend may still be accepting for it. */
 static void lose_accept(cw_ctx *ctx, cw_listener *l)
@@ -277,6 +329,7 @@ static void *tcp_root(cw_ctx *ctx, void *arg)
     many_parked(ctx);
     end_after_bytes(ctx);
     reset_by_peer(ctx);
+    reset_during_send(ctx);
     lost_accepts(ctx);
     return NULL;
 }

@@ -10,6 +10,7 @@
  * limit holds, keeping root as its saved user to return to.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -198,6 +199,29 @@ CWC_CASE(native_no_thread_for_a_run, "native", "RUN-006 MET-017 NAT-008", PAR)
     ck_assert_int_eq(atomic_load(&ran), 0);
     cwc_run_ok(&cfg, never_runs, &ran); /* and the process can run again */
     ck_assert_int_eq(atomic_load(&ran), 1);
+}
+
+/* The same refusal with descriptor 0 free, as a daemon that closed its
+ * standard input runs: the endpoint's listener, the first descriptor the
+ * run opens, may be 0, and the refused run closes it as any other
+ * [NAT-009, NAT-006]. */
+CWC_CASE(native_no_thread_for_the_endpoint_descriptor_zero, "native", "RUN-006 NAT-009 NAT-006",
+         PAR)
+{
+    if (fcntl(0, F_GETFD) != -1)
+        ck_assert_int_eq(close(0), 0); /* the case's process's standard input */
+    atomic_int ran;
+    atomic_init(&ran, 0);
+    cw_config cfg = cwc_config();
+    cfg.metrics_address = "127.0.0.1:0";
+    cw_run_result res;
+    threads_exhausted();
+    int rc = cwc_run(&cfg, never_runs, &ran, &res);
+    threads_restored();
+    ck_assert_msg(rc == CW_ERR_NOMEM || rc == CW_ERR_IO, "status %d", rc);
+    ck_assert_int_eq(atomic_load(&ran), 0);
+    ck_assert_msg(fcntl(0, F_GETFD) == -1 && errno == EBADF,
+                  "descriptor 0, given to a run refused for want of a thread, is still open");
 }
 
 /* Storage with no thread to give its I/O [spec/13-native.md, "When the

@@ -476,6 +476,37 @@ CWC_CASE(storage_files_default_directory, "storage", "STOR-027", PERSIST)
     cwc_store_end(&s);
 }
 
+/* $TMPDIR names a file, under which no directory can be made: the run's
+ * storage cannot be had, and a storage call fails with CW_ERR_IO, the
+ * system's errno as os_error and its text in the message [STOR-018]. */
+static void *tmpdir_a_file_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_blob *b = NULL;
+    uint64_t size = 0;
+    cw_storage_error err;
+    memset(&err, 0, sizeof err);
+    int rc = cw_storage_open(ctx, "p", "blob", 4, &b, &size, &err);
+    ck_assert_msg(rc == CW_ERR_IO && b == NULL, "an open without a directory gave %d (%s)", rc,
+                  cw_strerror(rc));
+    ck_assert_int_eq(err.code, CW_ERR_IO);
+    ck_assert_int_eq(err.os_error, ENOTDIR);
+    ck_assert_msg(strstr(err.message, strerror(ENOTDIR)) != NULL,
+                  "message \"%s\" without the system's text [STOR-018]", err.message);
+    return NULL;
+}
+
+CWC_CASE(storage_files_tmpdir_a_file, "storage", "STOR-018 STOR-027", PERSIST)
+{
+    const char *was = getenv("TMPDIR");
+    char *saved = was ? strdup(was) : NULL;
+    ck_assert_int_eq(setenv("TMPDIR", "/dev/null", 1), 0);
+    cw_config cfg = cwc_config();
+    cwc_run_ok(&cfg, tmpdir_a_file_root, NULL);
+    ck_assert_int_eq(saved ? setenv("TMPDIR", saved, 1) : unsetenv("TMPDIR"), 0);
+    free(saved);
+}
+
 /* A storage directory that is a dangling symbolic link (to a directory
  * in one that does not exist): a blob open finds no partition, and the
  * partition cannot be made there, which is what the open says, rather

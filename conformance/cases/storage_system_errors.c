@@ -17,6 +17,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cases/storage.h"
 #include "harness/syscalls.h"
@@ -357,6 +359,78 @@ CWC_CASE(storage_files_system_errors, "storage", "STOR-039 STOR-018 STOR-037 STO
     cwc_store_end(&s);
 }
 
+/* ---- A partition the program made read-only [STOR-039, STOR-027] -------------------- */
+
+#define NOBODY 65534
+
+/* The process takes the user "nobody" (keeping root as its saved user,
+ * when it is root, whom the kernel lets write anywhere), so that the
+ * permissions of a directory hold for it. */
+static uid_t saved_uid;
+
+static void as_nobody(void)
+{
+    saved_uid = geteuid();
+    if (saved_uid == 0)
+        ck_assert_msg(setresuid(NOBODY, NOBODY, 0) == 0, "setresuid: %s", strerror(errno));
+}
+
+static void as_before(void)
+{
+    if (saved_uid == 0)
+        ck_assert_int_eq(setresuid(0, 0, 0), 0);
+}
+
+/* The partition's directory (STOR-027) lets its files be read and written
+ * but no file be made: opening a blob it does not hold finds no file, and
+ * making one the system refuses with EACCES, the errno the open reports
+ * (a refusal to make the file is no "not found"); the blob it holds still
+ * opens. With the permission back, the new blob is made. */
+static void *read_only_partition_root(cw_ctx *ctx, void *arg)
+{
+    const char *dir = arg;
+    cw_blob *b = cwc_open(ctx, "p", "there", NULL);
+    cwc_write(b, 0, "kept", 4);
+    cwc_sync(b);
+    cw_blob_close(b);
+    char path[512], file[600];
+    snprintf(path, sizeof path, "%s/p", dir);
+    snprintf(file, sizeof file, "%s/%s", path, "7468657265"); /* "there" */
+    ck_assert_int_eq(chmod(dir, 0777), 0);                    /* nobody may walk into the storage */
+    ck_assert_int_eq(chmod(file, 0666), 0);
+    ck_assert_int_eq(chmod(path, 0555), 0);
+    cw_storage_error err;
+    memset(&err, 0, sizeof err);
+    b = NULL;
+    uint64_t size = 0;
+    as_nobody();
+    int refused = cw_storage_open(ctx, "p", "new", 3, &b, &size, &err);
+    cw_blob *kept = NULL;
+    int reopened = cw_storage_open(ctx, "p", "there", 5, &kept, &size, NULL);
+    as_before();
+    ck_assert_int_eq(chmod(path, 0755), 0);
+    ck_assert_msg(refused == CW_ERR_BLOB_OPEN_FAILED && b == NULL,
+                  "an open whose file the system refused to make gave %d (%s) [STOR-039]", refused,
+                  cw_strerror(refused));
+    ck_assert_msg(err.os_error == EACCES, "os_error %d (%s), wanted EACCES [STOR-039]",
+                  err.os_error, err.message);
+    ck_assert_int_eq(reopened, CW_OK);
+    ck_assert_uint_eq(size, 4);
+    cwc_read_eq(kept, 0, "kept", 4);
+    cw_blob_close(kept);
+    ck_assert(!cwc_scan_has(ctx, "p", "new", 3));
+    cw_blob_close(cwc_open(ctx, "p", "new", NULL));
+    return NULL;
+}
+
+CWC_CASE(storage_files_partition_read_only, "storage", "STOR-039 STOR-027 STOR-018", PERSIST)
+{
+    cwc_store s;
+    cwc_store_begin(&s);
+    cwc_run_ok(&s.cfg, read_only_partition_root, s.dir);
+    cwc_store_end(&s);
+}
+
 /* ---- Short transfers [STOR-040] ---------------------------------------------------- */
 
 enum { LONG_LEN = 96 * 1024, CHUNK = 1000, SYNCED_AT = 10 };
@@ -378,10 +452,12 @@ static void write_chunks(cw_blob *b)
 }
 
 /* The whole blob read back, into one buffer and into a buffer of the
- * backend's (asked not to be cached). */
+ * backend's (asked not to be cached); then once more from its second byte
+ * (a read after one the system refused a flag for must still read all). */
 static void read_all_back(cw_blob *b)
 {
     cwc_read_eq(b, 0, long_bytes, sizeof long_bytes);
+    cwc_read_eq(b, 1, long_bytes + 1, sizeof long_bytes - 1);
     cw_iobuf_mut out;
     ck_assert_int_eq(cw_blob_read_at(b, CHUNK, LONG_LEN, CW_READ_DONT_CACHE, &out, NULL), CW_OK);
     ck_assert_msg(memcmp(cw_iobuf_mut_data(&out), long_bytes + CHUNK, LONG_LEN) == 0,
