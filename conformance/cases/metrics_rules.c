@@ -401,6 +401,9 @@ static void *negative_root(cw_ctx *ctx, void *arg)
     cw_metric *back = cw_histogram(ctx, "back", "h", above, 2);
     cw_histogram_observe(back, -4.5);
     cw_histogram_observe(back, 6.0);
+    static const double slightly[] = {-0.5, 1.0}; /* a negative bound above -1 */
+    cw_metric *slight = cw_histogram(ctx, "slight", "h", slightly, 2);
+    cw_histogram_observe(slight, 2.0);
     static const double from_zero[] = {0.0, 1.0}; /* a bound of zero is not negative */
     cw_metric *zero = cw_histogram(ctx, "zero", "h", from_zero, 2);
     cw_histogram_observe(zero, 0.5);
@@ -412,6 +415,7 @@ static void *negative_root(cw_ctx *ctx, void *arg)
     CWC_HAS(text, "# TYPE shallow histogram\nshallow_bucket{le=\"1.0\"} 1\n");
     CWC_HAS(text, "# TYPE nan histogram\nnan_bucket{le=\"1.0\"} 0\n");
     CWC_HAS(text, "# TYPE back histogram\nback_sum 1.5\nback_count 2\n");
+    CWC_HAS(text, "# TYPE slight histogram\nslight_bucket{le=\"-0.5\"} 0\n");
     CWC_HAS(text, "# TYPE zero histogram\nzero_sum 0.5\nzero_count 1\n");
     ck_assert(cw_histogram_sum(neg) == 1.0);
     ck_assert(cw_histogram_sum(dip) == -4.5);
