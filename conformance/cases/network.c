@@ -603,8 +603,8 @@ static void *recv_unwound_root(cw_ctx *ctx, void *arg)
     cw_abort(h);
     ck_assert_int_eq(cw_join(h, NULL), CW_ERR_CLOSED);
     cw_handle_release(h);
-    ck_assert_msg(u.rc == CW_ERR_CLOSED, "a recv in a cleanup handler gave %d (%s) [PAN-005]",
-                  u.rc, cw_strerror(u.rc));
+    ck_assert_msg(u.rc == CW_ERR_CLOSED, "a recv in a cleanup handler gave %d (%s) [PAN-005]", u.rc,
+                  cw_strerror(u.rc));
     close_pair(&a, &b, l);
     return NULL;
 }

@@ -1109,6 +1109,76 @@ CWC_CASE(storage_calls_from_tasks, "storage", "STOR-019 RUN-008", CWC_REPEATED)
     cwc_store_run(tasks_root, NULL);
 }
 
+/* ---- Every blob call is a suspension point [STOR-019, TASK-002] ------------------------- */
+
+enum { CALL_READ, CALL_READ_INTO, CALL_WRITE, CALL_WRITE_SYNC, CALL_RESIZE, CALL_SYNC, CALLS };
+
+struct aborted_call {
+    cw_oneshot *handle; /* the task's own handle, from the root */
+    cw_blob *blob;
+    int call;
+    int went_past;
+};
+
+/* Aborts itself, then makes one call on an open blob: the task ends
+ * there, whether the call had to wait or not. */
+static void *aborted_before_call(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    struct aborted_call *a = arg;
+    cw_handle *self;
+    ck_assert_int_eq(cw_oneshot_recv(a->handle, &self), CW_OK);
+    cw_abort(self);
+    char byte = 'x';
+    cw_iobuf_mut out;
+    switch (a->call) {
+    case CALL_READ:
+        if (cw_blob_read_at(a->blob, 0, 1, CW_READ_DEFAULT, &out, NULL) == CW_OK)
+            cw_iobuf_mut_release(&out);
+        break;
+    case CALL_READ_INTO:
+        (void)cw_blob_read_into(a->blob, 0, &byte, 1, CW_READ_DEFAULT, NULL);
+        break;
+    case CALL_WRITE:
+        (void)cw_blob_write_at(a->blob, 1, &byte, 1, CW_WRITE_DEFAULT, NULL);
+        break;
+    case CALL_WRITE_SYNC:
+        (void)cw_blob_write_at(a->blob, 1, &byte, 1, CW_WRITE_SYNC, NULL);
+        break;
+    case CALL_RESIZE:
+        (void)cw_blob_resize(a->blob, 4, NULL);
+        break;
+    default:
+        (void)cw_blob_sync(a->blob, NULL);
+        break;
+    }
+    a->went_past = 1;
+    return NULL;
+}
+
+static void *aborted_calls_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_blob *b = cwc_open(ctx, "p", "blob", NULL);
+    cwc_write(b, 0, "ab", 2);
+    for (int call = 0; call < CALLS; call++) {
+        struct aborted_call a = {cw_oneshot_new(ctx, sizeof(cw_handle *)), b, call, 0};
+        cw_handle *h = cw_spawn(cw_child(ctx, "aborted"), aborted_before_call, &a);
+        ck_assert_int_eq(cw_oneshot_send(a.handle, &h), CW_OK);
+        ck_assert_int_eq(cw_join(h, NULL), CW_ERR_CLOSED);
+        cw_handle_release(h);
+        ck_assert_msg(!a.went_past, "an aborted task went past blob call %d", call);
+    }
+    cw_blob_close(b);
+    return NULL;
+}
+
+CWC_CASE(storage_blob_calls_end_an_aborted_task, "storage", "STOR-019 TASK-002 RUN-008",
+         CWC_REPEATED)
+{
+    cwc_store_run(aborted_calls_root, NULL);
+}
+
 /* ---- An abort while an open is suspended [STOR-019] ------------------------------------------ */
 
 /* Opens and closes one blob until aborted. An abort that comes while an
