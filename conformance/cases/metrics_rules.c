@@ -279,10 +279,16 @@ static void *runtime_below_root_ok(cw_ctx *ctx, void *arg)
     cw_ctx *a = cw_child(ctx, "a");
     cw_metric_release(cw_counter(a, "runtime", "allowed: a_runtime"));
     cw_ctx_release(a);
+    /* At the root, only the whole word is reserved: "runtim" is not it. */
+    cw_metric_release(cw_counter(ctx, "runtim_x", "allowed: runtim_x"));
+    /* The ends of each range a label's characters come from [CTX-002]. */
+    cw_ctx *edges = cw_child(ctx, "Az09_Za");
+    cw_metric_release(cw_counter(edges, "Za_z9A0", "allowed: Az09_Za_Za_z9A0"));
+    cw_ctx_release(edges);
     return NULL;
 }
 
-CWC_CASE(metrics_rule_names_labels_buckets, "metrics", "MET-005 RUN-008", CWC_REPEATED)
+CWC_CASE(metrics_rule_names_labels_buckets, "metrics", "MET-005 CTX-002 RUN-008", CWC_REPEATED)
 {
     static const struct {
         enum bad_registration which;

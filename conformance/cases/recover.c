@@ -217,6 +217,9 @@ static void *new_blobs_root(cw_ctx *ctx, void *arg)
         if (i % 2)
             cwc_sync(news[i]);
     }
+    /* An odd count of bytes past the end, unsynced: the crash keeps them
+     * all, and the blob ends at the last. */
+    cwc_write(cwc_open(ctx, PART, "odd", NULL), 0, "abc", 3);
     return NULL; /* all left open: the crash takes them */
 }
 
@@ -239,6 +242,12 @@ static void *own_bytes_root(cw_ctx *ctx, void *arg)
                       want);
         cw_blob_close(b);
     }
+    uint64_t size;
+    cw_blob *b = cwc_open(ctx, PART, "odd", &size);
+    ck_assert_msg(size == 3, "a blob of 3 unsynced bytes holds %llu after the crash",
+                  (unsigned long long)size);
+    cwc_read_eq(b, 0, "abc", 3);
+    cw_blob_close(b);
     return NULL;
 }
 

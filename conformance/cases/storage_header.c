@@ -320,6 +320,12 @@ CWC_CASE(header_foreign_bytes_stay_corrupt, "storage", "STOR-023 RUN-008", CWC_R
     ck_assert_int_eq(resolve(raw, 4096, &h), CW_ERR_BLOB_CORRUPT);
     ck_assert_int_eq(h.fault, CW_HEADER_INVALID_MAGIC);
     ck_assert(!h.fresh);
+    /* Eight bytes whose version differs from the runtime's in its second
+     * byte: no prefix of a creation, whatever comes after. */
+    torn_creation(raw, 8);
+    raw[5] ^= 0x01;
+    ck_assert_msg(resolve(raw, 8, &h) != CW_OK || !h.healed,
+                  "eight bytes that are no prefix of a creation were healed");
     /* A CRC that is not its prelude's. */
     torn_creation(raw, 10);
     raw[9] ^= 0x10;

@@ -319,6 +319,19 @@ static void partition_flush_refused(cw_ctx *ctx, const char *dir)
     }
     ck_assert_msg(rc != CW_OK && b == NULL,
                   "a blob whose partition could not be flushed was reported made [STOR-002]");
+    /* The directory refused to a flush's open: the open fails the same,
+     * with the errno of the call that failed [STOR-039]. */
+    cwc_syscalls_fail(path, CWC_SYS_OPEN, EACCES);
+    rc = cw_storage_open(ctx, "r", "third", 5, &b, &size, &err);
+    cwc_syscalls_off();
+    if (cwc_syscalls_met(CWC_SYS_OPEN) == 0 && rc == CW_OK) {
+        cw_blob_close(b);
+        return; /* the backend opens its directories some way the suite does not see */
+    }
+    ck_assert_msg(rc != CW_OK && b == NULL,
+                  "a blob whose partition could not be opened to flush was reported made "
+                  "[STOR-002]");
+    ck_assert_msg(err.os_error == EACCES, "os_error %d, wanted EACCES [STOR-039]", err.os_error);
 }
 
 static void *failing_disk_root(cw_ctx *ctx, void *arg)
