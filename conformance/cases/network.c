@@ -672,6 +672,34 @@ CWC_CASE(network_peek_then_recv, "network", "NET-012 RUN-008", CWC_REPEATED)
     cwc_run_ok(NULL, peek_root, NULL);
 }
 
+/* One byte left held by a recv, then a recv longer than what is held: the
+ * held byte comes first, then those that arrive after it [NET-009]. */
+static void *one_held_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct pair a, b;
+    cw_listener *l;
+    connect_pair(ctx, &a, &b, &l);
+    uint8_t seen[8];
+    ck_assert_int_eq(send_bytes(a.sink, "abc", 3), CW_OK);
+    recv_expect(b.stream, "ab", 2);
+    for (int i = 0; i < 1000 && cw_stream_peek(b.stream, sizeof seen, seen) < 1; i++)
+        cw_sleep(ctx, CW_MSEC);
+    ck_assert_uint_eq(cw_stream_peek(b.stream, sizeof seen, seen), 1);
+    ck_assert_int_eq(send_bytes(a.sink, "defgh", 5), CW_OK);
+    recv_expect(b.stream, "cdefgh", 6);
+    close_pair(&a, &b, l);
+    return NULL;
+}
+
+CWC_CASE(network_recv_after_one_byte_held, "network", "NET-009 NET-012 RUN-008", CWC_REPEATED)
+{
+    cw_config cfg = cwc_config();
+    cwc_run_ok(&cfg, one_held_root, NULL);
+    cfg.io_backend = CW_IO_THREADS; /* where a recv may read straight into its own buffer */
+    cwc_run_ok(&cfg, one_held_root, NULL);
+}
+
 /* ---- Bytes that trickle in, then the end ------------------------------------------------------
  */
 
