@@ -655,13 +655,9 @@ static void *dial_and_close_root(cw_ctx *ctx, void *arg)
 static void *accept_and_close_root(cw_ctx *ctx, void *arg)
 {
     struct linger_seen *seen = arg;
-    cw_addr any = cw_addr_loopback4(0), where;
     cw_listener *l;
-    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
-    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
-    int peer = plain_peer_of(&where);
     cw_conn c;
-    ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+    int peer = plain_peer_accepted(ctx, &l, &c);
     close_and_see(seen, c.sink, c.stream, peer);
     cw_listener_close(l);
     return NULL;

@@ -188,19 +188,13 @@ static void end_after_bytes(cw_ctx *ctx)
  * cannot come [NET-014]. */
 static void reset_by_peer(cw_ctx *ctx)
 {
-    cw_addr any = cw_addr_loopback4(0), where;
     cw_listener *l;
-    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
-    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
-    int peer = plain_peer_of(&where);
     cw_conn c;
-    ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+    int peer = plain_peer_accepted(ctx, &l, &c);
     cw_iobufs *got = NULL;
     cw_wait first = cw_wait_stream_recv(c.stream, 4, &got);
     ck_assert_int_eq(cw_poll(&first, 1), CW_ERR_WOULD_BLOCK); /* nothing yet */
-    struct linger reset = {1, 0};
-    ck_assert_int_eq(setsockopt(peer, SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
-    ck_assert_int_eq(close(peer), 0);
+    plain_peer_reset(peer);
     ck_assert_int_eq(cw_stream_recv(c.stream, 4, &got), CW_ERR_RECV_FAILED);
     ck_assert_ptr_null(got);
     /* The kernel has reported the reset: sends fail, the first as
@@ -244,20 +238,14 @@ static void *big_sender(cw_ctx *ctx, void *arg)
  * under way; whenever the reset comes, the send fails. */
 static void reset_during_send(cw_ctx *ctx)
 {
-    cw_addr any = cw_addr_loopback4(0), where;
     cw_listener *l;
-    ck_assert_int_eq(cw_bind(ctx, &any, &l), CW_OK);
-    ck_assert_int_eq(cw_listener_local_addr(l, &where), CW_OK);
-    int peer = plain_peer_of(&where);
     cw_conn c;
-    ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
+    int peer = plain_peer_accepted(ctx, &l, &c);
     struct big_send bs = {c.sink, CW_OK};
     cw_handle *h = cw_spawn(cw_child(ctx, "big_sender"), big_sender, &bs);
     ck_assert_ptr_nonnull(h);
     ck_assert_int_eq(cw_sleep(ctx, 20 * CW_MSEC), CW_OK);
-    struct linger reset = {1, 0};
-    ck_assert_int_eq(setsockopt(peer, SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
-    ck_assert_int_eq(close(peer), 0);
+    plain_peer_reset(peer);
     ck_assert_int_eq(cw_join(h, NULL), CW_OK);
     cw_handle_release(h);
     ck_assert_msg(bs.rc == CW_ERR_SEND_FAILED, "a send the peer reset gave %d (%s) [NET-014]",

@@ -70,33 +70,14 @@ static void *outside_root(cw_ctx *ctx, void *arg)
  * written a message to the standard error stream first. */
 static void expect_end(int call)
 {
-    int fds[2];
-    ck_assert_int_eq(pipe(fds), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        close(fds[0]);
-        if (dup2(fds[1], STDERR_FILENO) < 0)
-            _exit(3);
-        outside o = {call, NULL, {0}};
-        cw_config cfg = cwc_config();
-        cw_run_result res;
-        cwc_run(&cfg, outside_root, &o, &res);
-        _exit(0);
-    }
-    close(fds[1]);
+    outside o = {call, NULL, {0}};
+    cw_config cfg = cwc_config();
     char said[512];
-    size_t n = 0;
-    for (ssize_t r; (r = read(fds[0], said + n, sizeof said - 1 - n)) > 0;)
-        n += (size_t)r;
-    said[n] = '\0';
-    close(fds[0]);
-    int status = 0;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    int status = cwc_run_in_child(&cfg, outside_root, &o, said, sizeof said);
     ck_assert_msg(!(WIFEXITED(status) && WEXITSTATUS(status) == 0),
                   "%s from a thread that is no task returned", out_names[call]);
-    ck_assert_msg(n > 0, "%s from a thread that is no task ended the process without a message",
+    ck_assert_msg(said[0] != '\0',
+                  "%s from a thread that is no task ended the process without a message",
                   out_names[call]);
 }
 

@@ -43,6 +43,26 @@ static inline int plain_peer_of(const cw_addr *where)
     return peer;
 }
 
+/* A loopback listener of the run (`*l`), a plain peer connected to it
+ * (the descriptor returned) and the run's side of that connection, `*c`. */
+static inline int plain_peer_accepted(cw_ctx *ctx, cw_listener **l, cw_conn *c)
+{
+    cw_addr any = cw_addr_loopback4(0), where;
+    ck_assert_int_eq(cw_bind(ctx, &any, l), CW_OK);
+    ck_assert_int_eq(cw_listener_local_addr(*l, &where), CW_OK);
+    int peer = plain_peer_of(&where);
+    ck_assert_int_eq(cw_listener_accept(*l, c), CW_OK);
+    return peer;
+}
+
+/* The plain peer resets its connection: SO_LINGER of zero, then close. */
+static inline void plain_peer_reset(int peer)
+{
+    struct linger reset = {1, 0};
+    ck_assert_int_eq(setsockopt(peer, SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
+    ck_assert_int_eq(close(peer), 0);
+}
+
 /* A connection through a listener: a's sink reaches b's stream and back. */
 struct half_pair {
     cw_sink *sink;

@@ -450,34 +450,13 @@ static void *foreign_panic_root(cw_ctx *ctx, void *arg)
  * process ends") that holds `names` where the rule says what it names. */
 static void expect_process_end(cw_task_fn root, const char *what, const char *names)
 {
-    int fds[2];
-    ck_assert_int_eq(pipe(fds), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        close(fds[0]);
-        if (dup2(fds[1], STDERR_FILENO) < 0)
-            _exit(3);
-        cw_run_result res;
-        cwc_run(NULL, root, NULL, &res);
-        _exit(0);
-    }
-    close(fds[1]);
     char said[1024];
-    size_t n = 0;
-    for (ssize_t r; (r = read(fds[0], said + n, sizeof said - 1 - n)) > 0;)
-        n += (size_t)r;
-    said[n] = '\0';
-    close(fds[0]);
-    int status = 0;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    int status = cwc_run_in_child(NULL, root, NULL, said, sizeof said);
     ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
                   "%s did not end the process (wait status %#x)", what, (unsigned)status);
-    ck_assert_msg(n > 0, "%s ended the process without a message", what);
+    ck_assert_msg(said[0] != '\0', "%s ended the process without a message", what);
     ck_assert_msg(!names || strstr(said, names),
-                  "%s ended the process with a message that "
-                  "does not name the call (%s): \"%s\"",
+                  "%s ended the process with a message that does not name the call (%s): \"%s\"",
                   what, names, said);
 }
 

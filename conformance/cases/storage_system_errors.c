@@ -361,15 +361,21 @@ static void *failing_disk_root(cw_ctx *ctx, void *arg)
 }
 
 /* With the blobs on I/O threads (NAT-008), where the system's calls are
- * the C library's; a backend without CW_CAP_PARALLEL ignores the field. */
-CWC_CASE(storage_files_system_errors, "storage", "STOR-039 STOR-018 STOR-037 STOR-013 NAT-008",
-         PERSIST)
+ * the C library's; a backend without CW_CAP_PARALLEL ignores the field. `root` is
+ * given the store's directory. */
+static void threaded_store_run(cw_task_fn root)
 {
     cwc_store s;
     cwc_store_begin(&s);
     s.cfg.io_backend = CW_IO_THREADS;
-    cwc_run_ok(&s.cfg, failing_disk_root, s.dir);
+    cwc_run_ok(&s.cfg, root, s.dir);
     cwc_store_end(&s);
+}
+
+CWC_CASE(storage_files_system_errors, "storage", "STOR-039 STOR-018 STOR-037 STOR-013 NAT-008",
+         PERSIST)
+{
+    threaded_store_run(failing_disk_root);
 }
 
 /* ---- A partition the program made read-only [STOR-039, STOR-027] -------------------- */
@@ -588,9 +594,5 @@ CWC_CASE(storage_files_interrupted_calls, "storage", "NAT-005 STOR-040 STOR-011 
          PERSIST)
 {
     on_odd_system(interrupted);
-    cwc_store s;
-    cwc_store_begin(&s);
-    s.cfg.io_backend = CW_IO_THREADS;
-    cwc_run_ok(&s.cfg, interrupted_partition_root, s.dir);
-    cwc_store_end(&s);
+    threaded_store_run(interrupted_partition_root);
 }

@@ -8,7 +8,9 @@
 
 #include <dirent.h>
 #include <stdatomic.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness/cwc.h"
 
@@ -101,6 +103,38 @@ static inline bool cwc_threads_at_most(int n)
         nanosleep(&(struct timespec){0, 1000000}, NULL);
     }
     return cwc_thread_count() <= n;
+}
+
+/* A run of `root` with `cfg` (NULL: the defaults) in a child process of
+ * its own, for a run that must end its process (00-conventions.md, "When
+ * the process ends"): the child's wait status, with what it wrote to the
+ * standard error stream in said[0 .. cap) (NUL-ended). A run that returns
+ * makes the child exit with 0. */
+static inline int cwc_run_in_child(const cw_config *cfg, cw_task_fn root, void *arg, char *said,
+                                   size_t cap)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(fds[0]);
+        if (dup2(fds[1], STDERR_FILENO) < 0)
+            _exit(3);
+        cw_run_result res;
+        cwc_run(cfg, root, arg, &res);
+        _exit(0);
+    }
+    close(fds[1]);
+    size_t n = 0;
+    for (ssize_t r; (r = read(fds[0], said + n, cap - 1 - n)) > 0;)
+        n += (size_t)r;
+    said[n] = '\0';
+    close(fds[0]);
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return status;
 }
 
 #endif
