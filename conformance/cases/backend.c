@@ -1,10 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
- * backend.c - the backend table itself (spec/10-backend.md).
+ * backend.c - the backend table itself, and how a backend shares the C
+ * library with the program (spec/10-backend.md).
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cases/util.h"
+#include "harness/misuse.h"
 
 static void *objects_root(cw_ctx *ctx, void *arg)
 {
@@ -27,7 +37,6 @@ static void *objects_root(cw_ctx *ctx, void *arg)
     cw_waker_release(w);
     cw_signal_release(s);
     cw_oneshot_sender_drop(o);
-    cw_oneshot_receiver_drop(o);
     cw_chan_sender_drop(c);
     cw_chan_receiver_drop(c);
     cw_handle_release(h);
@@ -107,4 +116,97 @@ CWC_CASE(error_strings, "errors", "ERR-001 RUN-008", CWC_REPEATED)
         for (int b = a + 1; b < 0; b++)
             if (strcmp(cw_strerror(a), "unknown error") != 0)
                 ck_assert_str_ne(cw_strerror(a), cw_strerror(b));
+}
+
+/* ---- The C library's mutexes [ABI-005] ------------------------------------------------- */
+
+/* The check is the harness's (harness/locks.c), made in every case; this
+ * case first shows that it is live in this process, then gives it a run
+ * that takes the backend through its locks on every thread it has: tasks
+ * of each execution, channels and oneshots between them, sleeps, a stop. */
+enum { LOCK_ROUNDS = 200, LOCK_TASKS = 8 };
+
+static void *lock_worker(cw_ctx *ctx, void *arg)
+{
+    cw_chan *c = arg;
+    for (int i = 0; i < LOCK_ROUNDS; i++) {
+        int v = i;
+        CWC_REQUIRE(cw_chan_send(c, &v) == CW_OK, "a send failed");
+        if (i % 50 == 0)
+            CWC_REQUIRE(cw_sleep(ctx, CW_MSEC) == CW_OK, "a sleep failed");
+        else if (i % 7 == 0)
+            cw_yield(ctx);
+    }
+    return NULL;
+}
+
+static void *oneshot_send_7(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    int v = 7;
+    return (void *)(intptr_t)cw_oneshot_send(arg, &v);
+}
+
+static cw_ctx *lock_context(cw_ctx *ctx, int i)
+{
+    cw_ctx *child = cw_child(ctx, "worker");
+    return i % 4 == 1 ? cw_dedicated(child) : cw_shared(child, i % 4 == 2);
+}
+
+static void *locks_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_chan *c = cw_chan_new(ctx, sizeof(int), 4);
+    cw_handle *h[LOCK_TASKS];
+    for (int i = 0; i < LOCK_TASKS; i++)
+        h[i] = cw_spawn(lock_context(ctx, i), lock_worker, c);
+    int v;
+    for (int got = 0; got < LOCK_TASKS * LOCK_ROUNDS; got++)
+        CWC_REQUIRE(cw_chan_recv(c, &v) == CW_OK, "receive %d failed", got);
+    for (int i = 0; i < LOCK_TASKS; i++) {
+        CWC_REQUIRE(cw_join(h[i], NULL) == CW_OK, "a worker's join failed");
+        cw_handle_release(h[i]);
+    }
+    cw_oneshot *o = cw_oneshot_new(ctx, sizeof(int));
+    cw_handle *sender = cw_spawn(cw_dedicated(cw_child(ctx, "once")), oneshot_send_7, o);
+    CWC_REQUIRE(cw_oneshot_recv(o, &v) == CW_OK && v == 7, "the oneshot gave no 7");
+    CWC_REQUIRE(cw_join(sender, NULL) == CW_OK, "the oneshot's sender failed");
+    cw_handle_release(sender);
+    cw_chan_sender_drop(c);
+    cw_chan_receiver_drop(c);
+    return NULL;
+}
+
+/* In a child process: unlock a mutex nobody holds, which the harness must
+ * see (its wait status). */
+static int unheld_unlock_status(void)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0)
+            dup2(null, STDERR_FILENO);
+        static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
+        pthread_mutex_unlock(&free_lock);
+        _exit(0);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        ck_assert_int_eq(errno, EINTR);
+    return status;
+}
+
+CWC_CASE(mutexes_held_where_posix_says, "backend", "ABI-005 RUN-008", 0)
+{
+    if (cwc_locks_watch()) {
+        int status = unheld_unlock_status();
+        ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+                      "the harness's check of mutexes is not live in this process (an unlock "
+                      "of a mutex nobody held ended with status %#x)",
+                      (unsigned)status);
+        cwc_misuse_arm(); /* that text was the check's own */
+    }
+    cwc_run_ok(NULL, locks_root, NULL);
 }

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "harness/misuse.h"
 #include "harness/progress.h"
 #include "harness/reaper.h"
 #include "harness/report.h"
@@ -191,6 +192,7 @@ static void run_once(const cwc_options *opt, cwc_result *x)
         return;
     }
     cwc_done_fd = done[1];
+    cwc_misuse_arm();
     (void)cwc_scratch_make(); /* without one the case runs under the harness's $TMPDIR */
     Suite *s = suite_create("cwrt");
     TCase *tc = tcase_create(x->c->name);
@@ -214,6 +216,11 @@ static void run_once(const cwc_options *opt, cwc_result *x)
     }
     free(tr);
     srunner_free(sr);
+    const char *misuse = cwc_misuse_seen();
+    if (misuse && x->status != CWC_PASS) {
+        x->status = CWC_FAIL;
+        snprintf(x->reason, sizeof x->reason, "%s", misuse);
+    }
     cwc_done_fd = -1;
     close(done[1]);
     require_end(done[0], x);
