@@ -18,14 +18,17 @@
  * allocations pass through always (locate_linker).
  *
  * Live, the allocator also keeps the count of bytes handed out and not yet
- * freed (cwc_heap_live), by each block's usable size: free is taken over
- * for that alone. glibc's own count (mallinfo2) cannot serve: it counts the
- * blocks a thread's cache holds for reuse as in use, and those grow for a
- * while with any workload.
+ * freed (cwc_heap_live), by the size each block was asked for. glibc's own
+ * count (mallinfo2) cannot serve: it counts the blocks a thread's cache
+ * holds for reuse as in use, and those grow for a while with any workload.
+ * And it guards each block's end (below, "Guarded blocks"): a write past
+ * it is seen when the block is freed.
  */
 #include "harness/allocator.h"
 #include "harness/instrumented.h"
+#include "harness/misuse.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
 #include <link.h>
@@ -33,6 +36,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef enum mode { MODE_OFF, MODE_RECORD, MODE_REFUSE, MODE_REFUSE_ALL } mode;
 
@@ -228,7 +232,7 @@ void cwc_allocator_perturb(void)
 #endif
 }
 
-/* ---- The allocation functions ---------------------------------------------------------- */
+/* ---- Guarded blocks -------------------------------------------------------------------- */
 
 #ifndef CWC_FOREIGN_ALLOCATOR
 void *__libc_malloc(size_t size);
@@ -237,59 +241,183 @@ void *__libc_realloc(void *p, size_t size);
 void *__libc_memalign(size_t alignment, size_t size);
 void __libc_free(void *p);
 
-/* `p`, just handed out (or NULL), added to the live count. */
-static void *counted(void *p)
+/* Every block handed out has a head of 16 bytes just before it, which
+ * says how many bytes were asked for and how far before the head glibc's
+ * block starts, and GUARD bytes of a known value just after its last
+ * byte. A backend that writes past the end of a block (one byte too many
+ * in a copy, a terminator with no room kept) changes them, and the free
+ * that gives the block back sees it: a misuse (ABI-005) reported there,
+ * where without the guard the write would land in the next block and show
+ * much later or never. Both fields are sealed with the block's address,
+ * so a pointer whose 16 bytes before do not unseal to a plausible head
+ * was not handed out here (glibc's own, from before the allocator was
+ * bound) and passes to glibc untouched. This is the replacement glibc's
+ * manual describes ("Replacing malloc"): glibc calls malloc, free and the
+ * others through these names, its own allocations included. */
+typedef struct block_head {
+    uint64_t size;   /* sealed: the bytes asked for */
+    uint64_t offset; /* sealed: from glibc's block to the one handed out */
+} block_head;
+
+enum { HEAD = sizeof(block_head), GUARD = 16, GUARD_BYTE = 0xcb };
+#define SIZE_MAX_ASKED ((size_t)1 << 47)
+#define OFFSET_MAX ((size_t)1 << 22)
+
+static uint64_t seal(const void *p, uint64_t v, uint64_t salt)
 {
-    if (p)
-        atomic_fetch_add_explicit(&live_bytes, (long long)malloc_usable_size(p),
-                                  memory_order_relaxed);
+    return v ^ ((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15u) ^ salt;
+}
+
+static block_head *head_of(void *p)
+{
+    return (block_head *)((char *)p - HEAD);
+}
+
+/* `p`'s size and offset, if this allocator handed it out. */
+static bool ours(void *p, size_t *size, size_t *offset)
+{
+    block_head h;
+    memcpy(&h, head_of(p), sizeof h);
+    uint64_t n = seal(p, h.size, 0x5a17), off = seal(p, h.offset, 0x0ff5e7);
+    if (n >= SIZE_MAX_ASKED || off < HEAD || off > OFFSET_MAX || (off & (off - 1)) != 0)
+        return false;
+    *size = (size_t)n;
+    *offset = (size_t)off;
+    return true;
+}
+
+/* Make glibc's block `q` (NULL: none) the one handed out, `offset` into it. */
+static void *stamped(void *q, size_t size, size_t offset)
+{
+    if (!q)
+        return NULL;
+    void *p = (char *)q + offset;
+    block_head h = {seal(p, size, 0x5a17), seal(p, offset, 0x0ff5e7)};
+    memcpy(head_of(p), &h, sizeof h);
+    memset((char *)p + size, GUARD_BYTE, GUARD);
+    atomic_fetch_add_explicit(&live_bytes, (long long)size, memory_order_relaxed);
     return p;
 }
 
-static void uncount(void *p)
+static void check_guard(void *p, size_t size)
 {
-    if (p)
-        atomic_fetch_sub_explicit(&live_bytes, (long long)malloc_usable_size(p),
-                                  memory_order_relaxed);
+    const unsigned char *g = (const unsigned char *)p + size;
+    for (int i = 0; i < GUARD; i++)
+        if (g[i] != GUARD_BYTE)
+            cwc_misuse("ABI-005: a %zu-byte block at %p was written past its end (byte %d "
+                       "after its last changed to %#x): a heap overrun",
+                       size, p, i, g[i]);
 }
 
-void *malloc(size_t size)
+/* Give back `p`, one of ours of `size` bytes, `offset` into glibc's. */
+static void release(void *p, size_t size, size_t offset)
 {
-    if (refused()) {
+    check_guard(p, size);
+    atomic_fetch_sub_explicit(&live_bytes, (long long)size, memory_order_relaxed);
+    memset(head_of(p), 0, HEAD); /* a second free finds no head: glibc's check then */
+    __libc_free((char *)p - offset);
+}
+
+/* `size` plus what a guarded block adds, or false when that overflows. */
+static bool padded(size_t size, size_t extra, size_t *out)
+{
+    if (size >= SIZE_MAX_ASKED)
+        return false;
+    *out = size + extra + GUARD;
+    return true;
+}
+
+static void *aligned_block(size_t alignment, size_t size)
+{
+    size_t a = alignment < HEAD ? HEAD : alignment, total;
+    while (a & (a - 1)) /* memalign takes any alignment, rounded up */
+        a += a & -a;
+    if (a > OFFSET_MAX || !padded(size, a, &total)) {
         errno = ENOMEM;
         return NULL;
     }
-    return counted(__libc_malloc(size));
+    return stamped(__libc_memalign(a, total), size, a);
+}
+
+/* ---- The allocation functions ---------------------------------------------------------- */
+
+void *malloc(size_t size)
+{
+    size_t total;
+    if (refused() || !padded(size, HEAD, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return stamped(__libc_malloc(total), size, HEAD);
 }
 
 void *calloc(size_t n, size_t size)
 {
-    if (refused()) {
+    size_t bytes, total;
+    if (refused() || __builtin_mul_overflow(n, size, &bytes) || !padded(bytes, HEAD, &total)) {
         errno = ENOMEM;
         return NULL;
     }
-    return counted(__libc_calloc(n, size));
+    return stamped(__libc_calloc(1, total), bytes, HEAD);
 }
 
 void free(void *p)
 {
-    uncount(p);
-    __libc_free(p);
+    size_t size, offset;
+    if (!p)
+        return;
+    if (ours(p, &size, &offset))
+        release(p, size, offset);
+    else
+        __libc_free(p);
 }
 
-/* The old block leaves the count only once libc has let it go: a failed
- * realloc keeps it, realloc(p, 0) frees it (glibc) and returns NULL. */
+/* A failed realloc keeps the old block as it was; realloc(p, 0) frees it
+ * and returns NULL, as glibc's does. */
 void *realloc(void *p, size_t size)
 {
-    if (refused()) {
+    size_t old, offset, total;
+    if (!p)
+        return malloc(size);
+    if (!ours(p, &old, &offset)) { /* glibc's own: left to it */
+        if (refused()) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        return __libc_realloc(p, size);
+    }
+    if (size == 0) {
+        release(p, old, offset);
+        return NULL;
+    }
+    if (refused() || !padded(size, HEAD, &total)) {
         errno = ENOMEM;
         return NULL;
     }
-    long long old = p ? (long long)malloc_usable_size(p) : 0;
-    void *q = __libc_realloc(p, size);
-    if (q || size == 0)
-        atomic_fetch_sub_explicit(&live_bytes, old, memory_order_relaxed);
-    return counted(q);
+    check_guard(p, old);
+    if (offset != HEAD) { /* an aligned block: glibc's realloc would lose the alignment */
+        void *q = malloc(size);
+        if (q) {
+            memcpy(q, p, old < size ? old : size);
+            release(p, old, offset);
+        }
+        return q;
+    }
+    void *q = __libc_realloc((char *)p - HEAD, total);
+    if (!q)
+        return NULL;
+    atomic_fetch_sub_explicit(&live_bytes, (long long)old, memory_order_relaxed);
+    return stamped(q, size, HEAD);
+}
+
+void *reallocarray(void *p, size_t n, size_t size)
+{
+    size_t bytes;
+    if (__builtin_mul_overflow(n, size, &bytes)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return realloc(p, bytes);
 }
 
 static bool power_of_two(size_t x)
@@ -303,7 +431,7 @@ int posix_memalign(void **out, size_t alignment, size_t size)
         return EINVAL;
     if (refused())
         return ENOMEM;
-    void *p = counted(__libc_memalign(alignment, size));
+    void *p = aligned_block(alignment, size);
     if (!p)
         return ENOMEM;
     *out = p;
@@ -320,7 +448,7 @@ void *aligned_alloc(size_t alignment, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    return counted(__libc_memalign(alignment, size));
+    return aligned_block(alignment, size);
 }
 
 void *memalign(size_t alignment, size_t size)
@@ -329,6 +457,35 @@ void *memalign(size_t alignment, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    return counted(__libc_memalign(alignment, size));
+    return aligned_block(alignment, size);
+}
+
+void *valloc(size_t size)
+{
+    return memalign((size_t)sysconf(_SC_PAGESIZE), size);
+}
+
+void *pvalloc(size_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return memalign(page, size ? (size + page - 1) / page * page : page);
+}
+
+/* The bytes a program may use: those it asked for (the guard follows). A
+ * block glibc handed out before the allocator was bound is asked of glibc. */
+size_t malloc_usable_size(void *p)
+{
+    static size_t (*_Atomic next)(void *);
+    size_t size, offset;
+    if (!p)
+        return 0;
+    if (ours(p, &size, &offset))
+        return size;
+    size_t (*call)(void *) = atomic_load(&next);
+    if (!call) {
+        *(void **)&call = dlsym(RTLD_NEXT, "malloc_usable_size");
+        atomic_store(&next, call);
+    }
+    return call ? call(p) : 0;
 }
 #endif

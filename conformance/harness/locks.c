@@ -40,9 +40,9 @@
 /* glibc's kinds (the low bits of __kind) whose holder a call must be. */
 enum { KIND_MASK = 0x7f, KIND_NORMAL = 0, KIND_ADAPTIVE = 3, KIND_ELISION = 256 };
 
-static _Atomic unsigned forks;   /* forks this process descends from, counted in the child */
-static _Atomic pid_t forker;     /* in a child: the thread of the parent that forked */
-static pid_t forking;            /* in the parent: the thread forking now */
+static _Atomic unsigned forks; /* forks this process descends from, counted in the child */
+static _Atomic pid_t forker;   /* in a child: the thread of the parent that forked */
+static pid_t forking;          /* in the parent: the thread forking now */
 static _Thread_local pid_t my_tid;
 static _Thread_local unsigned my_forks;
 

@@ -34,8 +34,8 @@ void cwc_misuse_arm(void)
 {
     cwc_locks_watch();
     if (!page) {
-        void *p = mmap(NULL, sizeof *page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                       -1, 0);
+        void *p =
+            mmap(NULL, sizeof *page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
             return; /* the misuse still ends the case; only its text is lost */
         page = p;
