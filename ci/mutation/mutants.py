@@ -512,10 +512,30 @@ def sample_key(m, seed):
     return hashlib.sha256(("%d\t%s" % (seed, m["id"])).encode()).digest()
 
 
+# Each folder of reference/ has at least this many mutants in a sample of
+# FLOOR_FROM or more (or all of its own, when it has fewer): a uniform draw
+# of 400 takes none of a folder of a dozen and a handful of a small one,
+# whose figure is then no measure at all.
+FOLDER_FLOOR = 12
+FLOOR_FROM = 400
+
+
 def sample(mutants, n, seed):
+    """`n` mutants drawn uniformly (by sample_key), then, for a sample of
+    FLOOR_FROM or more, each folder's next ones in the same order until it
+    has FOLDER_FLOOR."""
     if n >= len(mutants):
         return list(mutants)
-    picked = set(id(m) for m in sorted(mutants, key=lambda m: sample_key(m, seed))[:n])
+    order = sorted(mutants, key=lambda m: sample_key(m, seed))
+    picked = set(id(m) for m in order[:n])
+    if n >= FLOOR_FROM:
+        count = {}
+        for m in order[:n]:
+            count[m["folder"]] = count.get(m["folder"], 0) + 1
+        for m in order[n:]:
+            if count.get(m["folder"], 0) < FOLDER_FLOOR:
+                count[m["folder"]] = count.get(m["folder"], 0) + 1
+                picked.add(id(m))
     return [m for m in mutants if id(m) in picked]
 
 

@@ -573,6 +573,10 @@ def main():
                 or withdrawn(r, listed)
                 or (r["id"] in listed and r["status"] in ("survived", "sanitizer")
                     and listed[r["id"]]["category"] in ("survivor", "sanitizer"))]
+        # And what the sampler draws now for the same seed that the last
+        # report lacks (a folder's floor added since it was made).
+        ran = {r["id"] for r in last["mutants"]}
+        keep += [m["id"] for m in picked if m["id"] not in ran]
         picked = [by_id[i] for i in keep if i in by_id]
         args.gone = len(keep) - len(picked)
         args.last = last
@@ -710,8 +714,11 @@ def merge_rerun(args, rerun, elapsed, stale):
     keys = ("status", "sanitizers", "why", "should", "seconds")
     merged = [dict(r, **{k: now[r["id"]][k] for k in keys})
               if r["id"] in now else r for r in args.last["mutants"]]
-    print("rerun: %d survivors run again, %d no longer generated (their code changed)"
-          % (len(rerun), args.gone))
+    ran = {r["id"] for r in args.last["mutants"]}
+    added = [r for r in rerun if r["id"] not in ran]
+    merged += added
+    print("rerun: %d survivors run again, %d drawn now that the last report lacked, %d no "
+          "longer generated (their code changed)" % (len(rerun) - len(added), len(added), args.gone))
     args.rerun = False
     write_reports(args, merged, args.last["seconds"] + elapsed, stale)
 

@@ -84,6 +84,12 @@ def main():
     kept = [m["id"] for m in gen.sample(fewer, 50, 1)]
     expect(len(set(kept) & set(m["id"] for m in a)) == 49,
            "one mutant gone redraws more of the sample than its own place")
+    big = gen.sample(ms, gen.FLOOR_FROM, 1)
+    for folder in {m["folder"] for m in ms}:
+        has = sum(m["folder"] == folder for m in ms)
+        drawn = sum(m["folder"] == folder for m in big)
+        expect(drawn >= min(has, gen.FOLDER_FLOOR),
+               "a sample of %d draws %d of %s's %d mutants" % (len(big), drawn, folder, has))
     check_reviewed_list()
     check_figures()
     check_sanitizer_logs()
