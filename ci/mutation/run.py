@@ -576,7 +576,7 @@ def main():
         # And what the sampler draws now for the same seed that the last
         # report lacks (a folder's floor added since it was made).
         ran = {r["id"] for r in last["mutants"]}
-        keep += [m["id"] for m in picked if m["id"] not in ran]
+        keep += [m["id"] for m in gen.sample(population, args.n, args.seed) if m["id"] not in ran]
         picked = [by_id[i] for i in keep if i in by_id]
         args.gone = len(keep) - len(picked)
         args.last = last
