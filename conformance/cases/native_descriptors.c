@@ -621,3 +621,76 @@ CWC_CASE(native_descriptor_zero_endpoint_refused, "native", "NAT-009 NAT-006 MET
     ck_assert_msg(!zero_open(), "descriptor 0, given to a run refused its endpoint, is still open");
     close(taken);
 }
+
+/* ---- The metrics endpoint with no descriptor to accept with [NAT-010, NAT-007] ---------- */
+
+static uint64_t process_cpu_ns(void)
+{
+    struct rusage u;
+    ck_assert_int_eq(getrusage(RUSAGE_SELF, &u), 0);
+    return ((uint64_t)u.ru_utime.tv_sec + (uint64_t)u.ru_stime.tv_sec) * 1000000000u +
+           ((uint64_t)u.ru_utime.tv_usec + (uint64_t)u.ru_stime.tv_usec) * 1000u;
+}
+
+/* The CPU time the whole process uses over a sleep of `ms` by the root. */
+static uint64_t cpu_over(cw_ctx *ctx, cw_time ms)
+{
+    uint64_t before = process_cpu_ns();
+    ck_assert_int_eq(cw_sleep(ctx, ms * CW_MSEC), CW_OK);
+    return process_cpu_ns() - before;
+}
+
+/* A scrape waits in the endpoint's queue while the process has no
+ * descriptor left, so the endpoint cannot accept it (NAT-007: it stays
+ * queued); the root sleeps 200 ms, then 1200 ms. The endpoint waiting for a
+ * descriptor is a wait like any other: the second more the run sleeps may
+ * cost at most 100 ms more CPU (NAT-010), where an endpoint that tried the
+ * accept again at once would spin a CPU. Once descriptors are free, the
+ * scrape is answered. */
+static void *endpoint_starved_root(cw_ctx *ctx, void *arg)
+{
+    uint64_t *used = arg;
+    char address[64];
+    ck_assert_int_eq(cw_metrics_endpoint(ctx, address, sizeof address), CW_OK);
+    const char *colon = strrchr(address, ':');
+    ck_assert_ptr_nonnull(colon);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
+    ck_assert_int_eq(inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr), 1);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0); /* before the shortage */
+    ck_assert_int_ge(fd, 0);
+    descriptors_exhausted();
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    static const char ask[] = "GET /metrics HTTP/1.1\r\n\r\n";
+    ck_assert_int_eq(send(fd, ask, sizeof ask - 1, MSG_NOSIGNAL), (ssize_t)(sizeof ask - 1));
+    used[0] = cpu_over(ctx, 200);
+    used[1] = cpu_over(ctx, 1200);
+    descriptors_restored();
+    struct timeval patience = {30, 0}; /* bounds a hang only */
+    ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience), 0);
+    char got[16];
+    size_t have = 0;
+    while (have < 12) {
+        ssize_t n = recv(fd, got + have, 12 - have, 0);
+        ck_assert_msg(n > 0, "a scrape queued while descriptors ran out was not answered once "
+                             "they were free [NAT-007]");
+        have += (size_t)n;
+    }
+    ck_assert_mem_eq(got, "HTTP/1.1 200", 12);
+    close(fd);
+    return NULL;
+}
+
+CWC_CASE(native_endpoint_short_of_descriptors_sleeps, "native", "NAT-010 NAT-007 MET-017", PAR)
+{
+    uint64_t used[2] = {0, 0};
+    cw_config cfg = cwc_config();
+    cfg.metrics_address = "127.0.0.1:0";
+    cwc_run_ok(&cfg, endpoint_starved_root, used);
+    uint64_t more = used[1] > used[0] ? used[1] - used[0] : 0;
+    ck_assert_msg(more <= 100 * 1000 * 1000u,
+                  "with a scrape queued that no descriptor was left to accept, the run used "
+                  "%llu ms of CPU over a 200 ms sleep and %llu ms over a 1200 ms one: %llu ms "
+                  "for the second more it was idle [NAT-010]",
+                  (unsigned long long)(used[0] / 1000000), (unsigned long long)(used[1] / 1000000),
+                  (unsigned long long)(more / 1000000));
+}
