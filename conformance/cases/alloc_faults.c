@@ -224,6 +224,28 @@ CWC_CASE(alloc_faults_stop, "signals", "RUN-007 RUN-008 SIG-007", 0)
     cwc_sweep(stop_root);
 }
 
+/* Signals taken and released before the stop: whether one was spent (no
+ * memory for it) or not, none holds a claim once released, so the stop
+ * waits for nothing. A spent one's release does nothing, whatever signal
+ * is made after it [SIG-007]. */
+static void *released_claims_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 3; i++)
+        cw_signal_release(cw_stopped(ctx));
+    cw_signal *first = cw_stopped(ctx);
+    cw_signal *second = cw_stopped(ctx);
+    cw_signal_release(first);
+    cw_signal_release(second);
+    EXPECT(cwc_ok_or_nomem(cw_stop(ctx, 7, CW_SEC)));
+    return ctx;
+}
+
+CWC_CASE(alloc_faults_spent_signal_released, "signals", "RUN-007 RUN-008 SIG-007", 0)
+{
+    cwc_sweep(released_claims_root);
+}
+
 /* ---- Metrics ---------------------------------------------------------------------------- */
 
 /* A metric reads what was added, or 0 when it is spent (MET-019); an
@@ -258,9 +280,19 @@ static void *metrics_root(cw_ctx *ctx, void *arg)
     cw_histogram_observe(h, 0.5);
     bool live = cw_histogram_count(h) == 1;
     EXPECT(live || cw_histogram_count(h) == 0);
+    /* A buffer of the run's network pool, so that the encode below also
+     * writes that pool's series (MET-014), each made as it encodes. */
+    cw_bufpool *np = cw_network_buffer_pool(ctx);
+    cw_iobuf_mut pooled;
+    if (np && cw_bufpool_alloc(np, 100, &pooled) == CW_OK)
+        cw_iobuf_mut_release(&pooled);
     char *text = cw_metrics_encode(ctx);
     EXPECT(!text || strcmp(text + strlen(text) - 6, "# EOF\n") == 0);
     EXPECT(!text || !live || strstr(text, "latency_count") != NULL);
+    /* Whole text or none: a bucket whose bound could not be spelled
+     * fails the encode, never writes a bucket without its bound. */
+    EXPECT(!text || !live ||
+           (strstr(text, "le=\"1.0\"}") != NULL && strstr(text, "le=\"2.0\"}") != NULL));
     free(text);
     cw_metric_release(h);
     cw_metric_release(f);

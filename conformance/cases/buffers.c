@@ -807,6 +807,30 @@ CWC_CASE(buffer_list_mut, "buffers", "BUF-016 RUN-008", CWC_REPEATED)
     cw_iobufs_mut_release(l);
 }
 
+/* Only more than the spare room is refused: a put of exactly the spare
+ * bytes fills every chunk to its capacity, after which the list takes
+ * nothing more but an empty put [BUF-016]. */
+CWC_CASE(buffer_list_mut_put_fills_to_spare, "buffers", "BUF-016 RUN-008", CWC_REPEATED)
+{
+    cw_iobufs_mut *l = cw_iobufs_mut_new(cwc_backend);
+    cw_iobuf_mut m;
+    for (int i = 0; i < 2; i++) {
+        CWC_OK(cw_iobuf_mut_with_capacity(cwc_backend, 4, &m));
+        CWC_OK(cw_iobufs_mut_append(l, &m));
+    }
+    size_t spare = cw_iobufs_mut_spare(l);
+    ck_assert_uint_eq(spare, 8); /* exactly the capacities asked for */
+    const char bytes[] = "abcdefgh";
+    CWC_OK(cw_iobufs_mut_put(l, bytes, spare));
+    ck_assert(cw_iobufs_mut_equal_bytes(l, bytes, spare));
+    ck_assert_uint_eq(cw_iobufs_mut_len(l), cw_iobufs_mut_capacity(l));
+    ck_assert_uint_eq(cw_iobufs_mut_spare(l), 0);
+    ck_assert_int_eq(cw_iobufs_mut_put(l, "z", 1), CW_ERR_INVALID);
+    CWC_OK(cw_iobufs_mut_put(l, "z", 0));
+    ck_assert(cw_iobufs_mut_equal_bytes(l, bytes, spare));
+    cw_iobufs_mut_release(l);
+}
+
 CWC_CASE(buffer_builder, "buffers", "BUF-017 BUF-013 BUF-004 RUN-008", CWC_REPEATED)
 {
     cw_bufpool *p = cwc_small_pool(2);

@@ -434,6 +434,30 @@ CWC_CASE(metrics_rule_negative_numbers, "metrics", "MET-008 RUN-008", CWC_REPEAT
     cwc_run_ok(NULL, negative_root, NULL);
 }
 
+/* A histogram whose one and only bound is negative has a negative bound
+ * too: its buckets alone, even when what it observed sums above zero. */
+static void *lone_negative_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static const double lone[] = {-1.0};
+    cw_metric *h = cw_histogram(ctx, "lone", "h", lone, 1);
+    cw_histogram_observe(h, -2.0);
+    cw_histogram_observe(h, 5.0);
+    char *text = cwc_encode(ctx);
+    CWC_HAS(text, "# TYPE lone histogram\nlone_bucket{le=\"-1.0\"} 1\n"
+                  "lone_bucket{le=\"+Inf\"} 2\n");
+    ck_assert_ptr_null(strstr(text, "lone_sum"));
+    ck_assert_ptr_null(strstr(text, "lone_count"));
+    ck_assert(cw_histogram_sum(h) == 3.0);
+    free(text);
+    return NULL;
+}
+
+CWC_CASE(metrics_rule_lone_negative_bound, "metrics", "MET-008 RUN-008", CWC_REPEATED)
+{
+    cwc_run_ok(NULL, lone_negative_root, NULL);
+}
+
 /* Some doubles need all 17 significant digits to read back as themselves:
  * 1 + 2^-52 as a bound, 0.1 + 0.2 as a sum; and every digit counts, the
  * nines of 99.5 too [MET-008]. */
