@@ -551,6 +551,51 @@ CWC_CASE(storage_files_io_flags_refused, "storage", "STOR-041 STOR-006 STOR-008 
     on_odd_system(cwc_syscalls_refuse_flags);
 }
 
+/* ---- A durable write made durable another way, which fails [STOR-041, STOR-039] ------- */
+
+/* The system refuses the durable write's flag (RWF_DSYNC), so the backend
+ * makes the bytes durable another way: a flush after them, which fails
+ * (the write is then a sync that failed, CW_ERR_BLOB_SYNC_FAILED with its
+ * errno), a write through a descriptor opened O_DSYNC, or a flush that
+ * names no file (msync, sync). A write the suite saw that returned CW_OK
+ * with none of these made nothing durable. A backend whose writes the
+ * suite does not see (its own system call instructions, a mapping) is
+ * not judged. */
+static void *flagless_sync_root(cw_ctx *ctx, void *arg)
+{
+    snprintf(blob_path, sizeof blob_path, "%s/p/626c6f62", (const char *)arg); /* "blob" */
+    for (size_t i = 0; i < LEN; i++)
+        before[i] = (uint8_t)('A' + i % 26);
+    cw_blob *b = cwc_open(ctx, "p", "blob", NULL);
+    cwc_write(b, 0, before, LEN);
+    cwc_sync(b);
+    cwc_syscalls_refuse_flags_fail_flushes(blob_path, EIO);
+    cw_storage_error err;
+    int rc = cw_blob_write_at(b, 0, before, LEN, CW_WRITE_SYNC, &err);
+    uint64_t flushes = cwc_syscalls_met(CWC_SYS_SYNC), seen = cwc_syscalls_writes_seen();
+    uint64_t durable = cwc_syscalls_durable_writes();
+    cwc_syscalls_off();
+    if (flushes > 0 || rc != CW_OK)
+        expect_failed(rc, &err, CW_ERR_BLOB_SYNC_FAILED, "blob sync failed: ", EIO);
+    else
+        ck_assert_msg(seen == 0 || durable > 0,
+                      "a durable write returned CW_OK with RWF_DSYNC refused, no flush after "
+                      "it, no write through a descriptor opened O_DSYNC and no msync or sync: "
+                      "its bytes were not made durable [STOR-041]");
+    cw_blob_close(b);
+    return NULL;
+}
+
+CWC_CASE(storage_files_flagless_sync_fails, "storage", "STOR-041 STOR-039 STOR-037 NAT-008",
+         PERSIST)
+{
+    cwc_store s;
+    cwc_store_begin(&s);
+    s.cfg.io_backend = CW_IO_THREADS; /* a ring's calls are not the suite's to see */
+    cwc_run_ok(&s.cfg, flagless_sync_root, s.dir);
+    cwc_store_end(&s);
+}
+
 /* ---- Calls a signal interrupted [NAT-005] ------------------------------------------ */
 
 /* Every other call on the blob's file that a signal can interrupt fails

@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -57,6 +58,8 @@ static int armed_error;
 static atomic_ullong met[KINDS];        /* calls acted on, by kind */
 static atomic_ullong turns[KINDS];      /* INTERRUPT: armed calls so far, by kind */
 static atomic_ullong inheritable_opens; /* opens without O_CLOEXEC, armed or not */
+static atomic_ullong seen_writes;       /* REFUSE_FLAGS: writes on the armed file */
+static atomic_ullong durable_writes;    /* of those, through an O_DSYNC descriptor; msync, sync */
 
 static int kind_index(unsigned kind)
 {
@@ -130,6 +133,11 @@ static action act_on(int fd, unsigned kind)
     if (armed_action == INTERRUPT) {
         errno = saved;
         return PASS;
+    }
+    if (armed_action == REFUSE_FLAGS && kind == CWC_SYS_SYNC) { /* flags refused, flushes fail */
+        atomic_fetch_add(&met[kind_index(kind)], 1);
+        errno = armed_error;
+        return FAIL;
     }
     if (armed_action != REFUSE_FLAGS) /* counted when a call has flags to refuse */
         atomic_fetch_add(&met[kind_index(kind)], 1);
@@ -206,6 +214,8 @@ static void arm(const char *path, unsigned kinds, action what, int error)
         armed_path[0] = '\0';
     armed_action = what;
     armed_error = error;
+    atomic_store(&seen_writes, 0);
+    atomic_store(&durable_writes, 0);
     for (int i = 0; i < KINDS; i++) {
         atomic_store(&met[i], 0);
         atomic_store(&turns[i], 0);
@@ -228,6 +238,11 @@ void cwc_syscalls_refuse_flags(const char *path)
     arm(path, CWC_SYS_READ | CWC_SYS_WRITE, REFUSE_FLAGS, EOPNOTSUPP);
 }
 
+void cwc_syscalls_refuse_flags_fail_flushes(const char *path, int error)
+{
+    arm(path, CWC_SYS_READ | CWC_SYS_WRITE | CWC_SYS_SYNC, REFUSE_FLAGS, error);
+}
+
 void cwc_syscalls_interrupt(const char *path, unsigned kinds)
 {
     arm(path, kinds, INTERRUPT, EINTR);
@@ -247,6 +262,30 @@ void cwc_syscalls_off(void)
 uint64_t cwc_syscalls_met(unsigned kind)
 {
     return atomic_load(&met[kind_index(kind)]);
+}
+
+uint64_t cwc_syscalls_writes_seen(void)
+{
+    return atomic_load(&seen_writes);
+}
+
+uint64_t cwc_syscalls_durable_writes(void)
+{
+    return atomic_load(&durable_writes);
+}
+
+/* A write on the armed file while its flags are refused: counted, and
+ * counted durable when, without flags, its descriptor makes every write
+ * durable (O_DSYNC, O_SYNC), a way a backend may take instead of RWF_DSYNC. */
+static void note_write(int fd, unsigned kind, bool with_flags)
+{
+    if (kind != CWC_SYS_WRITE)
+        return;
+    atomic_fetch_add(&seen_writes, 1);
+    int saved = errno, fl = with_flags ? -1 : fcntl(fd, F_GETFL);
+    if (fl >= 0 && (fl & (O_DSYNC | O_SYNC)))
+        atomic_fetch_add(&durable_writes, 1);
+    errno = saved;
 }
 
 uint64_t cwc_syscalls_inheritable_opens(void)
@@ -306,6 +345,8 @@ static void *next_definition(void *_Atomic *slot, const char *name)
         action what = act_on(fd, kind);                                                            \
         if (what == FAIL)                                                                          \
             return -1;                                                                             \
+        if (what == REFUSE_FLAGS)                                                                  \
+            note_write(fd, kind, (flags) != 0);                                                    \
         if (what == REFUSE_FLAGS && (flags) != 0) {                                                \
             atomic_fetch_add(&met[kind_index(kind)], 1);                                           \
             errno = EOPNOTSUPP;                                                                    \
@@ -393,6 +434,38 @@ CWC_OTHER_CALL(CWC_SYS_SYNC, fdatasync, (int fd), (fd))
 CWC_OTHER_CALL(CWC_SYS_SYNC, syncfs, (int fd), (fd))
 CWC_OTHER_CALL(CWC_SYS_SYNC, sync_file_range, (int fd, off64_t at, off64_t len, unsigned int flags),
                (fd, at, len, flags))
+
+/* Flushes that name no descriptor. While flags are refused, each counts
+ * as a way the armed file's writes may have been made durable: leniently,
+ * as the suite cannot tell which file they reached. */
+static void note_unnamed_flush(void)
+{
+    if (atomic_load_explicit(&armed, memory_order_acquire) && armed_action == REFUSE_FLAGS)
+        atomic_fetch_add(&durable_writes, 1);
+}
+
+int msync(void *addr, size_t len, int flags)
+{
+    static void *_Atomic next;
+    int (*call)(void *, size_t, int);
+    note_unnamed_flush();
+    *(void **)&call = next_definition(&next, "msync");
+    if (!call) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return call(addr, len, flags);
+}
+
+void sync(void)
+{
+    static void *_Atomic next;
+    void (*call)(void);
+    note_unnamed_flush();
+    *(void **)&call = next_definition(&next, "sync");
+    if (call)
+        call();
+}
 
 /* ---- Calls that name the file ----------------------------------------------------------- */
 

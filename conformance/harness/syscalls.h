@@ -41,6 +41,21 @@ void cwc_syscalls_short(const char *path, unsigned kinds);
  * the refusals. */
 void cwc_syscalls_refuse_flags(const char *path);
 
+/* cwc_syscalls_refuse_flags, and from now on every flush of the file
+ * (fsync, fdatasync, sync_file_range, syncfs) fails with `error` and does
+ * nothing: a durable write the system took without its flag is made
+ * durable another way, and that way fails. cwc_syscalls_met(CWC_SYS_SYNC)
+ * counts the flushes failed. */
+void cwc_syscalls_refuse_flags_fail_flushes(const char *path, int error);
+
+/* Since the last arming of either call above: the writes seen on the
+ * file (with flags or without), and the ways around a refused RWF_DSYNC
+ * that are no flush of the file: writes without flags through a
+ * descriptor that makes each durable (opened O_DSYNC or O_SYNC), and
+ * flushes that name no file (msync, sync), counted whatever they reached. */
+uint64_t cwc_syscalls_writes_seen(void);
+uint64_t cwc_syscalls_durable_writes(void);
+
 /* From now on, every other call of a kind in `kinds` on the file `path`
  * (by descriptor, or naming it for CWC_SYS_OPEN and CWC_SYS_REMOVE), the
  * first included, fails with EINTR and does nothing, as a call a signal
