@@ -79,8 +79,20 @@ int cwc_load_backend(const char *spec, cwc_loaded *out, char *why, size_t whylen
         return load_shared(spec, out, why, whylen);
 #ifdef CWC_WITH_REFERENCE
     out->backend = cw_backend_by_name(spec);
-    if (out->backend)
+    /* The lookup must give the backend of that name, and nothing for a name
+     * that is none: a registry that gave another would have the
+     * certificate name one backend and certify another. */
+    if (out->backend && strcmp(out->backend->name, spec) == 0 && !cw_backend_by_name("") &&
+        !cw_backend_by_name(NULL))
         return 0;
+    if (out->backend) {
+        snprintf(why, whylen,
+                 "the reference's lookup of backends is broken: '%s' gave the backend '%s', "
+                 "and a name that is none must give nothing",
+                 spec, out->backend->name);
+        out->backend = NULL;
+        return -1;
+    }
 #endif
     snprintf(why, whylen,
              "unknown backend '%s' (a reference backend's name, or a path to a "
