@@ -67,3 +67,48 @@ CWC_CASE(blob_read_huge_length_at_the_end, "storage", "STOR-006", PERSIST)
 {
     cwc_store_run(edge_reads_root, NULL);
 }
+
+/* ---- A failed read gives its buffer back [STOR-006, BUF-023] ----------------------------- */
+
+enum { FAILED_READS = 5 };
+
+/* Every buffer the storage pool created is parked (idle): with no thread
+ * caches each parked buffer is seen from every thread, and the program
+ * holds none, so one not parked is one the backend kept. */
+static void no_buffer_held(cw_ctx *ctx)
+{
+    cw_bufpool *pool = cw_storage_buffer_pool(ctx);
+    cw_bufpool_stats st;
+    for (size_t i = 0; cw_bufpool_class_stats(pool, i, &st) == CW_OK; i++)
+        ck_assert_msg(st.idle == st.created,
+                      "after %d reads past the end, the storage pool's class of %zu bytes has "
+                      "created %llu buffers and holds %llu parked: a failed read kept a buffer "
+                      "it took [STOR-006]",
+                      FAILED_READS, st.size, (unsigned long long)st.created,
+                      (unsigned long long)st.idle);
+}
+
+/* Reads past the end fail, and must leave the run's storage pool as they
+ * found it: no buffer taken for them is kept. */
+static void *failed_reads_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_blob *b = cwc_open(ctx, "limits", "ten_bytes", NULL);
+    cwc_write(b, 0, "0123456789", 10);
+    for (int i = 0; i < FAILED_READS; i++)
+        ck_assert_int_eq(cwc_read_rc(b, 4, 100 + 5000 * (size_t)i),
+                         CW_ERR_BLOB_INSUFFICIENT_LENGTH);
+    no_buffer_held(ctx);
+    cwc_read_eq(b, 0, "0123456789", 10);
+    cw_blob_close(b);
+    return NULL;
+}
+
+CWC_CASE(blob_failed_reads_keep_no_buffer, "storage", "STOR-006 BUF-023 RUN-009", 0)
+{
+    cwc_store s;
+    cwc_store_begin(&s);
+    s.cfg.storage_buffer_pool.thread_cache = 0;
+    cwc_run_ok(&s.cfg, failed_reads_root, NULL);
+    cwc_store_end(&s);
+}
