@@ -4,6 +4,7 @@
  * (spec/04-tasks.md). On a parallel backend they do so across threads.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +101,97 @@ CWC_CASE(stress_spawn_sleep_abort_join, "tasks", "TASK-002 TASK-005 TASK-008 RUN
 static int race_rounds(int n, int fewer)
 {
     return cwc_backend->capabilities & CW_CAP_PARALLEL ? n : n / fewer;
+}
+
+/* ---- The last two references of a pooled buffer at once [BUF-003, BUF-025] ------------- */
+
+/* Two threads each hold a reference to one pooled buffer and release it
+ * at the same moment, round after round. Whichever release is the last
+ * must park the buffer once, ready for the next: the pool has one buffer
+ * a class and no thread caches, so each round's allocation finds it parked,
+ * and at the end the class has created one buffer and holds it parked. A
+ * release that got the count wrong in the race loses the buffer (the pool
+ * runs dry) or parks it twice (more parked than created). */
+enum { RELEASE_ROUNDS = 50000 };
+
+typedef struct release_race {
+    atomic_int round; /* the round whose reference `theirs` is, published last */
+    atomic_int ready; /* threads at the start line of the round */
+    atomic_int done;  /* rounds the other thread finished */
+    int rounds;
+    cw_iobuf theirs;
+} release_race;
+
+/* Spinning keeps the two threads within a few instructions of each other
+ * at the start line, which is what makes the releases meet; after a while
+ * it yields, as on a loaded machine the other thread needs the core. */
+static void spin_until(atomic_int *v, int at_least)
+{
+    for (unsigned spins = 0; atomic_load(v) < at_least; spins++)
+        if (spins >= 4096)
+            sched_yield();
+}
+
+static void *release_partner(void *arg)
+{
+    release_race *x = arg;
+    for (int r = 1; r <= x->rounds; r++) {
+        spin_until(&x->round, r);
+        atomic_fetch_add(&x->ready, 1);
+        spin_until(&x->ready, 2);
+        cw_iobuf_release(&x->theirs);
+        atomic_store(&x->done, r);
+    }
+    return NULL;
+}
+
+/* One round: a buffer taken, shared, and released on both threads at once. */
+static void release_round(cw_bufpool *p, release_race *x, int r)
+{
+    cw_iobuf_mut m;
+    int why = 0;
+    int rc = cw_bufpool_try_alloc(p, 64, &m, &why);
+    ck_assert_msg(rc == CW_OK,
+                  "round %d: the pool's one buffer was not parked again (%s, %s) "
+                  "after the last two references of it were released at once [BUF-003]",
+                  r, cw_strerror(rc), cw_bufpool_strfailure(why));
+    ck_assert_int_eq(cw_iobuf_mut_put(&m, "race", 4), CW_OK);
+    cw_iobuf mine;
+    cw_iobuf_mut_freeze(&m, &mine);
+    x->theirs = cw_iobuf_clone(&mine);
+    atomic_store(&x->ready, 0);
+    atomic_store(&x->round, r);
+    atomic_fetch_add(&x->ready, 1);
+    spin_until(&x->ready, 2);
+    cw_iobuf_release(&mine);
+    spin_until(&x->done, r);
+}
+
+CWC_CASE(stress_pooled_buffer_released_twice_at_once, "buffers", "BUF-003 BUF-025 BUF-023", 0)
+{
+    cw_bufpool_config cfg;
+    cw_bufpool_config_network(&cfg);
+    cfg.min_size = 64;
+    cfg.max_size = 64;
+    cfg.alignment = 64;
+    cfg.max_per_class = 1;
+    cfg.thread_cache = 0;
+    cw_bufpool *p;
+    ck_assert_int_eq(cw_bufpool_new(cwc_backend, &cfg, &p), CW_OK);
+    release_race x = {.rounds = RUNNING_ON_VALGRIND ? RELEASE_ROUNDS / 20 : RELEASE_ROUNDS};
+    pthread_t partner;
+    ck_assert_int_eq(pthread_create(&partner, NULL, release_partner, &x), 0);
+    for (int r = 1; r <= x.rounds; r++)
+        release_round(p, &x, r);
+    ck_assert_int_eq(pthread_join(partner, NULL), 0);
+    cw_bufpool_stats st;
+    ck_assert_int_eq(cw_bufpool_class_stats(p, 0, &st), CW_OK);
+    ck_assert_msg(st.created == 1 && st.idle == 1,
+                  "after %d rounds of two releases at once, the pool's class created %llu "
+                  "buffers and holds %llu parked, where one buffer parked once is right "
+                  "[BUF-003]",
+                  x.rounds, (unsigned long long)st.created, (unsigned long long)st.idle);
+    cw_bufpool_release(p);
 }
 
 /* ---- Both ends of oneshots at once [CHN-005] ------------------------------------------- */
