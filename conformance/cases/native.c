@@ -471,25 +471,6 @@ CWC_CASE(native_clock_is_wall_time_measured_monotonically, "native", "NAT-003 CL
 
 /* ---- An idle run sleeps [NAT-010] ------------------------------------------------------- */
 
-static uint64_t cpu_ns(void)
-{
-    struct rusage u;
-    ck_assert_int_eq(getrusage(RUSAGE_SELF, &u), 0);
-    return ((uint64_t)u.ru_utime.tv_sec + (uint64_t)u.ru_stime.tv_sec) * 1000000000u +
-           ((uint64_t)u.ru_utime.tv_usec + (uint64_t)u.ru_stime.tv_usec) * 1000u;
-}
-
-/* The CPU time the whole process uses over a sleep of `ms` by the root,
- * nothing else running. A loaded machine gives a thread that spins less
- * CPU, never one that sleeps more. */
-static uint64_t cpu_over_sleep(cw_ctx *ctx, cw_time ms)
-{
-    uint64_t before = cpu_ns();
-    ck_assert_int_eq(cw_sleep(ctx, ms * CW_MSEC), CW_OK);
-    uint64_t after = cpu_ns();
-    return after - before;
-}
-
 /* A short sleep, then one a second longer: what a backend spends each time
  * it goes idle (a brief spin before it parks, however many threads do it)
  * is in both and cancels out; what it spends for as long as it is idle
@@ -497,8 +478,8 @@ static uint64_t cpu_over_sleep(cw_ctx *ctx, cw_time ms)
 static void *idle_root(cw_ctx *ctx, void *arg)
 {
     uint64_t *used = arg;
-    used[0] = cpu_over_sleep(ctx, 200);
-    used[1] = cpu_over_sleep(ctx, 1200);
+    used[0] = cwc_cpu_over_sleep(ctx, 200);
+    used[1] = cwc_cpu_over_sleep(ctx, 1200);
     return NULL;
 }
 

@@ -624,22 +624,6 @@ CWC_CASE(native_descriptor_zero_endpoint_refused, "native", "NAT-009 NAT-006 MET
 
 /* ---- The metrics endpoint with no descriptor to accept with [NAT-010, NAT-007] ---------- */
 
-static uint64_t process_cpu_ns(void)
-{
-    struct rusage u;
-    ck_assert_int_eq(getrusage(RUSAGE_SELF, &u), 0);
-    return ((uint64_t)u.ru_utime.tv_sec + (uint64_t)u.ru_stime.tv_sec) * 1000000000u +
-           ((uint64_t)u.ru_utime.tv_usec + (uint64_t)u.ru_stime.tv_usec) * 1000u;
-}
-
-/* The CPU time the whole process uses over a sleep of `ms` by the root. */
-static uint64_t cpu_over(cw_ctx *ctx, cw_time ms)
-{
-    uint64_t before = process_cpu_ns();
-    ck_assert_int_eq(cw_sleep(ctx, ms * CW_MSEC), CW_OK);
-    return process_cpu_ns() - before;
-}
-
 /* A scrape waits in the endpoint's queue while the process has no
  * descriptor left, so the endpoint cannot accept it (NAT-007: it stays
  * queued); the root sleeps 200 ms, then 1200 ms. The endpoint waiting for a
@@ -662,8 +646,8 @@ static void *endpoint_starved_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
     static const char ask[] = "GET /metrics HTTP/1.1\r\n\r\n";
     ck_assert_int_eq(send(fd, ask, sizeof ask - 1, MSG_NOSIGNAL), (ssize_t)(sizeof ask - 1));
-    used[0] = cpu_over(ctx, 200);
-    used[1] = cpu_over(ctx, 1200);
+    used[0] = cwc_cpu_over_sleep(ctx, 200);
+    used[1] = cwc_cpu_over_sleep(ctx, 1200);
     descriptors_restored();
     struct timeval patience = {30, 0}; /* bounds a hang only */
     ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience), 0);

@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -135,6 +136,22 @@ static inline int cwc_run_in_child(const cw_config *cfg, cw_task_fn root, void *
     int status = 0;
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     return status;
+}
+
+/* The CPU time the whole process uses over a sleep of `ms` by the calling
+ * task [NAT-010]. A loaded machine gives a thread that spins less CPU,
+ * never one that sleeps more. */
+static inline uint64_t cwc_cpu_over_sleep(cw_ctx *ctx, cw_time ms)
+{
+    struct rusage u[2];
+    ck_assert_int_eq(getrusage(RUSAGE_SELF, &u[0]), 0);
+    ck_assert_int_eq(cw_sleep(ctx, ms * CW_MSEC), CW_OK);
+    ck_assert_int_eq(getrusage(RUSAGE_SELF, &u[1]), 0);
+    uint64_t ns[2];
+    for (int i = 0; i < 2; i++)
+        ns[i] = ((uint64_t)u[i].ru_utime.tv_sec + (uint64_t)u[i].ru_stime.tv_sec) * 1000000000u +
+                ((uint64_t)u[i].ru_utime.tv_usec + (uint64_t)u[i].ru_stime.tv_usec) * 1000u;
+    return ns[1] - ns[0];
 }
 
 #endif
