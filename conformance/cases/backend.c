@@ -199,6 +199,17 @@ static int misuse_status(void (*misuse)(void))
     return status;
 }
 
+/* Fail unless the harness's check `what` ended a child that did `misuse`
+ * (`done`) with SIGABRT; then clear the text that check left. */
+static void require_live(void (*misuse)(void), const char *what, const char *done)
+{
+    int status = misuse_status(misuse);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+                  "the harness's %s is not live in this process (%s ended with status %#x)", what,
+                  done, (unsigned)status);
+    cwc_misuse_arm(); /* that text was the check's own */
+}
+
 /* Unlock a mutex nobody holds. */
 static void unheld_unlock(void)
 {
@@ -208,14 +219,8 @@ static void unheld_unlock(void)
 
 CWC_CASE(mutexes_held_where_posix_says, "backend", "ABI-005 RUN-008", 0)
 {
-    if (cwc_locks_watch()) {
-        int status = misuse_status(unheld_unlock);
-        ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-                      "the harness's check of mutexes is not live in this process (an unlock "
-                      "of a mutex nobody held ended with status %#x)",
-                      (unsigned)status);
-        cwc_misuse_arm(); /* that text was the check's own */
-    }
+    if (cwc_locks_watch())
+        require_live(unheld_unlock, "check of mutexes", "an unlock of a mutex nobody held");
     cwc_run_ok(NULL, locks_root, NULL);
 }
 
@@ -264,13 +269,7 @@ static void overrun(void)
 
 CWC_CASE(heap_blocks_written_within_their_end, "backend", "ABI-005 RUN-008", 0)
 {
-    if (cwc_allocator_live()) {
-        int status = misuse_status(overrun);
-        ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-                      "the harness's guard of heap blocks is not live in this process (a byte "
-                      "written past a block ended with status %#x)",
-                      (unsigned)status);
-        cwc_misuse_arm(); /* that text was the guard's own */
-    }
+    if (cwc_allocator_live())
+        require_live(overrun, "guard of heap blocks", "a byte written past a block");
     cwc_run_ok(NULL, sized_blocks_root, NULL);
 }

@@ -334,14 +334,22 @@ static void partition_flush_refused(cw_ctx *ctx, const char *dir)
     ck_assert_msg(err.os_error == EACCES, "os_error %d, wanted EACCES [STOR-039]", err.os_error);
 }
 
-static void *failing_disk_root(cw_ctx *ctx, void *arg)
+/* Blob "blob" of partition "p" under the store `dir`, `before` (letters
+ * from `first`) written and synced; blob_path names its file. */
+static cw_blob *synced_blob(cw_ctx *ctx, const char *dir, char first)
 {
-    snprintf(blob_path, sizeof blob_path, "%s/p/626c6f62", (const char *)arg); /* "blob" */
+    snprintf(blob_path, sizeof blob_path, "%s/p/626c6f62", dir); /* "blob" */
     for (size_t i = 0; i < LEN; i++)
-        before[i] = (uint8_t)('a' + i % 26);
+        before[i] = (uint8_t)(first + i % 26);
     cw_blob *b = cwc_open(ctx, "p", "blob", NULL);
     cwc_write(b, 0, before, LEN);
     cwc_sync(b);
+    return b;
+}
+
+static void *failing_disk_root(cw_ctx *ctx, void *arg)
+{
+    cw_blob *b = synced_blob(ctx, arg, 'a');
     read_fails(b);
     write_fails(b, false);
     write_fails(b, true);
@@ -563,12 +571,7 @@ CWC_CASE(storage_files_io_flags_refused, "storage", "STOR-041 STOR-006 STOR-008 
  * not judged. */
 static void *flagless_sync_root(cw_ctx *ctx, void *arg)
 {
-    snprintf(blob_path, sizeof blob_path, "%s/p/626c6f62", (const char *)arg); /* "blob" */
-    for (size_t i = 0; i < LEN; i++)
-        before[i] = (uint8_t)('A' + i % 26);
-    cw_blob *b = cwc_open(ctx, "p", "blob", NULL);
-    cwc_write(b, 0, before, LEN);
-    cwc_sync(b);
+    cw_blob *b = synced_blob(ctx, arg, 'A');
     cwc_syscalls_refuse_flags_fail_flushes(blob_path, EIO);
     cw_storage_error err;
     int rc = cw_blob_write_at(b, 0, before, LEN, CW_WRITE_SYNC, &err);
