@@ -251,10 +251,12 @@ static void *park_all(void *arg)
 {
     parker *k = arg;
     cw_iobuf_mut m[PARKED_MAX];
-    while (k->taken < PARKED_MAX && cw_bufpool_try_alloc(k->pool, 256, &m[k->taken], NULL) == CW_OK)
-        k->taken++;
-    for (int i = 0; i < k->taken; i++)
+    int taken = 0;
+    while (taken < PARKED_MAX && cw_bufpool_try_alloc(k->pool, 256, &m[taken], NULL) == CW_OK)
+        taken++;
+    for (int i = 0; i < taken; i++)
         cw_iobuf_mut_release(&m[i]);
+    k->taken = taken;
     parker_set(k, &k->parked);
     parker_wait(k, &k->done); /* alive, its cache kept, until the check is made */
     return NULL;

@@ -62,7 +62,7 @@ static void check_sockets(const cw_addr *dialer, struct tcp_options *want)
         struct stat st;
         if (!open.open[fd] || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
             continue;
-        struct sockaddr_storage self, peer;
+        struct sockaddr_storage self = {0}, peer = {0};
         socklen_t slen = sizeof self, plen = sizeof peer;
         if (getsockname(fd, (struct sockaddr *)&self, &slen) != 0)
             continue;

@@ -253,7 +253,7 @@ CWC_CASE(header_fault_details_only_with_their_fault, "storage", "STOR-038 STOR-0
         {v0, 12, CW_HEADER_VERSION_MISMATCH},
     };
     for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++) {
-        cw_blob_header h;
+        cw_blob_header h = {0};
         ck_assert_int_ne(parse(seen[i].raw, seen[i].len, 0, 7, &h), CW_OK);
         ck_assert_int_eq(h.fault, seen[i].fault);
         details_of_its_fault_only(&h);

@@ -124,7 +124,7 @@ static void *next(void *_Atomic *slot, const char *name)
 
 #define NEXT(name)                                                                                 \
     static void *_Atomic slot;                                                                     \
-    __typeof__(&name) call;                                                                        \
+    __typeof__(&(name)) call;                                                                      \
     *(void **)&call = next(&slot, #name)
 
 int pthread_mutex_lock(pthread_mutex_t *m)

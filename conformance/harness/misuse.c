@@ -49,6 +49,15 @@ const char *cwc_misuse_seen(void)
     return page && page->text[0] ? page->text : NULL;
 }
 
+/* `len` bytes of `text` on stderr, through write(2) rather than stdio: the
+ * misuse may be inside a lock stdio needs. What the write returns is of no
+ * use to a process about to abort. */
+static void say(const char *text, size_t len)
+{
+    ssize_t w = write(STDERR_FILENO, text, len);
+    (void)w;
+}
+
 _Noreturn void cwc_misuse(const char *fmt, ...)
 {
     char text[TEXT_MAX];
@@ -59,11 +68,9 @@ _Noreturn void cwc_misuse(const char *fmt, ...)
     size_t len = n < 0 ? 0 : (size_t)n < sizeof text ? (size_t)n : sizeof text - 1;
     if (page && atomic_exchange(&page->taken, 1) == 0)
         memcpy(page->text, text, len + 1);
-    /* write(2) rather than stdio: the misuse may be inside a lock stdio needs. */
-    ssize_t w = write(STDERR_FILENO, "cw-conformance: ", 16);
-    w = write(STDERR_FILENO, text, len);
-    w = write(STDERR_FILENO, "\n", 1);
-    (void)w;
+    say("cw-conformance: ", 16);
+    say(text, len);
+    say("\n", 1);
     void *frames[FRAMES_MAX];
     backtrace_symbols_fd(frames, backtrace(frames, FRAMES_MAX), STDERR_FILENO);
     signal(SIGABRT, SIG_DFL);

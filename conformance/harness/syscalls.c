@@ -83,7 +83,7 @@ static bool on_armed_port(int fd)
 {
     int type = 0;
     socklen_t len = sizeof type;
-    struct sockaddr_storage ss;
+    struct sockaddr_storage ss = {0};
     if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
         return false;
     len = sizeof ss;
@@ -355,7 +355,7 @@ static void *next_definition(void *_Atomic *slot, const char *name)
         if (what == SHORTEN) {                                                                     \
             shorten_args;                                                                          \
         }                                                                                          \
-        ret(*call) params;                                                                         \
+        ret(*call) params; /* NOLINT(bugprone-macro-parentheses): a type */                        \
         *(void **)&call = next_definition(&next, #name);                                           \
         if (!call) {                                                                               \
             errno = ENOSYS;                                                                        \
@@ -472,8 +472,8 @@ void sync(void)
 /* The next definition of `name`, as a pointer of `type`, into `call`. */
 #define CWC_NEXT(call, name)                                                                       \
     static void *_Atomic next_##name;                                                              \
-    *(void **)&call = next_definition(&next_##name, #name);                                        \
-    if (!call) {                                                                                   \
+    *(void **)&(call) = next_definition(&next_##name, #name);                                      \
+    if (!(call)) {                                                                                 \
         errno = ENOSYS;                                                                            \
         return -1;                                                                                 \
     }
@@ -483,11 +483,11 @@ void sync(void)
 #define CWC_OPEN_MODE(flags, mode)                                                                 \
     if (!((flags)&O_CLOEXEC))                                                                      \
         atomic_fetch_add(&inheritable_opens, 1);                                                   \
-    mode_t mode = 0;                                                                               \
+    mode_t mode = 0; /* NOLINT(bugprone-macro-parentheses): `mode` names what is declared */       \
     if ((flags) & (O_CREAT | O_TMPFILE)) {                                                         \
         va_list ap;                                                                                \
         va_start(ap, flags);                                                                       \
-        mode = va_arg(ap, mode_t);                                                                 \
+        mode = va_arg(ap, mode_t); /* NOLINT(bugprone-macro-parentheses) */                        \
         va_end(ap);                                                                                \
     }
 

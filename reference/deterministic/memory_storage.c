@@ -202,7 +202,8 @@ static mem_blob *blob_find(const mem_partition *p, const uint8_t *name, size_t l
     bool found;
     blob_key k = {name, len};
     *at = cw_sorted_find(p->blobs, p->n, sizeof *p->blobs, &k, blob_cmp, &found);
-    return found ? p->blobs[*at] : NULL;
+    /* found only in a partition that has blobs: p->blobs is set then */
+    return found ? p->blobs[*at] : NULL; // NOLINT(clang-analyzer-core.NullDereference)
 }
 
 static void blob_free(mem_blob *b);
