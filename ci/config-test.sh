@@ -16,7 +16,8 @@ cd "$scratch/src"
 
 probe() {
     # -O0: what is tested is the configuration, and it compiles twice as fast.
-    make -s -j2 OPT=-O0 build/release/lib/libcwrt.a > "$scratch/build-$1.log" 2>&1 ||
+    # B is named: a `make B=...` that runs this passes its own B down.
+    make -s -j2 B=build/release OPT=-O0 build/release/lib/libcwrt.a > "$scratch/build-$1.log" 2>&1 ||
         { cat "$scratch/build-$1.log"; exit 1; }
     uring=$(pkg-config --libs liburing 2>/dev/null || true)
     cc -std=c11 -D_GNU_SOURCE -Ispec/include -Ireference/include -o "$scratch/probe-$1" \
