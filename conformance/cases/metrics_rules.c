@@ -645,6 +645,28 @@ CWC_CASE(metrics_rule_values_from_threads, "metrics", "MET-011 RUN-008", CWC_REP
     cwc_run_ok(NULL, values_root, NULL);
 }
 
+/* The count reads back every observation, whichever bucket took it: one
+ * that counted only some buckets would miss those of the later ones and
+ * of +Inf, which the case above never fills. */
+static void *count_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static const double bound[] = {1.0, 2.0};
+    static const double seen[] = {5.0, 1.5, 0.5, 1.5, 3.0};
+    cw_metric *h = cw_histogram(ctx, "spread", "h", bound, 2);
+    ck_assert_ptr_nonnull(h);
+    for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++)
+        cw_histogram_observe(h, seen[i]);
+    ck_assert_uint_eq(cw_histogram_count(h), 5);
+    ck_assert(cw_histogram_sum(h) == 11.5);
+    return NULL;
+}
+
+CWC_CASE(metrics_rule_histogram_count_every_bucket, "metrics", "MET-011 RUN-008", CWC_REPEATED)
+{
+    cwc_run_ok(NULL, count_root, NULL);
+}
+
 /* ---- MET-012: family children ------------------------------------------------ */
 
 static void *children_root(cw_ctx *ctx, void *arg)
@@ -880,17 +902,23 @@ static void *pools_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
     cw_bufpool *net = cw_network_buffer_pool(ctx);
-    cw_iobuf_mut a, b;
+    cw_iobuf_mut a, b, c;
     int why = 0;
     ck_assert_int_eq(cw_bufpool_try_alloc(net, 1000, &a, &why), CW_OK);
     ck_assert_int_eq(cw_bufpool_try_alloc(net, 1000, &b, &why), CW_ERR_POOL);
     ck_assert_int_eq(cw_bufpool_try_alloc(net, 1 << 30, &b, &why), CW_ERR_POOL);
+    ck_assert_int_eq(cw_bufpool_try_alloc(net, 3000, &c, &why), CW_OK);
     char *text = cwc_encode(ctx);
     const char *p = "\nruntime_network_buffer_pool_buffer_pool_";
     char line[256];
     snprintf(line, sizeof line, "%screated{size_class=\"1024\"} 1\n", p);
     CWC_HAS(text, line);
     snprintf(line, sizeof line, "%sexhausted_total{size_class=\"1024\"} 1\n", p);
+    CWC_HAS(text, line);
+    /* A class that created a buffer and refused none has its series too. */
+    snprintf(line, sizeof line, "%screated{size_class=\"4096\"} 1\n", p);
+    CWC_HAS(text, line);
+    snprintf(line, sizeof line, "%sexhausted_total{size_class=\"4096\"} 0\n", p);
     CWC_HAS(text, line);
     snprintf(line, sizeof line, "%soversized_total 1\n", p);
     CWC_HAS(text, line);
@@ -910,6 +938,7 @@ static void *pools_root(cw_ctx *ctx, void *arg)
     CWC_HAS(text, line);
     free(text);
     cw_iobuf_mut_release(&a);
+    cw_iobuf_mut_release(&c);
     return NULL;
 }
 

@@ -1159,13 +1159,18 @@ static void *poll_between_root(cw_ctx *ctx, void *arg)
 }
 
 /* Also with blocking calls on I/O threads, never a ring (NAT-008): a
- * backend may then read a recv's bytes another way. */
+ * backend may then read a recv's bytes another way. And with a read-ahead
+ * buffer much smaller than the default: what a poll read must then go
+ * back after the bytes earlier recvs took, however much room is left
+ * before them. */
 CWC_CASE(network_polls_between_recvs_of_other_lengths, "network", "NET-010 NET-011 NET-023 RUN-008",
          CWC_REPEATED)
 {
     cwc_run_ok(NULL, poll_between_root, NULL);
     cw_config cfg = cwc_config();
     cfg.io_backend = CW_IO_THREADS;
+    cwc_run_ok(&cfg, poll_between_root, NULL);
+    cfg.read_buffer_size = 1000;
     cwc_run_ok(&cfg, poll_between_root, NULL);
 }
 

@@ -332,6 +332,35 @@ CWC_CASE(keyed_limiter_keys_of_every_length, "ratelimit", "RATE-004 RUN-008", CW
     cw_keyed_limiter_free(k);
 }
 
+/* A limiter copies the keys it stores (15-ratelimit.md, Ownership) and is
+ * freed by its release (00-conventions.md): keys too long to keep inline
+ * are blocks of their own, and freeing the limiter gives every one back,
+ * wherever the table's secret put it. Many limiters full of long keys,
+ * each freed: one copy left behind in any place is counted by RUN-008. */
+enum { LONG_KEY = 40, LONG_KEYS = 60, LIMITERS = 32 };
+
+static void long_keys_freed(uint64_t *x)
+{
+    cw_quota q = three_per_30ms();
+    cw_keyed_limiter *k = NULL;
+    ck_assert_int_eq(cw_keyed_limiter_new(&q, &k), CW_OK);
+    uint8_t key[LONG_KEY];
+    for (int i = 0; i < LONG_KEYS; i++) {
+        for (size_t b = 0; b < sizeof key; b++)
+            key[b] = (uint8_t)next_rand(x);
+        ck_assert_int_eq(cw_keyed_limiter_check_at(k, key, sizeof key, 0, NULL), CW_OK);
+    }
+    ck_assert_uint_eq(cw_keyed_limiter_len(k), LONG_KEYS);
+    cw_keyed_limiter_free(k);
+}
+
+CWC_CASE(keyed_limiter_free_gives_back_long_keys, "ratelimit", "RATE-004 RUN-008", CWC_REPEATED)
+{
+    uint64_t x = 5;
+    for (int i = 0; i < LIMITERS; i++)
+        long_keys_freed(&x);
+}
+
 static int check_u32(cw_keyed_limiter *k, uint32_t key, cw_time now)
 {
     return cw_keyed_limiter_check_at(k, &key, sizeof key, now, NULL);

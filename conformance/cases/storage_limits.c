@@ -4,6 +4,7 @@
  * (spec/17-storage.md, STOR-006 and STOR-010): the answer is the one the
  * blob's size and the offset limit give, never an allocation failure.
  */
+#include <errno.h>
 #include <stdint.h>
 
 #include "cases/storage.h"
@@ -46,6 +47,23 @@ CWC_CASE(blob_read_huge_length, "storage", "STOR-006 STOR-010", 0)
     cwc_store_run(huge_reads_root, NULL);
 }
 
+/* What a read that memory refused says [STOR-018]: the code, "out of
+ * memory", the blob's partition and name, and no errno but ENOMEM (0 when
+ * no system call failed, as when the C library's allocation did). */
+static void nomem_reported(cw_blob *b, size_t len)
+{
+    cw_iobuf_mut out;
+    cw_storage_error err;
+    memset(&err, 0x5A, sizeof err);
+    ck_assert_int_eq(cw_blob_read_at(b, 0, len, CW_READ_DEFAULT, &out, &err), CW_ERR_NOMEM);
+    ck_assert_int_eq(err.code, CW_ERR_NOMEM);
+    ck_assert_msg(err.os_error == 0 || err.os_error == ENOMEM, "os_error %d [STOR-018]",
+                  err.os_error);
+    ck_assert_str_eq(err.message, "out of memory");
+    ck_assert_str_eq(err.partition, "limits");
+    ck_assert_str_eq(err.name, "737061727365"); /* "sparse" */
+}
+
 /* A blob of 2^40 bytes, all of it a hole, read 2^40 bytes at a time: the
  * read that ends one byte past the end is refused as past the end, the
  * one that ends at the end is a range the blob holds, which only memory
@@ -58,12 +76,13 @@ static void *edge_reads_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(cw_blob_resize(b, size, NULL), CW_OK);
     ck_assert_int_eq(read_huge(b, 1, (size_t)size), CW_ERR_BLOB_INSUFFICIENT_LENGTH);
     ck_assert_int_eq(read_huge(b, 0, (size_t)size), CW_ERR_NOMEM);
+    nomem_reported(b, (size_t)size);
     ck_assert_int_eq(cw_blob_resize(b, 0, NULL), CW_OK);
     cw_blob_close(b);
     return NULL;
 }
 
-CWC_CASE(blob_read_huge_length_at_the_end, "storage", "STOR-006", PERSIST)
+CWC_CASE(blob_read_huge_length_at_the_end, "storage", "STOR-006 STOR-018", PERSIST)
 {
     cwc_store_run(edge_reads_root, NULL);
 }
