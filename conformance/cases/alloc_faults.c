@@ -833,6 +833,29 @@ CWC_CASE(alloc_faults_storage, "storage",
     cwc_sweep_workload(&w);
 }
 
+/* A blob made, then removed by name. */
+static void *blob_removed_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_blob *b = NULL;
+    uint64_t size = 0;
+    int rc = cw_storage_open(ctx, "gone", "blob", 4, &b, &size, NULL);
+    EXPECT(cwc_ok_or_nomem(rc));
+    if (rc != CW_OK)
+        return ctx;
+    cw_blob_close(b);
+    EXPECT(cwc_ok_or_nomem(cw_storage_remove(ctx, "gone", "blob", 4, NULL)));
+    return ctx;
+}
+
+/* The removal of one blob (STOR-011) is done or refused for want of
+ * memory, wherever its memory runs out: alloc_faults_storage removes a
+ * whole partition, another way through a backend. */
+CWC_CASE(alloc_faults_blob_removed, "storage", "RUN-007 RUN-008 STOR-011", CWC_NEEDS_STORAGE)
+{
+    cwc_sweep(blob_removed_root);
+}
+
 /* ---- The network ---------------------------------------------------------------------------- */
 
 static void close_halves(cw_sink *sink, cw_stream *stream)
