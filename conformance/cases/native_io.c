@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <linux/io_uring.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -222,5 +223,118 @@ CWC_CASE(native_io_each_way_on_one_worker, "native", "NAT-008",
         else
             ck_assert_int_eq(gauge, ways[i] == CW_IO_URING);
     }
+    cwc_store_end(&st);
+}
+
+/* ---- The end of a run, a task waiting on the kernel -------------------------------------- */
+
+enum { LONG_WRITE = 32 * 1024 * 1024 };
+
+struct long_write {
+    atomic_int started, unwound;
+};
+
+static void count_unwound(void *arg)
+{
+    atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+/* A synced write long enough to be under way when the root ends the run.
+ * Its handler runs once either way: popped when the write finished first,
+ * or run as the task unwinds after it. */
+static void *long_writer(cw_ctx *ctx, void *arg)
+{
+    static uint8_t data[LONG_WRITE];
+    struct long_write *w = arg;
+    cw_blob *b = cwc_open(ctx, "end", "long", NULL);
+    CW_CLEANUP_PUSH(ctx, count_unwound, &w->unwound);
+    atomic_store(&w->started, 1);
+    cw_storage_error err;
+    (void)cw_blob_write_at(b, 0, data, sizeof data, CW_WRITE_SYNC, &err);
+    CW_CLEANUP_POP(ctx, true);
+    cw_blob_close(b);
+    return NULL;
+}
+
+/* The root ends the run as soon as the writer has begun its write. */
+static void *ends_during_a_write(cw_ctx *ctx, void *arg)
+{
+    struct long_write *w = arg;
+    cw_handle_release(cw_spawn(cw_child(ctx, "writer"), long_writer, w));
+    while (!atomic_load(&w->started))
+        cw_yield(ctx);
+    return NULL;
+}
+
+/* A task parked on the kernel (an I/O thread's call, a ring's) is woken
+ * by another thread when its call is done, which may be after the abort
+ * that ends the run: cw_start must still wait for it to come back and
+ * unwind, with a thread left to run it, not return with its handler
+ * never run. */
+CWC_CASE(native_run_end_waits_for_a_task_in_a_storage_call, "native", "NAT-004 RUN-003",
+         PAR | CWC_NEEDS_STORAGE)
+{
+    cwc_store st;
+    cwc_store_begin(&st);
+    struct long_write w;
+    atomic_init(&w.started, 0);
+    atomic_init(&w.unwound, 0);
+    cwc_run_ok(&st.cfg, ends_during_a_write, &w);
+    int unwound = atomic_load(&w.unwound);
+    ck_assert_msg(unwound == 1,
+                  "cw_start returned with the writer's handler run %d times, not once: a task "
+                  "waiting on the kernel when the run ended did not unwind",
+                  unwound);
+    cwc_store_end(&st);
+}
+
+/* ---- More storage calls at once than blocking_threads ------------------------------------ */
+
+enum { CROWD_TASKS = 8, CROWD_BYTES = 4 * 1024 * 1024 };
+
+/* Task `k`'s blob, written whole with a sync and read back. */
+static void *crowd_writer(cw_ctx *ctx, void *arg)
+{
+    unsigned k = (unsigned)(uintptr_t)arg;
+    char name[16];
+    snprintf(name, sizeof name, "crowd%u", k);
+    uint8_t *data = malloc(CROWD_BYTES);
+    ck_assert_ptr_nonnull(data);
+    memset(data, (int)(k + 1), CROWD_BYTES);
+    cw_blob *b = cwc_open(ctx, "crowd", name, NULL);
+    cw_storage_error err;
+    int rc = cw_blob_write_at(b, 0, data, CROWD_BYTES, CW_WRITE_SYNC, &err);
+    ck_assert_msg(rc == CW_OK, "write %s: %s", name, err.message);
+    cwc_read_eq(b, 0, data, CROWD_BYTES);
+    cw_blob_close(b);
+    free(data);
+    return NULL;
+}
+
+static void *crowd_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_handle *h[CROWD_TASKS];
+    for (unsigned k = 0; k < CROWD_TASKS; k++)
+        h[k] = cw_spawn(cw_child(ctx, "crowd"), crowd_writer, (void *)(uintptr_t)k);
+    for (unsigned k = 0; k < CROWD_TASKS; k++) {
+        ck_assert_int_eq(cw_join(h[k], NULL), CW_OK);
+        cw_handle_release(h[k]);
+    }
+    return NULL;
+}
+
+/* A backend may make its storage calls on threads of its own, bounded
+ * by blocking_threads as the reference's are (17-storage.md): more calls
+ * under way at once than it has threads must each still complete, their
+ * bytes read back, the others waiting for a thread. With CW_IO_URING too,
+ * where the opens may still go to such threads. */
+CWC_CASE(native_storage_calls_beyond_blocking_threads_complete, "native", "NAT-008 STOR-006",
+         PAR | CWC_NEEDS_STORAGE)
+{
+    cwc_store st;
+    cwc_store_begin(&st);
+    st.cfg.blocking_threads = 3;
+    cwc_run_ok(&st.cfg, crowd_root, NULL);
     cwc_store_end(&st);
 }
