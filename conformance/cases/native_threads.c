@@ -2,7 +2,9 @@
 /*
  * native_threads.c - a parallel backend when the process can start no
  * more threads (TASK-011, RUN-006, spec/13-native.md): the calls that
- * needed one fail with CW_ERR_NOMEM and everything else goes on.
+ * needed one fail with CW_ERR_NOMEM and everything else goes on; and a
+ * blocking pool that can start its threads runs as many tasks at once as
+ * its bound (NAT-002).
  *
  * The limit is the process-count limit, RLIMIT_NPROC, lowered to 1 in the
  * case's own process. The kernel does not apply it to the superuser, so a
@@ -158,6 +160,71 @@ CWC_CASE(native_blocking_waits_for_its_pools_thread, "native", "NAT-002 TASK-011
     cfg.worker_threads = 2;
     cfg.blocking_threads = 2;
     cwc_run_ok(&cfg, pool_with_a_thread_root, NULL);
+}
+
+/* ---- A blocking pool runs its bound at once [NAT-002] ------------------------------------- */
+
+#define MEETERS 3 /* the pool's bound in the case */
+
+/* Blocking tasks that each hold their thread until all of them started: a
+ * pool that runs fewer at once leaves the first waiting for one that cannot
+ * start. A thread gives up after 10 s (scaled), so a wrong backend fails
+ * instead of hanging, and the others then stop waiting too. */
+struct meeting {
+    atomic_int started, gave_up;
+};
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *meets_the_others(cw_ctx *ctx, void *arg)
+{
+    (void)ctx;
+    struct meeting *m = arg;
+    atomic_fetch_add(&m->started, 1);
+    uint64_t give_up = monotonic_ns() + cwc_scaled(10ull * 1000000000u);
+    while (atomic_load(&m->started) < MEETERS) {
+        if (atomic_load(&m->gave_up) || monotonic_ns() > give_up) {
+            atomic_store(&m->gave_up, 1);
+            return NULL;
+        }
+        nanosleep(&(struct timespec){0, 1000000}, NULL); /* the thread waits, not the task */
+    }
+    return arg;
+}
+
+static void *blocking_meet_root(cw_ctx *ctx, void *arg)
+{
+    struct meeting *m = arg;
+    cw_handle *h[MEETERS];
+    for (int i = 0; i < MEETERS; i++)
+        h[i] = spawn_blocking(ctx, meets_the_others, m);
+    int met = 0;
+    for (int i = 0; i < MEETERS; i++) {
+        void *v = NULL;
+        ck_assert_int_eq(cw_join(h[i], &v), CW_OK);
+        met += v != NULL;
+        cw_handle_release(h[i]);
+    }
+    ck_assert_msg(met == MEETERS,
+                  "%d blocking tasks, blocking_threads %d: only %d saw all of them start", MEETERS,
+                  MEETERS, met);
+    return ctx;
+}
+
+CWC_CASE(native_blocking_pool_runs_its_bound_at_once, "native", "NAT-002", PAR)
+{
+    struct meeting m;
+    atomic_init(&m.started, 0);
+    atomic_init(&m.gave_up, 0);
+    cw_config cfg = cwc_config();
+    cfg.worker_threads = 2;
+    cfg.blocking_threads = MEETERS;
+    cwc_run_ok(&cfg, blocking_meet_root, &m);
 }
 
 static void *never_runs(cw_ctx *ctx, void *arg)
