@@ -315,6 +315,78 @@ CWC_CASE(stress_metric_family_from_every_thread, "metrics", "MET-012", 0)
     cwc_run_ok(NULL, family_stress_root, NULL);
 }
 
+/* ---- One counter, gauge and histogram updated from every thread [MET-011] -------------- */
+
+enum { UPDATE_THREADS = 4, UPDATE_ROUNDS = 200000 };
+
+struct updates {
+    cw_metric *counter, *gauge, *histogram;
+    int rounds;
+    atomic_int ready; /* threads at the start line */
+};
+
+/* Values that are sums of halves: every partial sum of the whole run is a
+ * double held exactly, so the sum read back owes nothing to the order in
+ * which the threads' observations landed. */
+static const double observed[3] = {0.5, 1.5, 3.0};
+
+/* Program threads rather than tasks: MET-011 lets any thread update a
+ * metric, and threads of the process run at once on any backend. */
+static void *update_all(void *arg)
+{
+    struct updates *u = arg;
+    atomic_fetch_add(&u->ready, 1);
+    while (atomic_load(&u->ready) < UPDATE_THREADS)
+        sched_yield();
+    for (int i = 0; i < u->rounds; i++) {
+        cw_counter_add(u->counter, 2);
+        cw_gauge_add(u->gauge, i % 2 ? -1 : 3);
+        cw_histogram_observe(u->histogram, observed[i % 3]);
+    }
+    return NULL;
+}
+
+/* The sum of what `rounds` rounds of update_all observe. */
+static double observed_sum(int rounds)
+{
+    double sum = 0;
+    for (int i = 0; i < rounds; i++)
+        sum += observed[i % 3];
+    return sum;
+}
+
+static void *updates_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static const double bounds[2] = {1.0, 2.0};
+    struct updates u = {cw_counter(ctx, "adds", "h"), cw_gauge(ctx, "level", "h"),
+                        cw_histogram(ctx, "sizes", "h", bounds, 2), UPDATE_ROUNDS, 0};
+    ck_assert(u.counter && u.gauge && u.histogram);
+    pthread_t t[UPDATE_THREADS];
+    for (int i = 0; i < UPDATE_THREADS; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, update_all, &u), 0);
+    for (int i = 0; i < UPDATE_THREADS; i++)
+        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+    uint64_t n = (uint64_t)UPDATE_THREADS * (uint64_t)u.rounds;
+    int64_t odd = u.rounds / 2, even = u.rounds - odd;
+    ck_assert_uint_eq(cw_counter_get(u.counter), 2 * n);
+    ck_assert_int_eq(cw_gauge_get(u.gauge), UPDATE_THREADS * (3 * even - odd));
+    ck_assert_uint_eq(cw_histogram_count(u.histogram), n);
+    ck_assert(cw_histogram_sum(u.histogram) == UPDATE_THREADS * observed_sum(u.rounds));
+    cw_metric_release(u.counter);
+    cw_metric_release(u.gauge);
+    cw_metric_release(u.histogram);
+    return NULL;
+}
+
+/* Updates from several threads at once: none may be lost, the sum's
+ * included (a sum kept as a double is changed by a compare-and-swap loop,
+ * which must try again when another thread's update came between). */
+CWC_CASE(stress_metric_updates_from_every_thread, "metrics", "MET-011", 0)
+{
+    cwc_run_ok(NULL, updates_root, NULL);
+}
+
 /* ---- Wakes from a thread that is not a task [TASK-009, TASK-010] ------------------------- */
 
 /* A program thread wakes a task's waker again and again while the task
