@@ -396,6 +396,7 @@ static const request_case request_cases[] = {
     {"GET /metrics HTTP/1./\r\n\r\n", "400 ", true},              /* '/' sorts just below '0' */
     {"GET /metrics HTTP/1.:\r\n\r\n", "400 ", true},              /* ':' just above '9' */
     {"GET /metrics HTTP/1.9\r\n\r\n", "200 ", true},              /* '9' itself is a digit */
+    {"GET /metrics HTTP/1,1\r\n\r\n", "400 ", true},              /* the point, not any byte */
     {"GET /metrics HTTP/1.1\nHost: a\n\n", "200 ", true},         /* bare LF line ends */
 };
 
