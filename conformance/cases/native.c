@@ -19,19 +19,12 @@
 
 #define PAR CW_CAP_PARALLEL
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Spin without ever suspending until `flag` is set, for at most `limit` ns. */
 static int spin_within(atomic_int *flag, uint64_t limit)
 {
-    uint64_t give_up = mono_ns() + cwc_scaled(limit); /* a slower run waits longer */
+    uint64_t give_up = cwc_mono_ns() + cwc_scaled(limit); /* a slower run waits longer */
     while (!atomic_load(flag))
-        if (mono_ns() > give_up)
+        if (cwc_mono_ns() > give_up)
             return 0;
     return 1;
 }
@@ -452,9 +445,9 @@ static void *clock_root(cw_ctx *ctx, void *arg)
     uint64_t skew = now > wall ? now - wall : wall - now;
     ck_assert_msg(skew < CW_SEC, "runtime clock is %llu ns away from the wall clock",
                   (unsigned long long)skew);
-    uint64_t before = mono_ns();
+    uint64_t before = cwc_mono_ns();
     ck_assert_int_eq(cw_sleep(ctx, 20 * CW_MSEC), CW_OK);
-    ck_assert_uint_ge(mono_ns() - before, 20 * CW_MSEC);
+    ck_assert_uint_ge(cwc_mono_ns() - before, 20 * CW_MSEC);
     cw_time last = cw_current(ctx);
     for (int i = 0; i < 1000; i++) {
         cw_time t = cw_current(ctx);

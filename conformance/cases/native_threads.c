@@ -174,21 +174,14 @@ struct meeting {
     atomic_int started, gave_up;
 };
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void *meets_the_others(cw_ctx *ctx, void *arg)
 {
     (void)ctx;
     struct meeting *m = arg;
     atomic_fetch_add(&m->started, 1);
-    uint64_t give_up = monotonic_ns() + cwc_scaled(10ull * 1000000000u);
+    uint64_t give_up = cwc_mono_ns() + cwc_scaled(10ull * 1000000000u);
     while (atomic_load(&m->started) < MEETERS) {
-        if (atomic_load(&m->gave_up) || monotonic_ns() > give_up) {
+        if (atomic_load(&m->gave_up) || cwc_mono_ns() > give_up) {
             atomic_store(&m->gave_up, 1);
             return NULL;
         }

@@ -138,6 +138,15 @@ static inline int cwc_run_in_child(const cw_config *cfg, cw_task_fn root, void *
     return status;
 }
 
+/* The process's monotonic clock in ns, for a case's own time bounds
+ * (never the runtime's clock, which a deterministic backend controls). */
+static inline uint64_t cwc_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* The CPU time the whole process uses over a sleep of `ms` by the calling
  * task [NAT-010]. A loaded machine gives a thread that spins less CPU,
  * never one that sleeps more. */
