@@ -21,6 +21,7 @@
  * the next send go on after the part.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cases/network_util.h"
@@ -142,10 +143,39 @@ CWC_CASE(network_polled_send_on_a_full_sink_changes_nothing, "network", "NET-010
 
 /* ---- One poll of a send larger than the socket [NET-010, NET-036] ------------------------ */
 
-/* Larger than what the two socket buffers of a connection nobody reads
- * can hold (Linux's defaults let about 10 MiB sit there): no poll
- * completes it. */
-enum { BIG_SEND = 64 << 20 };
+enum { BIG_SEND_LEAST = 64 << 20 };
+
+/* The last number in the file at `path` (a sysctl), or 0. */
+static size_t sysctl_last(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    unsigned long long v = 0, x;
+    if (!f)
+        return 0;
+    while (fscanf(f, "%llu", &x) == 1)
+        v = x;
+    fclose(f);
+    return (size_t)v;
+}
+
+static size_t larger(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
+/* More than the two socket buffers of a connection nobody reads can hold
+ * on this machine, so that no poll completes it: each buffer grows at most
+ * to its sysctl's bound (autotuned, or twice rmem_max/wmem_max when set),
+ * and holds fewer bytes than that. At least 64 MiB (Linux's defaults let
+ * about 10 MiB sit there), half as much again as the bounds allow. */
+static size_t big_send_size(void)
+{
+    size_t rcv = larger(sysctl_last("/proc/sys/net/ipv4/tcp_rmem"),
+                        2 * sysctl_last("/proc/sys/net/core/rmem_max"));
+    size_t snd = larger(sysctl_last("/proc/sys/net/ipv4/tcp_wmem"),
+                        2 * sysctl_last("/proc/sys/net/core/wmem_max"));
+    return larger(BIG_SEND_LEAST, (rcv + snd) + (rcv + snd) / 2);
+}
 
 /* The byte at `at` of the big send: the index mixed down to a byte, so
  * that no shift of the send by some period matches it. */
@@ -166,14 +196,14 @@ static void free_bytes(void *data, void *arg)
 
 /* The big send as one chunk of adopted memory, the list's the only
  * reference: its bytes are not kept twice. */
-static cw_iobufs *big_list(void)
+static cw_iobufs *big_list(size_t size)
 {
-    uint8_t *bytes = malloc(BIG_SEND);
+    uint8_t *bytes = malloc(size);
     ck_assert_ptr_nonnull(bytes);
-    for (size_t i = 0; i < BIG_SEND; i++)
+    for (size_t i = 0; i < size; i++)
         bytes[i] = big_byte(i);
     cw_iobuf b;
-    ck_assert_int_eq(cw_iobuf_adopt(cwc_backend, bytes, BIG_SEND, free_bytes, NULL, &b), CW_OK);
+    ck_assert_int_eq(cw_iobuf_adopt(cwc_backend, bytes, size, free_bytes, NULL, &b), CW_OK);
     cw_iobufs *l = cw_iobufs_new(cwc_backend);
     ck_assert_int_eq(cw_iobufs_append(l, &b), CW_OK);
     return l;
@@ -183,13 +213,14 @@ static cw_iobufs *big_list(void)
  * them from the start were the big send's own, and how many the mark. */
 struct arrived {
     cw_stream *stream;
+    size_t big_size; /* of the big send */
     size_t total, big, marks;
 };
 
 static void tally(struct arrived *a, const uint8_t *bytes, size_t n)
 {
     for (size_t i = 0; i < n; i++, a->total++) {
-        if (a->big == a->total && a->total < BIG_SEND && bytes[i] == big_byte(a->total))
+        if (a->big == a->total && a->total < a->big_size && bytes[i] == big_byte(a->total))
             a->big++;
         if (a->marks == a->total && bytes[i] == MARK)
             a->marks++;
@@ -230,12 +261,13 @@ static void *polled_big_root(cw_ctx *ctx, void *arg)
     (void)arg;
     struct half_pair a, b;
     cw_listener *l = connect_halves(ctx, &a, &b);
-    cw_iobufs *big = big_list();
+    size_t big_size = big_send_size();
+    cw_iobufs *big = big_list(big_size);
     cw_wait w = cw_wait_sink_send(a.sink, big);
     ck_assert_int_eq(cw_poll(&w, 1), CW_ERR_WOULD_BLOCK);
     cw_iobufs_release(big); /* the backend may hold its own references, no more */
     /* Only now the peer reads, for the mark's send may wait for room. */
-    struct arrived got = {b.stream, 0, 0, 0};
+    struct arrived got = {b.stream, big_size, 0, 0, 0};
     cw_handle *h = cw_spawn(cw_child(ctx, "reader"), read_to_end, &got);
     uint8_t mark[PIECE];
     memset(mark, MARK, sizeof mark);
