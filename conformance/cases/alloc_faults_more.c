@@ -408,10 +408,40 @@ static void *strategy_root(cw_ctx *ctx, void *arg)
     return ctx;
 }
 
+/* A strategy made and used by the root, then kept past the run: its pool
+ * stops when the run ends all the same, whatever memory its making lacked
+ * (a strategy handed out must be one whose pool the run's end stops) [PAR-008]. */
+static cw_strategy *kept_strategy;
+
+static void *strategy_kept_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    int rc = cw_strategy_new(ctx, 2, &kept_strategy);
+    EXPECT(cwc_ok_or_nomem(rc) && (rc == CW_OK) == (kept_strategy != NULL));
+    if (kept_strategy)
+        map_squares(kept_strategy, ctx);
+    return ctx;
+}
+
+static void run_then_release(cw_task_fn root, void *prepared)
+{
+    (void)prepared;
+    int before = cwc_thread_count();
+    cw_config cfg = cwc_config();
+    kept_strategy = NULL;
+    cwc_sweep_run_config(&cfg, root);
+    EXPECT(before > 0 && cwc_threads_at_most(before));
+    if (kept_strategy)
+        cw_strategy_release(kept_strategy); /* after the run: inline from now on [PAR-008] */
+    kept_strategy = NULL;
+}
+
 CWC_CASE(alloc_faults_strategy, "parallel",
-         "RUN-007 RUN-008 PAR-001 PAR-002 PAR-003 PAR-007 PAR-011 TASK-014", 0)
+         "RUN-007 RUN-008 PAR-001 PAR-002 PAR-003 PAR-007 PAR-008 PAR-011 TASK-014", 0)
 {
     cwc_sweep(strategy_root);
+    cwc_workload w = {strategy_kept_root, NULL, run_then_release};
+    cwc_sweep_workload(&w);
 }
 
 /* ---- Rate limiters -------------------------------------------------------------------------- */
