@@ -630,6 +630,83 @@ CWC_CASE(storage_write_at, "storage", "STOR-008 RUN-008", CWC_REPEATED)
     cwc_store_run(write_root, NULL);
 }
 
+/* More chunks than a system call takes at once (Linux's IOV_MAX is 1024):
+ * a backend that moves a chain in batches must move every one, in order,
+ * and read back into as many [STOR-007, STOR-008]. The byte at p of the
+ * chain is many_byte(p), and the chunks are 1 to 3 bytes long, split
+ * differently for the write and the read. */
+enum { MANY_CHUNKS = 2500, MANY_AT = 3 };
+
+static uint8_t many_byte(size_t p)
+{
+    return (uint8_t)(p * 31 + 7) ^ (uint8_t)(p >> 8);
+}
+
+static size_t many_written(cw_blob *b)
+{
+    const cw_backend *be = cw__backend_of(b);
+    cw_iobufs *bufs = cw_iobufs_new(be);
+    ck_assert_ptr_nonnull(bufs);
+    size_t total = 0;
+    for (size_t k = 0; k < MANY_CHUNKS; k++) {
+        uint8_t part[3];
+        size_t len = 1 + k % 3;
+        for (size_t i = 0; i < len; i++)
+            part[i] = many_byte(total + i);
+        cw_iobuf c;
+        ck_assert_int_eq(cw_iobuf_copy(be, part, len, &c), CW_OK);
+        ck_assert_int_eq(cw_iobufs_append(bufs, &c), CW_OK);
+        total += len;
+    }
+    ck_assert_int_eq(cw_blob_write_bufs(b, MANY_AT, bufs, CW_WRITE_DEFAULT, NULL), CW_OK);
+    cw_iobufs_release(bufs);
+    return total;
+}
+
+static void many_read_back(cw_blob *b, const uint8_t *want, size_t total)
+{
+    const cw_backend *be = cw__backend_of(b);
+    cw_iobufs_mut *bufs = cw_iobufs_mut_new(be);
+    ck_assert_ptr_nonnull(bufs);
+    for (size_t k = 0, room = 0; room < total; k++) {
+        cw_iobuf_mut m;
+        ck_assert_int_eq(cw_iobuf_mut_with_capacity(be, 1 + (k + 1) % 3, &m), CW_OK);
+        room += 1 + (k + 1) % 3;
+        ck_assert_int_eq(cw_iobufs_mut_append(bufs, &m), CW_OK);
+    }
+    ck_assert_uint_gt(cw_iobufs_mut_chunk_count(bufs), 2 * 1024);
+    ck_assert_int_eq(cw_blob_read_at_buf(b, MANY_AT, total, bufs, CW_READ_DEFAULT, NULL), CW_OK);
+    ck_assert(cw_iobufs_mut_equal_bytes(bufs, want, total));
+    cw_iobufs_mut_release(bufs);
+}
+
+static void *many_chunks_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    static uint8_t want[3 * MANY_CHUNKS];
+    cw_blob *b = cwc_open(ctx, "p", "blob", NULL);
+    size_t total = many_written(b);
+    for (size_t p = 0; p < total; p++)
+        want[p] = many_byte(p);
+    cwc_read_eq(b, MANY_AT, want, total);
+    many_read_back(b, want, total);
+    cwc_read_eq(b, 0, "\0\0\0", MANY_AT); /* the gap before reads as zeros */
+    cwc_sync(b);
+    cw_blob_close(b);
+    uint64_t size;
+    b = cwc_open(ctx, "p", "blob", &size);
+    ck_assert_uint_eq(size, MANY_AT + total);
+    cwc_read_eq(b, MANY_AT, want, total);
+    cw_blob_close(b);
+    return NULL;
+}
+
+CWC_CASE(storage_chains_of_many_chunks, "storage", "STOR-007 STOR-008 STOR-015 RUN-008",
+         CWC_REPEATED)
+{
+    cwc_store_run(many_chunks_root, NULL);
+}
+
 static void *resize_root(cw_ctx *ctx, void *arg)
 {
     (void)arg;
