@@ -410,6 +410,20 @@ static void *end_in_flight_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
+/* Bytes dropped by closing their stream hold nothing: the recv that never
+ * completes stalls the run at once, the clock nowhere near their arrival. */
+static void *stall_after_drop_root(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    struct half_pair a, b;
+    connect_halves(ctx, &a, &b);
+    ck_assert_int_eq(send_text(a.sink, "dropped"), CW_OK);
+    cw_stream_close(b.stream);
+    cw_iobufs *got = NULL;
+    cw_stream_recv(a.stream, 1, &got); /* nothing is ever sent this way */
+    return NULL;
+}
+
 CWC_CASE(network_latency_stall_and_end, "network", "NET-027 DET-006 RUN-008", DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
@@ -420,6 +434,8 @@ CWC_CASE(network_latency_stall_and_end, "network", "NET-027 DET-006 RUN-008", DE
     ck_assert_uint_ge(res.end_time, start + LATENCY);
     cfg.network_latency = 3600 * CW_SEC;
     ck_assert_int_eq(cwc_run(&cfg, end_in_flight_root, NULL, &res), CW_OK);
+    ck_assert_uint_lt(res.end_time, start + CW_SEC);
+    ck_assert_int_eq(cwc_run(&cfg, stall_after_drop_root, NULL, &res), CW_ERR_STALLED);
     ck_assert_uint_lt(res.end_time, start + CW_SEC);
 }
 
