@@ -369,7 +369,9 @@ fn push_end(rt: &mut Rt, p: *mut Pipe) {
     if pr.ended || pr.flight.iter().any(|f| f.end) {
         return;
     }
-    if pr.flight.is_empty() && !cut(&rt.net, pr.conn) {
+    // With its stream closed nothing is in flight to it (NET-027): the end
+    // is there at once, holding no alarm.
+    if !pr.stream_open || (pr.flight.is_empty() && !cut(&rt.net, pr.conn)) {
         pr.ended = true;
         let l: *mut WaitList = &mut pr.recv_waiters;
         // SAFETY: the pipe's list.
@@ -484,7 +486,16 @@ fn close_half(rt: &mut Rt, h: *mut Half, is_sink: bool) {
         } else {
             (*p).stream_open = false;
             (*p).arrived = VecDeque::new();
-            (*p).flight.retain(|f| f.end);
+            // NET-027: what is in flight to a closed stream (bytes, and the
+            // end of its sink after them) is dropped and in flight no
+            // longer, so its alarm goes too: it neither keeps the run from
+            // stalling nor moves the clock. The flight's capacity (the
+            // room for the end, `push_end`) stays.
+            (*p).flight.clear();
+            if (*p).alarm {
+                runtime::disarm_pipe_alarm(rt, p);
+                (*p).alarm = false;
+            }
             let l: *mut WaitList = &mut (*p).recv_waiters;
             close_waits(rt, &mut *l);
         }
