@@ -410,6 +410,23 @@ static void *end_in_flight_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
+/* Bytes dropped by closing their stream hold nothing, nor does the end of
+ * their sink when it was closed behind them (`arg` not NULL): the recv
+ * that never completes stalls the run at once, the clock nowhere near
+ * their arrival. */
+static void *stall_after_drop_root(cw_ctx *ctx, void *arg)
+{
+    struct half_pair a, b;
+    connect_halves(ctx, &a, &b);
+    ck_assert_int_eq(send_text(a.sink, "dropped"), CW_OK);
+    if (arg)
+        cw_sink_close(a.sink);
+    cw_stream_close(b.stream);
+    cw_iobufs *got = NULL;
+    cw_stream_recv(a.stream, 1, &got); /* nothing is ever sent this way */
+    return NULL;
+}
+
 CWC_CASE(network_latency_stall_and_end, "network", "NET-027 DET-006 RUN-008", DET | CWC_REPEATED)
 {
     cw_config cfg = cwc_config();
@@ -421,6 +438,11 @@ CWC_CASE(network_latency_stall_and_end, "network", "NET-027 DET-006 RUN-008", DE
     cfg.network_latency = 3600 * CW_SEC;
     ck_assert_int_eq(cwc_run(&cfg, end_in_flight_root, NULL, &res), CW_OK);
     ck_assert_uint_lt(res.end_time, start + CW_SEC);
+    for (int sink_closed = 0; sink_closed < 2; sink_closed++) {
+        ck_assert_int_eq(cwc_run(&cfg, stall_after_drop_root, sink_closed ? &cfg : NULL, &res),
+                         CW_ERR_STALLED);
+        ck_assert_uint_lt(res.end_time, start + CW_SEC);
+    }
 }
 
 static void *mock_instant_root(cw_ctx *ctx, void *arg)

@@ -7,7 +7,9 @@
 //! is admitted, so that a spawn whose series cannot be made is refused with
 //! `CW_ERR_NOMEM` and counted nowhere (MET-019); a task takes its `running`
 //! back once, at its first abort or its end. The storage counters are
-//! registered by the run's first storage call. `runtime_iterations` and the
+//! registered by the run's first storage call, the network counters by
+//! the first bind, dial or mock channel, all of a set or none, before the
+//! call can succeed: a count never needs memory. `runtime_iterations` and the
 //! buffer pools' series are read when encoding (`encode.rs`).
 
 use super::registry::{self, Metric, Role};
@@ -181,6 +183,35 @@ pub fn task_polled(t: *mut Task) {
     }
 }
 
+/// Register the runtime's metrics `specs` (kind, name, help; no labels) all
+/// or none: a set made in part would list a series nothing counts on, and
+/// the next try a second series of the same name (MET-019).
+fn internal_set<const N: usize>(
+    rt: *mut Rt,
+    specs: [(c_int, &[u8], &[u8]); N],
+) -> Option<[*mut Metric; N]> {
+    let mut made = [ptr::null_mut(); N];
+    for (i, (kind, name, help)) in specs.iter().enumerate() {
+        match internal(rt, *kind, name, help, &[]) {
+            Some(p) => made[i] = p,
+            None => {
+                // SAFETY: the live run; registration happens on its thread.
+                let r = unsafe { &*rt };
+                if let Ok(mut list) = r.metrics.list.lock() {
+                    list.retain(|p| !made[..i].contains(p));
+                    for &p in &made[..i] {
+                        // SAFETY: made above and unlinked now; no handle on
+                        // it was given out.
+                        unsafe { registry::free_metric(p) };
+                    }
+                }
+                return None;
+            }
+        }
+    }
+    Some(made)
+}
+
 /// The storage metrics (STOR-028), registered by the first storage call.
 pub struct StorageMetrics {
     pub open_blobs: *mut Metric,
@@ -193,69 +224,68 @@ pub struct StorageMetrics {
 }
 
 /// The storage metrics of the run, made at its first storage call; `None`
-/// when they could not be made (the call then counts nothing).
+/// when they could not be made (the call is then refused with
+/// `CW_ERR_NOMEM`, so that no later count needs memory).
 pub fn storage(r: &mut Rt) -> Option<&StorageMetrics> {
     if r.m_storage.is_none() {
         let rt: *mut Rt = r;
-        let s = StorageMetrics {
-            open_blobs: internal(
-                rt,
-                CW_METRIC_GAUGE,
-                b"runtime_open_blobs",
-                b"Number of open blobs",
-                &[],
-            )?,
-            reads: internal(
-                rt,
-                CW_METRIC_COUNTER,
-                b"runtime_storage_reads",
-                b"Total number of disk reads",
-                &[],
-            )?,
-            read_bytes: internal(
-                rt,
-                CW_METRIC_COUNTER,
-                b"runtime_storage_read_bytes",
-                b"Total amount of data read",
-                &[],
-            )?,
-            writes: internal(
-                rt,
-                CW_METRIC_COUNTER,
-                b"runtime_storage_writes",
-                b"Total number of disk writes",
-                &[],
-            )?,
-            write_bytes: internal(
-                rt,
-                CW_METRIC_COUNTER,
-                b"runtime_storage_write_bytes",
-                b"Total amount of data written",
-                &[],
-            )?,
-            syncs: internal(
-                rt,
-                CW_METRIC_COUNTER,
-                b"runtime_storage_syncs",
-                b"Total number of disk syncs",
-                &[],
-            )?,
-            resizes: internal(
-                rt,
-                CW_METRIC_COUNTER,
-                b"runtime_storage_resizes",
-                b"Total number of blob resizes",
-                &[],
-            )?,
-        };
-        r.m_storage = Some(s);
+        let [open_blobs, reads, read_bytes, writes, write_bytes, syncs, resizes] = internal_set(
+            rt,
+            [
+                (
+                    CW_METRIC_GAUGE,
+                    b"runtime_open_blobs",
+                    b"Number of open blobs",
+                ),
+                (
+                    CW_METRIC_COUNTER,
+                    b"runtime_storage_reads",
+                    b"Total number of disk reads",
+                ),
+                (
+                    CW_METRIC_COUNTER,
+                    b"runtime_storage_read_bytes",
+                    b"Total amount of data read",
+                ),
+                (
+                    CW_METRIC_COUNTER,
+                    b"runtime_storage_writes",
+                    b"Total number of disk writes",
+                ),
+                (
+                    CW_METRIC_COUNTER,
+                    b"runtime_storage_write_bytes",
+                    b"Total amount of data written",
+                ),
+                (
+                    CW_METRIC_COUNTER,
+                    b"runtime_storage_syncs",
+                    b"Total number of disk syncs",
+                ),
+                (
+                    CW_METRIC_COUNTER,
+                    b"runtime_storage_resizes",
+                    b"Total number of blob resizes",
+                ),
+            ],
+        )?;
+        r.m_storage = Some(StorageMetrics {
+            open_blobs,
+            reads,
+            read_bytes,
+            writes,
+            write_bytes,
+            syncs,
+            resizes,
+        });
     }
     r.m_storage.as_ref()
 }
 
-/// Count on a storage metric, if the run has them.
+/// Count on a storage metric; needs no memory (the metrics were made by
+/// the run's first storage call that was not refused).
 pub fn storage_count(r: &mut Rt, pick: fn(&StorageMetrics) -> *mut Metric, n: i64) {
-    if let Some(s) = storage(r) {
+    if let Some(s) = r.m_storage.as_ref() {
         let m = pick(s);
         // SAFETY: internal metrics live until the run ends.
         let m = unsafe { &*m };
@@ -267,7 +297,8 @@ pub fn storage_count(r: &mut Rt, pick: fn(&StorageMetrics) -> *mut Metric, n: i6
     }
 }
 
-/// The network counters (NET-025), registered by the first use.
+/// The network counters (NET-025), registered by the first successful
+/// bind or dial, or the first mock channel.
 pub struct NetworkMetrics {
     pub inbound_connections: *mut Metric,
     pub outbound_connections: *mut Metric,
@@ -275,50 +306,57 @@ pub struct NetworkMetrics {
     pub outbound_bandwidth: *mut Metric,
 }
 
-/// Register the network counters, at 0 (NET-025: by the first successful
-/// bind or dial, or the first mock channel).
-pub fn network_register(r: &mut Rt) {
-    network_count(r, |m| m.inbound_connections, 0);
-}
-
-/// Count on a network counter (making them at the first use).
-pub fn network_count(r: &mut Rt, pick: fn(&NetworkMetrics) -> *mut Metric, n: i64) {
+/// Register the network counters, at 0, all four or none (NET-025: by the
+/// first successful bind or dial, or the first mock channel); `false`
+/// without memory, and the call is then refused with `CW_ERR_NOMEM`
+/// (NET-034), so that no later count needs memory.
+pub fn network_register(r: &mut Rt) -> bool {
     if r.m_network.is_none() {
         let rt: *mut Rt = r;
-        let made = (|| {
-            Some(NetworkMetrics {
-                inbound_connections: internal(
-                    rt,
-                    CW_METRIC_COUNTER,
+        let c = CW_METRIC_COUNTER;
+        let made = internal_set(
+            rt,
+            [
+                (
+                    c,
                     b"runtime_inbound_connections",
                     b"Number of connections created by dialing us",
-                    &[],
-                )?,
-                outbound_connections: internal(
-                    rt,
-                    CW_METRIC_COUNTER,
+                ),
+                (
+                    c,
                     b"runtime_outbound_connections",
                     b"Number of connections created by dialing others",
-                    &[],
-                )?,
-                inbound_bandwidth: internal(
-                    rt,
-                    CW_METRIC_COUNTER,
+                ),
+                (
+                    c,
                     b"runtime_inbound_bandwidth",
                     b"Bandwidth used by receiving data from others",
-                    &[],
-                )?,
-                outbound_bandwidth: internal(
-                    rt,
-                    CW_METRIC_COUNTER,
+                ),
+                (
+                    c,
                     b"runtime_outbound_bandwidth",
                     b"Bandwidth used by sending data to others",
-                    &[],
-                )?,
-            })
-        })();
-        r.m_network = made;
+                ),
+            ],
+        );
+        let [inbound_connections, outbound_connections, inbound_bandwidth, outbound_bandwidth] =
+            match made {
+                Some(m) => m,
+                None => return false,
+            };
+        r.m_network = Some(NetworkMetrics {
+            inbound_connections,
+            outbound_connections,
+            inbound_bandwidth,
+            outbound_bandwidth,
+        });
     }
+    true
+}
+
+/// Count on a network counter; needs no memory (a listener, a connection
+/// or a mock channel exists only once the counters do).
+pub fn network_count(r: &mut Rt, pick: fn(&NetworkMetrics) -> *mut Metric, n: i64) {
     if let Some(m) = r.m_network.as_ref() {
         // SAFETY: internal metrics live until the run ends.
         unsafe { (*pick(m)).counter_add(n as u64) };

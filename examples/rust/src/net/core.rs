@@ -369,7 +369,9 @@ fn push_end(rt: &mut Rt, p: *mut Pipe) {
     if pr.ended || pr.flight.iter().any(|f| f.end) {
         return;
     }
-    if pr.flight.is_empty() && !cut(&rt.net, pr.conn) {
+    // With its stream closed nothing is in flight to it (NET-027): the end
+    // is there at once, holding no alarm.
+    if !pr.stream_open || (pr.flight.is_empty() && !cut(&rt.net, pr.conn)) {
         pr.ended = true;
         let l: *mut WaitList = &mut pr.recv_waiters;
         // SAFETY: the pipe's list.
@@ -438,7 +440,8 @@ pub fn bind(rt: *mut Rt, a: *const cw_addr, out: &mut *mut cw_listener) -> c_int
     let mut l = ptr::null_mut();
     if rc == CW_OK {
         let rtp: *mut Rt = r;
-        if r.net.listeners.try_reserve(1).is_err() {
+        // The counters, at 0, before anything is bound (NET-025, NET-034).
+        if !crate::metrics::series::network_register(r) || r.net.listeners.try_reserve(1).is_err() {
             rc = CW_ERR_NOMEM;
         } else {
             match alloc_obj(
@@ -460,9 +463,6 @@ pub fn bind(rt: *mut Rt, a: *const cw_addr, out: &mut *mut cw_listener) -> c_int
     }
     let t = addr::text(&given);
     audit::record(r, b"bind\0", &[t.bytes(), &event_result(rc)]);
-    if rc == CW_OK {
-        crate::metrics::series::network_register(r);
-    }
     *out = l as *mut cw_listener;
     rc
 }
@@ -486,7 +486,16 @@ fn close_half(rt: &mut Rt, h: *mut Half, is_sink: bool) {
         } else {
             (*p).stream_open = false;
             (*p).arrived = VecDeque::new();
-            (*p).flight.retain(|f| f.end);
+            // NET-027: what is in flight to a closed stream (bytes, and the
+            // end of its sink after them) is dropped and in flight no
+            // longer, so its alarm goes too: it neither keeps the run from
+            // stalling nor moves the clock. The flight's capacity (the
+            // room for the end, `push_end`) stays.
+            (*p).flight.clear();
+            if (*p).alarm {
+                runtime::disarm_pipe_alarm(rt, p);
+                (*p).alarm = false;
+            }
             let l: *mut WaitList = &mut (*p).recv_waiters;
             close_waits(rt, &mut *l);
         }
@@ -561,7 +570,11 @@ pub fn dial(
         return rc;
     }
     let l = listener.expect("found");
-    crate::metrics::series::network_register(r);
+    // The counters, at 0, before the connection can be made (NET-025):
+    // without them the dial is refused, having counted nothing (NET-034).
+    if !crate::metrics::series::network_register(r) {
+        return CW_ERR_NOMEM;
+    }
     match connect(r, l, dialer, target) {
         Some((s, st)) => {
             crate::metrics::series::network_count(r, |m| m.outbound_connections, 1);
@@ -658,6 +671,10 @@ pub fn mock_channel(rt: *mut Rt, sink: &mut *mut cw_sink, stream: &mut *mut cw_s
     *stream = ptr::null_mut();
     // SAFETY: the live run.
     let r = unsafe { &mut *rt };
+    // The counters, at 0, before the channel can be made (NET-025, NET-034).
+    if !crate::metrics::series::network_register(r) {
+        return CW_ERR_NOMEM;
+    }
     let none = addr::none();
     let p = match new_pipe(r, ptr::null_mut(), none) {
         Some(p) => p,
@@ -667,7 +684,6 @@ pub fn mock_channel(rt: *mut Rt, sink: &mut *mut cw_sink, stream: &mut *mut cw_s
     let st = new_half(r, Kind::Stream, p, none);
     match (s, st) {
         (Some(s), Some(st)) => {
-            crate::metrics::series::network_register(r);
             *sink = s as *mut cw_sink;
             *stream = st as *mut cw_stream;
             CW_OK

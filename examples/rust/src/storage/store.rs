@@ -528,9 +528,12 @@ pub(super) fn enter(rt: *mut Rt, call: &str) -> Result<(), Fail> {
         if (*t).aborted {
             runtime::unwind_now(rt, t);
         }
-        // The storage metrics are registered by the first storage call, and
+        // The storage metrics are registered by the first storage call (one
+        // without memory for them is refused, so no count needs memory), and
         // the directory of the files chosen (STOR-027).
-        series::storage(&mut *rt);
+        if series::storage(&mut *rt).is_none() {
+            return Err(nomem());
+        }
         let r = &mut *rt;
         if r.store.dir.is_none() && crate::table::capabilities() & CW_CAP_PERSISTENT_STORAGE != 0 {
             match files::choose_dir(r.cfg.storage_directory) {
