@@ -117,6 +117,32 @@ static void *end_of_time_root(cw_ctx *ctx, void *arg)
     return NULL;
 }
 
+/* One cycle before the end of time, the clock still has room for that
+ * cycle: it advances to CW_TIME_MAX exactly (step 6 of the deterministic
+ * loop ends the run only when the clock cannot advance), and the run ends
+ * there as timed out, its clock at CW_TIME_MAX (DET-005). */
+static void *last_cycle_root(cw_ctx *ctx, void *arg)
+{
+    cw_duration cycle = *(const cw_duration *)arg;
+    ck_assert_int_eq(cw_sleep_until(ctx, CW_TIME_MAX - cycle), CW_OK);
+    ck_assert_uint_eq(cw_current(ctx), CW_TIME_MAX - cycle);
+    for (;;) {
+        cw_yield(ctx);
+        ck_assert_uint_eq(cw_current(ctx), CW_TIME_MAX);
+    }
+    return NULL;
+}
+
+CWC_CASE(clock_takes_the_last_cycle_before_the_end_of_time, "clock", "DET-005 CLK-005 RUN-008",
+         CW_CAP_DETERMINISTIC | CWC_REPEATED)
+{
+    cw_config cfg = cwc_config();
+    cfg.start_time = CW_TIME_MAX - 10 * CW_SEC;
+    cw_run_result res;
+    ck_assert_int_eq(cwc_run(&cfg, last_cycle_root, &cfg.cycle, &res), CW_ERR_RUN_TIMEOUT);
+    ck_assert_uint_eq(res.end_time, CW_TIME_MAX);
+}
+
 CWC_CASE(clock_sleep_until_max_at_the_end_of_time, "clock", "CLK-003 CLK-005 DET-005 RUN-008",
          CW_CAP_DETERMINISTIC | CWC_REPEATED)
 {
