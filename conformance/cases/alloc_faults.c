@@ -248,6 +248,53 @@ CWC_CASE(alloc_faults_spent_signal_released, "signals", "RUN-007 RUN-008 SIG-007
 
 /* ---- Metrics ---------------------------------------------------------------------------- */
 
+/* Whether every sample line of `text` (not a # line) that names `metric`
+ * also holds `label`. */
+static bool every_line_labelled(const char *text, const char *metric, const char *label)
+{
+    for (const char *line = text; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        if (line[0] != '#' && memmem(line, len, metric, strlen(metric)) &&
+            !memmem(line, len, label, strlen(label)))
+            return false;
+        line += len + (end != NULL);
+    }
+    return true;
+}
+
+/* A context made below one with an attribute, by cw_child and by a spawn,
+ * has the attribute or is spent: a metric it registers is labelled with
+ * it, or is not in the output under that context's name (CTX-006: no
+ * attribute lost quietly; MET-019). */
+static void *labelled_leaf(cw_ctx *ctx, void *arg)
+{
+    (void)arg;
+    cw_metric *m = cw_counter(ctx, "hits", "hits seen");
+    EXPECT(m != NULL);
+    if (m)
+        cw_counter_inc(m);
+    char *text = cw_metrics_encode(ctx);
+    EXPECT(!text || every_line_labelled(text, "leaf_hits", "zone=\"a\""));
+    free(text);
+    cw_metric_release(m);
+    return NULL;
+}
+
+static void attributes_inherited(cw_ctx *c)
+{
+    cw_ctx *leaf = cw_child(c, "leaf");
+    EXPECT(leaf != NULL);
+    labelled_leaf(leaf, NULL);
+    cw_ctx_release(leaf);
+    cw_handle *h = cw_spawn(cw_child(c, "spawned_leaf"), labelled_leaf, NULL);
+    EXPECT(h != NULL);
+    void *v = NULL;
+    int rc = cw_join(h, &v);
+    EXPECT(rc == CW_OK || rc == CW_ERR_NOMEM);
+    cw_handle_release(h);
+}
+
 /* A metric reads what was added, or 0 when it is spent (MET-019); an
  * encode is whole text, holding every metric not spent, or NULL. */
 static void *metrics_root(cw_ctx *ctx, void *arg)
@@ -297,11 +344,12 @@ static void *metrics_root(cw_ctx *ctx, void *arg)
     cw_metric_release(h);
     cw_metric_release(f);
     cw_metric_release(m);
+    attributes_inherited(c);
     cw_ctx_release(c);
     return ctx;
 }
 
-CWC_CASE(alloc_faults_metrics, "metrics", "RUN-007 RUN-008 MET-019", CWC_NEEDS_METRICS)
+CWC_CASE(alloc_faults_metrics, "metrics", "RUN-007 RUN-008 MET-019 CTX-006", CWC_NEEDS_METRICS)
 {
     cwc_sweep(metrics_root);
 }
