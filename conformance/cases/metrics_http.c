@@ -519,6 +519,12 @@ static void *head_limit_root(cw_ctx *ctx, void *arg)
     none = exchange_ending(address, "GET /metrics HTTP/1.1\n", true);
     ck_assert_msg(none[0] == '\0', "a head of one LF-ended line was answered:\n%.80s", none);
     free(none);
+    /* A head ends at CRLF CRLF or LF LF only: CRLF CR and another byte is
+     * no empty line, so this head never completed. */
+    none = exchange_ending(address, "GET /metrics HTTP/1.1\r\nX: a\r\n\rb", true);
+    ck_assert_msg(none[0] == '\0', "a head ended by CR LF CR and a byte was answered:\n%.80s",
+                  none);
+    free(none);
     return NULL;
 }
 
