@@ -85,6 +85,10 @@ static void *tree_root(cw_ctx *ctx, void *arg)
     for (int i = 0; i < 3; i++)
         join_aborted(kept[i]);
     join_returned(cw_spawn(cw_child(ctx, "last"), returns_arg, ctx), ctx);
+    /* Each kind of execution: a task whose thread or pool cannot be had is
+     * refused, never left unrun with its join waiting for ever (TASK-011). */
+    join_returned(cw_spawn(cw_dedicated(cw_child(ctx, "own")), returns_arg, ctx), ctx);
+    join_returned(cw_spawn(cw_shared(cw_child(ctx, "blocking"), true), returns_arg, ctx), ctx);
     return ctx;
 }
 
