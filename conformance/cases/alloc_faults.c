@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "cases/alloc_sweep.h"
+#include "cases/metrics.h"
 
 /* ---- Workloads: a run, spawns and aborts ----------------------------------------------- */
 
@@ -940,18 +941,6 @@ static void exchange_two_chunks(cw_sink *sink, cw_stream *stream, cw_sink *back,
     cw_iobufs_release(got);
 }
 
-/* What runtime_outbound_connections_total counts now; -1 when the run
- * shows no such counter or had no memory to encode its metrics. */
-static long outbound_count(cw_ctx *ctx)
-{
-    static const char key[] = "\nruntime_outbound_connections_total ";
-    char *text = cw_metrics_encode(ctx);
-    const char *line = text ? strstr(text, key) : NULL;
-    long n = line ? strtol(line + sizeof key - 1, NULL, 10) : -1;
-    free(text);
-    return n;
-}
-
 /* A connection to `l`, dialed and accepted, and `talk` over it: the
  * dialer's sink to the accepted stream, the accepted sink back. A dial
  * refused for memory made no connection and counts nothing, wherever in
@@ -965,9 +954,9 @@ static void connect_to(cw_ctx *ctx, cw_listener *l,
     EXPECT(cw_listener_local_addr(l, &at) == CW_OK);
     cw_sink *sink = NULL;
     cw_stream *stream = NULL;
-    long before = outbound_count(ctx);
+    long before = cwc_series_value(ctx, "runtime_outbound_connections_total");
     int rc = cw_dial(ctx, &at, &sink, &stream);
-    long after = outbound_count(ctx);
+    long after = cwc_series_value(ctx, "runtime_outbound_connections_total");
     EXPECT(before < 0 || after < 0 || after == before + (rc == CW_OK)); /* and MET-019 */
     if (!made_halves(rc, sink, stream))
         return;

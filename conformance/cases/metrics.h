@@ -28,6 +28,24 @@ static inline size_t cwc_count(const char *text, const char *needle)
     return n;
 }
 
+/* The value of the series named `series` (with its labels, if any: the
+ * text up to the space before the value), or -1 when the run's text shows
+ * no such series or could not be encoded (MET-019). */
+static inline long cwc_series_value(cw_ctx *ctx, const char *series)
+{
+    char *text = cw_metrics_encode(ctx);
+    size_t len = strlen(series);
+    long n = -1;
+    for (const char *at = text; at && (at = strstr(at, series)) != NULL; at += len) {
+        if ((at == text || at[-1] == '\n') && at[len] == ' ') {
+            n = strtol(at + len + 1, NULL, 10);
+            break;
+        }
+    }
+    free(text);
+    return n;
+}
+
 #define CWC_HAS(text, needle)                                                                      \
     ck_assert_msg(strstr((text), (needle)) != NULL, "expected '%s' in:\n%s", (needle), (text))
 #define CWC_LACKS(text, needle)                                                                    \

@@ -17,11 +17,10 @@
 #include <unistd.h>
 
 #include "cases/fds.h"
+#include "cases/metrics.h"
 #include "harness/syscalls.h"
 #include "cases/network_util.h"
 #include "cases/storage.h"
-
-#define PAR CW_CAP_PARALLEL
 
 static void *accept_one(cw_ctx *ctx, void *arg)
 {
@@ -168,18 +167,6 @@ struct starved {
     int bind, dial, accept, open, open_os;
 };
 
-/* What runtime_inbound_connections_total counts now; -1 when the run
- * shows no such counter (a backend without metrics). */
-static long inbound_count(cw_ctx *ctx)
-{
-    static const char key[] = "\nruntime_inbound_connections_total ";
-    char *text = cw_metrics_encode(ctx);
-    const char *line = text ? strstr(text, key) : NULL;
-    long n = line ? strtol(line + sizeof key - 1, NULL, 10) : -1;
-    free(text);
-    return n;
-}
-
 static void *starved_root(cw_ctx *ctx, void *arg)
 {
     struct starved *st = arg;
@@ -192,14 +179,14 @@ static void *starved_root(cw_ctx *ctx, void *arg)
     ck_assert_int_eq(cw_dial(ctx, &where, &sink, &stream), CW_OK);
     cw_blob *first = cwc_open(ctx, "starved", "first", NULL); /* storage is up */
 
-    long accepted = inbound_count(ctx);
+    long accepted = cwc_series_value(ctx, "runtime_inbound_connections_total");
     descriptors_exhausted();
     st->bind = cw_bind(ctx, &any, &other);
     st->dial = cw_dial(ctx, &where, &sink2, &stream2);
     cw_conn c;
     st->accept = cw_listener_accept(l, &c);
     /* The failed accept counted nothing (NET-025): it changed nothing. */
-    ck_assert_int_eq(inbound_count(ctx), accepted);
+    ck_assert_int_eq(cwc_series_value(ctx, "runtime_inbound_connections_total"), accepted);
     cw_blob *b = NULL;
     uint64_t size;
     cw_storage_error err;
@@ -210,7 +197,8 @@ static void *starved_root(cw_ctx *ctx, void *arg)
 
     /* Everything works again, and the queued connection is still there. */
     ck_assert_int_eq(cw_listener_accept(l, &c), CW_OK);
-    ck_assert_int_eq(inbound_count(ctx), accepted < 0 ? -1 : accepted + 1);
+    ck_assert_int_eq(cwc_series_value(ctx, "runtime_inbound_connections_total"),
+                     accepted < 0 ? -1 : accepted + 1);
     cw_sink_close(c.sink);
     cw_stream_close(c.stream);
     ck_assert_int_eq(cw_bind(ctx, &any, &other), CW_OK);
