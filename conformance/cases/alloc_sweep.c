@@ -194,7 +194,7 @@ static int run_child(const cwc_workload *w, refusal how, uint64_t place)
     pid_t pid = fork();
     ck_assert_msg(pid >= 0, "fork failed");
     if (pid == 0) {
-        alarm(RUN_SECONDS);
+        cwc_child_alarm(RUN_SECONDS);
         if (how == REFUSE_ONCE) {
             refused_run_after_run(w, place);
             _exit(shared->wrong[0] ? 3 : 0);

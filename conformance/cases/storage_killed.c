@@ -72,7 +72,7 @@ static void *rewrite_forever(cw_ctx *ctx, void *arg)
 
 static void child_writes(const cwc_store *s)
 {
-    alarm(RUN_SECONDS);
+    cwc_child_alarm(RUN_SECONDS);
     cw_run_result res;
     cwc_run(&s->cfg, rewrite_forever, NULL, &res);
     _exit(3);

@@ -7,9 +7,10 @@
 #define CWC_CASES_UTIL_H
 
 #include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdatomic.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -111,6 +112,15 @@ static inline bool cwc_threads_at_most(int n)
         nanosleep(&(struct timespec){0, 1000000}, NULL);
     }
     return cwc_thread_count() <= n;
+}
+
+/* In a child process a case forked: end it (SIGALRM's default action)
+ * after `seconds`. The test runner's handler, inherited through fork,
+ * would kill the case's whole process group instead. */
+static inline void cwc_child_alarm(unsigned seconds)
+{
+    signal(SIGALRM, SIG_DFL);
+    alarm(seconds);
 }
 
 /* A run of `root` with `cfg` (NULL: the defaults) in a child process of
