@@ -669,6 +669,28 @@ def withdrawn(r, equivalent):
     return entry is None or (listed_verdict(entry) is None and survivor_verdict(entry) is None)
 
 
+def rescored(r, equivalent):
+    """A report row with the reviewed list as it is now."""
+    entry = equivalent.get(r["id"])
+    verdict = listed_verdict(entry) if entry else None
+    if withdrawn(r, equivalent):
+        return dict(r, status="survived", sanitizers=[],
+                    why="its reviewed entry was withdrawn: run it again",
+                    should=entry["reason"] if entry else "")
+    if verdict and r["status"] in ("survived", "equivalent", "sanitizer"):
+        if r["status"] == "survived" or (r["why"] or "").startswith("listed") or (
+                r["status"] == "equivalent" and r["why"] != "same object code"):
+            status, sans, why, should = verdict
+            return dict(r, status=status, sanitizers=sans, why=why, should=should)
+        return r
+    if r["status"] == "survived" and survivor_verdict(entry):
+        status, sans, why, should = survivor_verdict(entry)
+        return dict(r, status=status, sanitizers=sans, why=why, should=should)
+    if entry and r["status"] == "survived":
+        return dict(r, should=entry["reason"])
+    return r
+
+
 def rescore(args):
     """The last report again, with the reviewed list as it is now."""
     with open(os.path.join(OUT, "report.json")) as f:
@@ -682,38 +704,23 @@ def rescore(args):
     args.rerun, args.filter = False, ""
     args.sample_filter = last.get("filter", "")
     args.sanitizers = last.get("sanitizer_runs", [])
-    results = []
-    for r in last["mutants"]:
-        entry = equivalent.get(r["id"])
-        verdict = listed_verdict(entry) if entry else None
-        if withdrawn(r, equivalent):
-            r = dict(r, status="survived", sanitizers=[],
-                     why="its reviewed entry was withdrawn: run it again",
-                     should=entry["reason"] if entry else "")
-        elif verdict and r["status"] in ("survived", "equivalent", "sanitizer"):
-            if r["status"] == "survived" or (r["why"] or "").startswith("listed") or (
-                    r["status"] == "equivalent" and r["why"] != "same object code"):
-                status, sans, why, should = verdict
-                r = dict(r, status=status, sanitizers=sans, why=why, should=should)
-        elif r["status"] == "survived" and survivor_verdict(entry):
-            status, sans, why, should = survivor_verdict(entry)
-            r = dict(r, status=status, sanitizers=sans, why=why, should=should)
-        elif entry and r["status"] == "survived":
-            r = dict(r, should=entry["reason"])
-        results.append(r)
+    results = [rescored(r, equivalent) for r in last["mutants"]]
     generated = {m["id"] for m in gen.all_mutants(ROOT)}
     write_reports(args, results, last["seconds"], sorted(set(equivalent) - generated))
 
 
 def merge_rerun(args, rerun, elapsed, stale):
     """The last full report with its survivors' new verdicts: the sample's
-    score with the suite as it is now (cases are only ever added, so what
-    an older suite killed stays killed). Survivors whose code is gone are
-    left as they were."""
+    score with the suite and the reviewed list as they are now (cases are
+    only ever added, so what an older suite killed stays killed).
+    Survivors whose code is gone are left as they were."""
     now = {r["id"]: r for r in rerun}
     keys = ("status", "sanitizers", "why", "should", "seconds")
+    # Rows not run again take the reviewed list as it is now, as --rescore
+    # gives them: an entry written since the last report counts here too.
+    equivalent = load_equivalent()
     merged = [dict(r, **{k: now[r["id"]][k] for k in keys})
-              if r["id"] in now else r for r in args.last["mutants"]]
+              if r["id"] in now else rescored(r, equivalent) for r in args.last["mutants"]]
     ran = {r["id"] for r in args.last["mutants"]}
     added = [r for r in rerun if r["id"] not in ran]
     merged += added
