@@ -10,6 +10,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -410,8 +411,11 @@ static void *strategy_root(cw_ctx *ctx, void *arg)
 
 /* A strategy made and used by the root, then kept past the run: its pool
  * stops when the run ends all the same, whatever memory its making lacked
- * (a strategy handed out must be one whose pool the run's end stops) [PAR-008]. */
+ * (a strategy handed out must be one whose pool the run's end stops), so
+ * a map made after the run runs inline on the caller [PAR-008]. */
 static cw_strategy *kept_strategy;
+static pthread_t kept_caller;
+static atomic_int kept_elsewhere;
 
 static void *strategy_kept_root(cw_ctx *ctx, void *arg)
 {
@@ -423,16 +427,29 @@ static void *strategy_kept_root(cw_ctx *ctx, void *arg)
     return ctx;
 }
 
+static void note_thread(void *out, size_t i, void *arg)
+{
+    (void)arg;
+    if (!pthread_equal(pthread_self(), kept_caller))
+        atomic_fetch_add(&kept_elsewhere, 1);
+    *(uint64_t *)out = i;
+}
+
 static void run_then_release(cw_task_fn root, void *prepared)
 {
     (void)prepared;
-    int before = cwc_thread_count();
     cw_config cfg = cwc_config();
     kept_strategy = NULL;
     cwc_sweep_run_config(&cfg, root);
-    EXPECT(before > 0 && cwc_threads_at_most(before));
-    if (kept_strategy)
-        cw_strategy_release(kept_strategy); /* after the run: inline from now on [PAR-008] */
+    if (!kept_strategy)
+        return;
+    uint64_t out[ITEMS];
+    kept_caller = pthread_self();
+    atomic_store(&kept_elsewhere, 0);
+    int rc = cw_strategy_map(kept_strategy, NULL, 0, ITEMS, sizeof out[0], note_thread, NULL, out);
+    EXPECT(cwc_ok_or_nomem(rc));
+    EXPECT(rc != CW_OK || atomic_load(&kept_elsewhere) == 0); /* its pool stopped [PAR-008] */
+    cw_strategy_release(kept_strategy);
     kept_strategy = NULL;
 }
 
